@@ -1,0 +1,82 @@
+"""Gathering a corpus: every entry file of a directory loaded, validated and linked.
+
+`check`, `build`, `serve` and the MkDocs plugin all start here, so they agree on what is valid.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+
+from .catalog import Catalog, link
+from .errors import NanopediaError, Problem
+from .load import Document, read
+from .model import Tag
+from .validate import Source, check_entry, check_tags
+
+TAGS_FILE = "tags.yaml"
+
+
+def entry_files(root: Path) -> list[Path]:
+    """The entry files of a directory: every `*.yaml` except the tag registry, sorted."""
+    return sorted(p for p in root.glob("*.yaml") if p.name != TAGS_FILE)
+
+
+def display(path: Path) -> str:
+    """How a path is shown in messages: relative to the working directory when below it."""
+    try:
+        return path.resolve().relative_to(Path.cwd().resolve()).as_posix()
+    except ValueError:
+        return path.as_posix()
+
+
+def load_entry(path: Path) -> tuple[Source | None, list[Problem]]:
+    """Read and validate one entry file."""
+    try:
+        doc = read(path, display(path))
+    except NanopediaError as err:
+        return None, err.problems
+    return check_entry(doc, path.stem)
+
+
+def load_tags(root: Path) -> tuple[dict[str, Tag], Document | None, list[Problem]]:
+    """Read and validate the tag registry of a corpus directory."""
+    path = root / TAGS_FILE
+    if not path.exists():
+        return {}, None, []
+    try:
+        doc = read(path, display(path))
+    except NanopediaError as err:
+        return {}, None, err.problems
+    tags, found = check_tags(doc)
+    return tags, doc, found
+
+
+def gather(root: Path, files: Iterable[Path] | None = None) -> tuple[Catalog, list[Problem]]:
+    """Load, validate and link a corpus directory; return the catalog and every problem found.
+
+    With `files`, only those entries are validated in full, while the rest of the directory is
+    still loaded so cross-references resolve; problems are then reported for `files` only.
+    """
+    tags, tags_doc, found = load_tags(root)
+    wanted = {p.resolve() for p in files} if files is not None else None
+    sources: list[Source] = []
+    invalid = 0
+    paths = {p.resolve(): p for p in entry_files(root)}
+    for p in files or ():
+        paths.setdefault(p.resolve(), p)
+    for _, path in sorted(paths.items()):
+        src, problems = load_entry(path)
+        if src is not None:
+            sources.append(src)
+        else:
+            invalid += 1
+        if wanted is None or path.resolve() in wanted:
+            found.extend(problems)
+    # Unused tags are only knowable when every entry of the directory was read successfully.
+    catalog, linked = link(sources, tags, tags_doc, complete=wanted is None and not invalid)
+    if wanted is not None:
+        shown = {display(p) for p in wanted}
+        linked = [p for p in linked if p.location.path in shown]
+        found = [p for p in found if p.location.path in shown or p.location.path.endswith(TAGS_FILE)]
+    return catalog, sorted(found + linked, key=Problem.sort_key)

@@ -1,0 +1,212 @@
+"""The entry model: the single source of truth for the entry format and its JSON Schema.
+
+Pages, search, diagnosis and the MkDocs plugin all read these frozen models; nothing downstream
+re-parses YAML. Field docstrings become the JSON Schema descriptions editors show on hover.
+Fields marked "markdown" are rendered with the safe renderer in `markdown.py`; all others are
+plain text.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+
+SLUG_PATTERN = r"^[a-z0-9]+(-[a-z0-9]+)*$"
+MAX_ID = 80
+
+Slug = Annotated[str, StringConstraints(pattern=SLUG_PATTERN, max_length=MAX_ID)]
+Line = Annotated[str, StringConstraints(min_length=1, max_length=200, strip_whitespace=True)]
+Title = Annotated[str, StringConstraints(min_length=3, max_length=120, strip_whitespace=True)]
+Inline = Annotated[str, StringConstraints(min_length=1, max_length=600, strip_whitespace=True)]
+Markdown = Annotated[str, StringConstraints(min_length=1, max_length=20_000, strip_whitespace=True)]
+Code = Annotated[str, StringConstraints(min_length=1, max_length=20_000)]
+HttpsUrl = Annotated[str, StringConstraints(pattern=r"^https://[^\s/$.?#][^\s]*$", max_length=500)]
+LogLine = Annotated[str, StringConstraints(min_length=1, max_length=2_000)]
+
+Category = Literal[
+    "mixed-precision",
+    "distributed",
+    "numerics",
+    "memory",
+    "performance",
+    "configuration",
+    "compilation",
+    "data",
+]
+Stack = Literal[
+    "pytorch",
+    "fsdp1",
+    "fsdp2",
+    "hf-trainer",
+    "accelerate",
+    "deepspeed",
+    "megatron",
+    "lightning",
+    "nccl",
+    "generic",
+]
+Language = Literal["python", "yaml", "json", "bash", "shell", "toml", "text"]
+RefKind = Literal["docs", "source", "issue", "pull", "paper", "blog"]
+Indicates = Literal["decisive", "supporting", "benign"]
+
+
+class Strict(BaseModel):
+    """Base for every model: immutable, unknown fields rejected, docstrings exported."""
+
+    model_config = ConfigDict(
+        frozen=True, extra="forbid", use_attribute_docstrings=True, hide_input_in_errors=True
+    )
+
+
+class RootCause(Strict):
+    """One documented cause of the failure; symptoms and fingerprints point at it by id."""
+
+    id: Slug
+    """Short slug, unique within the entry; becomes the anchor `#cause-<id>` on the page."""
+    title: Line
+    """The cause in one line, shown in the quick-answer box."""
+    explanation: Markdown
+    """Markdown: why this cause produces the failure, with the evidence."""
+
+
+class Symptom(Strict):
+    """Something an engineer actually sees, linked to the cause it points to."""
+
+    text: Inline
+    """Markdown (inline): what is seen; quote exact error strings in backticks."""
+    cause: Slug
+    """Id of the root cause (in `root_causes`) this symptom points to."""
+
+
+class AffectedSystem(Strict):
+    """A library, framework or hardware generation where the failure occurs."""
+
+    name: Line
+    """Name of the system, e.g. `PyTorch FSDP1` or `DeepSpeed ZeRO-3`."""
+    versions: Line | None = None
+    """Affected versions where known, e.g. `>= 2.1, < 2.4`."""
+    notes: Inline | None = None
+    """Markdown (inline): what is specific to this system."""
+
+
+class FixStep(Strict):
+    """One step of the fix: a one-line action plus the detail."""
+
+    title: Line
+    """The action in one line, shown in the quick-answer box."""
+    detail: Markdown
+    """Markdown: how to do it, per stack where it differs."""
+
+
+class CodeExample(Strict):
+    """A code or configuration snippet for one stack, with why it works."""
+
+    title: Line
+    """What the example shows."""
+    stack: Stack
+    """The stack it applies to."""
+    language: Language
+    """Language of `code`, used for highlighting; python code must parse."""
+    code: Code
+    """The code, verbatim."""
+    why: Markdown
+    """Markdown: why this works (the mechanism it relies on)."""
+
+
+class Faq(Strict):
+    """A question readers of this failure really ask, answered with evidence."""
+
+    question: Line
+    """The question."""
+    answer: Markdown
+    """Markdown: the answer."""
+
+
+class Reference(Strict):
+    """A source that backs the entry's claims."""
+
+    title: Line
+    """Title of the page, issue or paper."""
+    url: HttpsUrl
+    """An https URL."""
+    kind: RefKind
+    """What kind of source it is."""
+
+
+class Fingerprint(Strict):
+    """A log pattern that recognises this failure, with examples that prove it."""
+
+    id: Slug
+    """Slug unique within the entry; diagnosis output names the fingerprint by it."""
+    pattern: Annotated[str, StringConstraints(min_length=3, max_length=500)]
+    """Regular expression in the portable subset (RE2 and JavaScript agree), matched per line."""
+    ignore_case: bool = False
+    """Match without regard to case (instead of an inline `(?i)` flag)."""
+    indicates: Indicates
+    """`decisive`: an exact error string of this failure; `supporting`: a symptom many failures
+    share; `benign`: a message that is normal in moderation and explained by this entry."""
+    cause: Slug | None = None
+    """Id of the root cause this line points to, when it points to one."""
+    must_match: Annotated[list[LogLine], Field(min_length=1, max_length=20)]
+    """Log lines the pattern must match (taken from documented error formats)."""
+    must_not_match: Annotated[list[LogLine], Field(min_length=1, max_length=20)]
+    """Log lines the pattern must not match (near misses, benign variants)."""
+
+
+class Entry(Strict):
+    """One failure write-up: `entries/<id>.yaml`."""
+
+    id: Slug
+    """Lower-case slug equal to the file name without `.yaml`; the page is `entries/<id>.html`."""
+    title: Title
+    """The failure's name as an engineer would search for it."""
+    summary: Annotated[str, StringConstraints(min_length=20, max_length=1_200, strip_whitespace=True)]
+    """Markdown: the quick answer in two to four sentences."""
+    category: Category
+    """The family the failure belongs to; the home page groups entries by it."""
+    tags: Annotated[list[Slug], Field(min_length=1, max_length=12)]
+    """Tags from `entries/tags.yaml`."""
+    aliases: Annotated[list[Slug], Field(max_length=20)] = []
+    """Former ids of this entry; each gets a redirect page."""
+    root_causes: Annotated[list[RootCause], Field(min_length=1, max_length=20)]
+    """The documented causes."""
+    symptoms: Annotated[list[Symptom], Field(min_length=1, max_length=40)]
+    """What engineers see, each pointing to a root cause."""
+    mechanism: Markdown
+    """Markdown: how the failure happens, step by step."""
+    affected_systems: Annotated[list[AffectedSystem], Field(min_length=1, max_length=30)]
+    """Systems and versions where it occurs."""
+    confirm: Annotated[list[Inline], Field(min_length=1, max_length=20)]
+    """Markdown (inline) checklist: how to confirm this is your problem."""
+    fix: Annotated[list[FixStep], Field(min_length=1, max_length=20)]
+    """The fix, as ordered steps."""
+    prevention: Annotated[list[Inline], Field(min_length=1, max_length=20)]
+    """Markdown (inline) checklist that could go into a CI job."""
+    code_examples: Annotated[list[CodeExample], Field(max_length=12)] = []
+    """Code per stack."""
+    faq: Annotated[list[Faq], Field(max_length=20)] = []
+    """Questions readers ask."""
+    references: Annotated[list[Reference], Field(min_length=1, max_length=60)]
+    """Sources for every technical claim."""
+    related: Annotated[list[Slug], Field(max_length=20)] = []
+    """Ids of entries a reader would follow next."""
+    fingerprints: Annotated[list[Fingerprint], Field(max_length=30)] = []
+    """Log patterns for `nanopedia diagnose`."""
+
+
+class Tag(Strict):
+    """One tag of the registry `entries/tags.yaml`."""
+
+    title: Line
+    """Display title, e.g. `bf16`."""
+    description: Markdown
+    """Markdown: what the tag covers, shown on the tag page."""
+
+
+def entry_json_schema() -> dict[str, Any]:
+    """The JSON Schema of an entry file, generated from the model (never written by hand)."""
+    schema = Entry.model_json_schema()
+    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    schema["$id"] = "https://nanopedia.invalid/entry.schema.json"
+    return schema

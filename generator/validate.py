@@ -1,0 +1,282 @@
+"""Per-file validation: plain YAML data to a typed `Entry`, with every problem located.
+
+The model in `model.py` decides what is valid; this module only translates pydantic's findings into
+located, hinted `Problem`s and adds the checks a type cannot express (id equals file name, causes
+that exist, python that parses, link schemes, fingerprints that match their examples).
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any, get_args
+
+from pydantic import BaseModel, TypeAdapter, ValidationError
+
+from . import fingerprints
+from .errors import Problem, problem, suggest
+from .load import Document, Path_
+from .markdown import is_safe_link, link_scheme, links
+from .model import SLUG_PATTERN, Entry, Slug, Tag
+
+_KIND = {
+    "string_type": "text",
+    "list_type": "a list",
+    "model_type": "a mapping",
+    "dict_type": "a mapping",
+    "model_attributes_type": "a mapping",
+    "bool_type": "true or false",
+    "bool_parsing": "true or false",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Source:
+    """A validated entry with the document it came from, so later stages can locate problems."""
+
+    entry: Entry
+    doc: Document
+
+    def at(self, *path: str | int, key: bool = False) -> tuple[int, int]:
+        return self.doc.position(path, key=key)
+
+
+def dotted(path: Path_) -> str:
+    """`symptoms[2].cause`: how a path is named in messages."""
+    out = ""
+    for part in path:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out or "the file"
+
+
+def _model_at(model: type[BaseModel], path: Path_) -> type[BaseModel] | None:
+    """The model class that owns the mapping at `path`, for listing its fields in hints."""
+    current: Any = model
+    for part in path:
+        if isinstance(part, int):
+            continue
+        field = current.model_fields.get(part) if isinstance(current, type) else None
+        if field is None:
+            return None
+        current = _inner_model(field.annotation)
+    return current if isinstance(current, type) and issubclass(current, BaseModel) else None
+
+
+def _inner_model(annotation: Any) -> Any:
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    for arg in get_args(annotation):
+        found = _inner_model(arg)
+        if found is not None:
+            return found
+    return None
+
+
+def schema_problems(
+    doc: Document, validator: Any, model: type[BaseModel], skip: int = 0
+) -> tuple[Any, list[Problem]]:
+    """Validate `doc.data`; return the value (or None) and located problems.
+
+    `validator` is a model class or a TypeAdapter; `model` is the model whose fields name the
+    mapping found `skip` path parts below the root (used for "did you mean" hints).
+    """
+    try:
+        if isinstance(validator, TypeAdapter):
+            return validator.validate_python(doc.data), []
+        return validator.model_validate(doc.data), []
+    except ValidationError as err:
+        return None, [_translate(doc, model, skip, e) for e in err.errors(include_url=False)]
+
+
+def _translate(doc: Document, model: type[BaseModel], skip: int, err: Any) -> Problem:
+    """One pydantic error as a located problem with a message a contributor can act on."""
+    loc: Path_ = tuple(err["loc"])
+    kind = err["type"]
+    name = dotted(loc)
+    ctx = err.get("ctx") or {}
+    value = err.get("input")
+    line, col = doc.position(loc, key=kind == "extra_forbidden")
+    fail = lambda code, msg, hint=None: problem(doc.path, line, col, code, msg, hint)  # noqa: E731
+    if kind == "extra_forbidden":
+        owner = _model_at(model, loc[skip:-1])
+        known = list(owner.model_fields) if owner else []
+        hint = suggest(str(loc[-1]), known) or (f"known fields: {', '.join(known)}" if known else None)
+        return fail("E010", f"unknown field '{name}'", hint)
+    if kind == "missing":
+        line, col = doc.position(loc[:-1])
+        field = loc[-1]
+        return problem(doc.path, line, col, "E011", f"missing required field '{name}'",
+                       f"add '{field}:' here (see entries/README.md)")
+    if value is None and kind in ("string_type", "list_type", "model_type", "dict_type"):
+        return fail("E012", f"'{name}' is empty", f"give '{loc[-1]}' a value or remove the line")
+    if kind in _KIND:
+        shown = "text" if isinstance(value, str) else ("a list" if isinstance(value, list)
+                                                      else "a mapping")
+        return fail("E012", f"'{name}' must be {_KIND[kind]}, not {shown}", None)
+    if kind == "string_too_short":
+        if not str(value).strip():
+            return fail("E012", f"'{name}' is empty", f"give '{loc[-1]}' a value")
+        return fail("E013", f"'{name}' is too short (at least {ctx.get('min_length')} characters)")
+    if kind == "string_too_long":
+        return fail("E013", f"'{name}' is too long ({len(str(value))} characters, at most "
+                            f"{ctx.get('max_length')})", "shorten it or move detail elsewhere")
+    if kind == "too_short":
+        return fail("E012", f"'{name}' needs at least {ctx.get('min_length')} item(s)")
+    if kind == "too_long":
+        return fail("E013", f"'{name}' has too many items (at most {ctx.get('max_length')})")
+    if kind == "string_pattern_mismatch":
+        if loc[-1] == "url":
+            return fail("E015", f"reference URL '{value}' is not an https URL",
+                        "use the https:// address of the page")
+        if ctx.get("pattern") == SLUG_PATTERN:
+            slug = "-".join(filter(None, "".join(c if c.isalnum() else " " for c in
+                                                  str(value).lower()).split()))
+            return fail("E013", f"'{value}' is not a valid id for '{name}'",
+                        f"use lower-case words joined by hyphens, e.g. '{slug or 'fsdp-oom'}'")
+        return fail("E013", f"'{name}' does not match {ctx.get('pattern')}")
+    if kind == "literal_error":
+        allowed = [a.strip().strip("'") for a in str(ctx.get("expected", "")).replace(" or ", ", ")
+                   .split(",") if a.strip()]
+        hint = suggest(str(value), allowed) or f"expected one of: {', '.join(allowed)}"
+        return fail("E013", f"'{value}' is not an allowed value for '{name}'", hint)
+    return fail("E012", f"'{name}': {err['msg']}")
+
+
+def check_entry(doc: Document, stem: str) -> tuple[Source | None, list[Problem]]:
+    """Validate one parsed entry file; `stem` is its file name without `.yaml`."""
+    if not isinstance(doc.data, dict):
+        return None, [problem(doc.path, 1, 1, "E012", "an entry must be a YAML mapping",
+                              "start with 'id: <file-name>'")]
+    entry, found = schema_problems(doc, Entry, Entry)
+    if entry is None:
+        return None, found
+    source = Source(entry, doc)
+    found.extend(_entry_rules(source, stem))
+    return source, found
+
+
+def _entry_rules(src: Source, stem: str) -> Iterator[Problem]:
+    """The rules a type cannot express, each located at the value it is about."""
+    e, path = src.entry, src.doc.path
+
+    def at(*where: str | int, key: bool = False) -> tuple[str, int, int]:
+        return (path, *src.at(*where, key=key))
+
+    if e.id != stem:
+        yield problem(*at("id"), "E014", f"id '{e.id}' does not match the file name '{stem}.yaml'",
+                      f"rename the file to '{e.id}.yaml' or set 'id: {stem}'")
+    causes = [c.id for c in e.root_causes]
+    yield from _duplicates(causes, lambda i: at("root_causes", i, "id"), "root cause")
+    yield from _duplicates([f.id for f in e.fingerprints], lambda i: at("fingerprints", i, "id"),
+                           "fingerprint")
+    for i, symptom in enumerate(e.symptoms):
+        if symptom.cause not in causes:
+            yield problem(*at("symptoms", i, "cause"), "E022",
+                          f"symptom points to unknown root cause '{symptom.cause}'",
+                          suggest(symptom.cause, causes) or f"root causes: {', '.join(causes)}")
+    for i, ex in enumerate(e.code_examples):
+        if ex.language == "python":
+            yield from _python_problems(src, i)
+    for where, text in markdown_fields(e):
+        yield from _link_problems(src, where, text)
+    for i, fp in enumerate(e.fingerprints):
+        yield from _fingerprint_problems(src, i, causes)
+
+
+def _duplicates(ids: list[str], where: Any, what: str) -> Iterator[Problem]:
+    seen: set[str] = set()
+    for i, ident in enumerate(ids):
+        if ident in seen:
+            yield problem(*where(i), "E026", f"duplicate {what} id '{ident}'",
+                          "ids must be unique within the entry")
+        seen.add(ident)
+
+
+def markdown_fields(e: Entry) -> Iterator[tuple[Path_, str]]:
+    """Every markdown field of an entry with its path, for link checks and rendering."""
+    yield ("summary",), e.summary
+    yield ("mechanism",), e.mechanism
+    for i, c in enumerate(e.root_causes):
+        yield ("root_causes", i, "explanation"), c.explanation
+    for i, s in enumerate(e.symptoms):
+        yield ("symptoms", i, "text"), s.text
+    for i, a in enumerate(e.affected_systems):
+        if a.notes:
+            yield ("affected_systems", i, "notes"), a.notes
+    for i, t in enumerate(e.confirm):
+        yield ("confirm", i), t
+    for i, f in enumerate(e.fix):
+        yield ("fix", i, "detail"), f.detail
+    for i, t in enumerate(e.prevention):
+        yield ("prevention", i), t
+    for i, x in enumerate(e.code_examples):
+        yield ("code_examples", i, "why"), x.why
+    for i, q in enumerate(e.faq):
+        yield ("faq", i, "answer"), q.answer
+
+
+def text_line(src: Source, where: Path_, offset: int) -> tuple[int, int]:
+    """The file position of line `offset` inside a scalar (block scalar text starts a line later)."""
+    line, col = src.doc.position(where)
+    if where in src.doc.blocks:
+        return line + 1 + offset, 1
+    return (line + offset, col) if offset else (line, col)
+
+
+def _link_problems(src: Source, where: Path_, text: str) -> Iterator[Problem]:
+    for link in links(text):
+        if not is_safe_link(link.href):
+            line, col = text_line(src, where, link.line)
+            yield problem(src.doc.path, line, col, "E016",
+                          f"link scheme '{link_scheme(link.href)}:' is not allowed in "
+                          f"'{dotted(where)}'",
+                          "use https://, mailto:, a #fragment or entry:<id>")
+
+
+def _python_problems(src: Source, i: int) -> Iterator[Problem]:
+    code = src.entry.code_examples[i].code
+    try:
+        ast.parse(code)
+    except SyntaxError as err:
+        line, _ = text_line(src, ("code_examples", i, "code"), (err.lineno or 1) - 1)
+        yield problem(src.doc.path, line, 1, "E017",
+                      f"python example does not parse: {err.msg} (line {err.lineno} of the code)",
+                      "fix the code or set 'language' to the right value")
+
+
+def _fingerprint_problems(src: Source, i: int, causes: list[str]) -> Iterator[Problem]:
+    fp = src.entry.fingerprints[i]
+    path = src.doc.path
+    if fp.cause is not None and fp.cause not in causes:
+        yield problem(path, *src.at("fingerprints", i, "cause"), "E022",
+                      f"fingerprint '{fp.id}' points to unknown root cause '{fp.cause}'",
+                      suggest(fp.cause, causes) or f"root causes: {', '.join(causes)}")
+    reason = fingerprints.pattern_error(fp)
+    if reason:
+        yield problem(path, *src.at("fingerprints", i, "pattern"), "E030",
+                      f"fingerprint '{fp.id}': {reason}",
+                      "see 'Fingerprints' in entries/README.md for the portable subset")
+        return
+    regex = fingerprints.compile_pattern(fp)
+    for j, line in enumerate(fp.must_match):
+        if regex.search(line) is None:
+            yield problem(path, *src.at("fingerprints", i, "must_match", j), "E031",
+                          f"fingerprint '{fp.id}' does not match this must_match line",
+                          "loosen the pattern or fix the example")
+    for j, line in enumerate(fp.must_not_match):
+        if regex.search(line) is not None:
+            yield problem(path, *src.at("fingerprints", i, "must_not_match", j), "E032",
+                          f"fingerprint '{fp.id}' matches this must_not_match line",
+                          "make the pattern more specific")
+
+
+_TAGS = TypeAdapter(dict[Slug, Tag])
+
+
+def check_tags(doc: Document) -> tuple[dict[str, Tag], list[Problem]]:
+    """Validate the tag registry: a mapping of tag slug to {title, description}."""
+    if not isinstance(doc.data, dict):
+        return {}, [problem(doc.path, 1, 1, "E012", "the tag registry must be a mapping of tags")]
+    tags, found = schema_problems(doc, _TAGS, Tag, skip=1)
+    return tags or {}, found
