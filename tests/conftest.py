@@ -1,0 +1,117 @@
+"""Shared fixtures: paths, a CLI runner, and a real Chromium driven by Playwright.
+
+Browser tests run against Debian's Chromium (`/usr/bin/chromium`, installed by `.ci/run`); they are
+never skipped in CI. Outside CI, a machine without Chromium skips them with a clear reason.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from generator.cli import main
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = ROOT / "tests" / "fixtures"
+CHROMIUM = os.environ.get("NANOPEDIA_CHROMIUM", "/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+
+
+@dataclass
+class Run:
+    code: int
+    out: str
+    err: str
+
+
+@pytest.fixture
+def cli(capsys: pytest.CaptureFixture[str]) -> Any:
+    """Run `nanopedia ARGS...` in-process and return its exit code and output."""
+
+    def run(*args: str) -> Run:
+        code = main(list(args))
+        captured = capsys.readouterr()
+        return Run(code, captured.out, captured.err)
+
+    return run
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Any]:
+    """One headless Chromium for the whole test session."""
+    if not Path(CHROMIUM).exists():
+        if os.environ.get("CI"):
+            pytest.fail(f"Chromium not found at {CHROMIUM}; .ci/run must install it")
+        pytest.skip(f"Chromium not found at {CHROMIUM}")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        chromium = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield chromium
+        chromium.close()
+
+
+@dataclass
+class PageWatch:
+    """Everything a page did wrong: console errors, failed requests, CSP violations."""
+
+    page: Any
+    console_errors: list[str] = field(default_factory=list)
+    failed_requests: list[str] = field(default_factory=list)
+    csp_violations: list[str] = field(default_factory=list)
+
+    def assert_clean(self) -> None:
+        assert self.console_errors == [], self.console_errors
+        assert self.failed_requests == [], self.failed_requests
+        assert self.csp_violations == [], self.csp_violations
+
+
+@pytest.fixture
+def watched_page(browser: Any) -> Iterator[PageWatch]:
+    """A fresh page whose console errors, failed and external requests and CSP reports are kept."""
+    context = browser.new_context()
+    page = context.new_page()
+    watch = PageWatch(page)
+
+    def on_console(msg: Any) -> None:
+        if msg.type == "error":
+            watch.console_errors.append(msg.text)
+            if "Content Security Policy" in msg.text or "Content-Security-Policy" in msg.text:
+                watch.csp_violations.append(msg.text)
+
+    def on_request(request: Any) -> None:
+        url = request.url
+        if not url.startswith(("file://", "data:", "blob:", "about:", "http://127.0.0.1")):
+            watch.failed_requests.append(f"external request: {url}")
+
+    page.on("console", on_console)
+    page.on("pageerror", lambda exc: watch.console_errors.append(f"pageerror: {exc}"))
+    page.on("requestfailed", lambda r: watch.failed_requests.append(f"{r.url} {r.failure}"))
+    page.on("request", on_request)
+    page.add_init_script(
+        "document.addEventListener('securitypolicyviolation', e => "
+        "console.error('Content Security Policy violation: ' + e.violatedDirective + ' ' + e.blockedURI));"
+    )
+    yield watch
+    context.close()
+
+
+@pytest.fixture
+def tmp_corpus(tmp_path: Path) -> Path:
+    """A copy of the small fixture corpus that a test may break."""
+    dest = tmp_path / "entries"
+    shutil.copytree(FIXTURES / "corpus", dest)
+    return dest
