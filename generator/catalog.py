@@ -74,29 +74,46 @@ def link(
                 _, first = owners[key]
                 line, col = first.at("id")
                 what = "alias" if where[0] == "aliases" else "id"
-                found.append(problem(src.doc.path, *src.at(*where), "E020",
-                                     f"{what} '{name}' is already used by entry '{first.entry.id}'",
-                                     f"see {first.doc.path}:{line}:{col}; ids and aliases must be "
-                                     "unique (compared case-insensitively)"))
+                found.append(
+                    problem(
+                        src.doc.path,
+                        *src.at(*where),
+                        "E020",
+                        f"{what} '{name}' is already used by entry '{first.entry.id}'",
+                        f"see {first.doc.path}:{line}:{col}; ids and aliases must be "
+                        "unique (compared case-insensitively)",
+                    )
+                )
             else:
                 owners[key] = (name, src)
     by_id = {s.entry.id: s for s in ordered}
-    aliases = {a: s.entry.id for s in ordered for a in s.entry.aliases if fold(a) != fold(s.entry.id)}
+    aliases = {
+        a: s.entry.id for s in ordered for a in s.entry.aliases if fold(a) != fold(s.entry.id)
+    }
     known = sorted(by_id)
 
     def target_problem(target: str, what: str) -> tuple[str, str]:
         if target in aliases:
             return (f"{what} '{target}' is a former id", f"link the current id '{aliases[target]}'")
-        return (f"{what} '{target}' does not exist",
-                suggest(target, known) or "check the spelling against entries/*.yaml")
+        return (
+            f"{what} '{target}' does not exist",
+            suggest(target, known) or "check the spelling against entries/*.yaml",
+        )
 
     back: dict[str, set[str]] = {i: set() for i in by_id}
     for src in ordered:
         e = src.entry
         for i, rel in enumerate(e.related):
             if rel == e.id:
-                found.append(problem(src.doc.path, *src.at("related", i), "E021",
-                                     f"entry '{e.id}' lists itself as related", "remove it"))
+                found.append(
+                    problem(
+                        src.doc.path,
+                        *src.at("related", i),
+                        "E021",
+                        f"entry '{e.id}' lists itself as related",
+                        "remove it",
+                    )
+                )
             elif rel in by_id:
                 back[rel].add(e.id)
             else:
@@ -111,17 +128,29 @@ def link(
                 found.append(problem(src.doc.path, line, col, "E025", msg, hint))
         for i, tag in enumerate(e.tags):
             if tag not in tags:
-                found.append(problem(src.doc.path, *src.at("tags", i), "E023",
-                                     f"unknown tag '{tag}'",
-                                     suggest(tag, tags) or "add it to entries/tags.yaml with a "
-                                     "title and description"))
+                found.append(
+                    problem(
+                        src.doc.path,
+                        *src.at("tags", i),
+                        "E023",
+                        f"unknown tag '{tag}'",
+                        suggest(tag, tags)
+                        or "add it to entries/tags.yaml with a title and description",
+                    )
+                )
     by_tag = {t: tuple(s.entry.id for s in ordered if t in s.entry.tags) for t in sorted(tags)}
     if complete and tags_doc is not None:
         for tag, users in by_tag.items():
             if not users:
-                found.append(problem(tags_doc.path, *tags_doc.position((tag,), key=True), "E024",
-                                     f"tag '{tag}' is used by no entry",
-                                     "remove it from the registry or tag an entry with it"))
+                found.append(
+                    problem(
+                        tags_doc.path,
+                        *tags_doc.position((tag,), key=True),
+                        "E024",
+                        f"tag '{tag}' is used by no entry",
+                        "remove it from the registry or tag an entry with it",
+                    )
+                )
     catalog = Catalog(
         sources=tuple(ordered),
         tags={t: tags[t] for t in sorted(tags)},

@@ -56,16 +56,23 @@ def _schema(args: argparse.Namespace) -> int:
 
 def parser() -> argparse.ArgumentParser:
     """The argument parser; each command module registers its own subcommand here."""
-    p = argparse.ArgumentParser(prog="nanopedia", description="The open encyclopedia of ML "
-                                "training failures: check entries and build the site.")
+    p = argparse.ArgumentParser(
+        prog="nanopedia",
+        description="The open encyclopedia of ML "
+        "training failures: check entries and build the site.",
+    )
     p.add_argument("--version", action="version", version=f"nanopedia {__version__}")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     check = sub.add_parser("check", help="validate entries and report every problem")
     check.add_argument("paths", nargs="*", help="entry files or directories (default: entries/)")
     check.add_argument("--entries", default="entries", help=argparse.SUPPRESS)
-    check.add_argument("--format", choices=("text", "github", "json"), default="text",
-                       help="output format (default: text)")
+    check.add_argument(
+        "--format",
+        choices=("text", "github", "json"),
+        default="text",
+        help="output format (default: text)",
+    )
     check.set_defaults(run=_check)
 
     schema = sub.add_parser("schema", help="print the JSON Schema of an entry")

@@ -78,5 +78,7 @@ def gather(root: Path, files: Iterable[Path] | None = None) -> tuple[Catalog, li
     if wanted is not None:
         shown = {display(p) for p in wanted}
         linked = [p for p in linked if p.location.path in shown]
-        found = [p for p in found if p.location.path in shown or p.location.path.endswith(TAGS_FILE)]
+        found = [
+            p for p in found if p.location.path in shown or p.location.path.endswith(TAGS_FILE)
+        ]
     return catalog, sorted(found + linked, key=Problem.sort_key)

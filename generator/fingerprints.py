@@ -51,7 +51,10 @@ def portable_error(pattern: str) -> str | None:
                 i += 1
         elif ch == "(" and pattern[i + 1 : i + 2] == "?":
             if pattern[i + 2 : i + 3] != ":":
-                return "only non-capturing groups '(?:...)' are portable (no flags, names or lookaround)"
+                return (
+                    "only non-capturing groups '(?:...)' are portable"
+                    " (no flags, names or lookaround)"
+                )
         i += 1
     if in_class:
         return "unterminated character class"

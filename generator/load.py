@@ -1,10 +1,10 @@
 """Reading entry files: the only module that touches `entries/` on disk.
 
-Entries are untrusted input from strangers, so YAML is read from the parser's event stream (libyaml
-when available) instead of a constructor: nothing is ever instantiated from a tag, anchors and aliases
-are refused outright (no billion laughs), duplicate keys are errors at any depth, and every scalar
-stays a string until the schema converts it, so `no`, `1.10` and `2024-01-02` mean what the author
-typed. Every value keeps its line and column for error messages.
+Entries are untrusted input from strangers, so YAML is read from the parser's event stream
+(libyaml when available) instead of a constructor: nothing is ever instantiated from a tag,
+anchors and aliases are refused outright (no billion laughs), duplicate keys are errors at any
+depth, and every scalar stays a string until the schema converts it, so `no`, `1.10` and
+`2024-01-02` mean what the author typed. Every value keeps its line and column for error messages.
 """
 
 from __future__ import annotations
@@ -138,7 +138,10 @@ def _document(events: Any, marks: dict, key_marks: dict, blocks: set, refuse: An
             continue
         if event.anchor is not None:
             raise refuse(
-                event, "E003", f"YAML anchor '&{event.anchor}' is not allowed", "write the value out"
+                event,
+                "E003",
+                f"YAML anchor '&{event.anchor}' is not allowed",
+                "write the value out",
             )
         if getattr(event, "tag", None) is not None:
             raise refuse(
@@ -234,5 +237,6 @@ def read(path: Path, display: str | None = None) -> Document:
         with path.open("rb") as handle:
             raw = handle.read(MAX_BYTES + 1)
     except OSError as err:
-        raise NanopediaError([problem(shown, 0, 0, "E001", f"cannot read file: {err.strerror}")])
+        reason = f"cannot read file: {err.strerror}"
+        raise NanopediaError([problem(shown, 0, 0, "E001", reason)]) from None
     return parse(decode(raw, shown), shown)

@@ -161,7 +161,9 @@ class Entry(Strict):
     """Lower-case slug equal to the file name without `.yaml`; the page is `entries/<id>.html`."""
     title: Title
     """The failure's name as an engineer would search for it."""
-    summary: Annotated[str, StringConstraints(min_length=20, max_length=1_200, strip_whitespace=True)]
+    summary: Annotated[
+        str, StringConstraints(min_length=20, max_length=1_200, strip_whitespace=True)
+    ]
     """Markdown: the quick answer in two to four sentences."""
     category: Category
     """The family the failure belongs to; the home page groups entries by it."""

@@ -8,17 +8,18 @@ that exist, python that parses, link schemes, fingerprints that match their exam
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, get_args
 
-from pydantic import BaseModel, TypeAdapter, ValidationError
+from pydantic import BaseModel, ValidationError
 
 from . import fingerprints
 from .errors import Problem, problem, suggest
 from .load import Document, Path_
 from .markdown import is_safe_link, link_scheme, links
-from .model import SLUG_PATTERN, Entry, Slug, Tag
+from .model import MAX_ID, SLUG_PATTERN, Entry, Tag
 
 _KIND = {
     "string_type": "text",
@@ -40,6 +41,14 @@ class Source:
 
     def at(self, *path: str | int, key: bool = False) -> tuple[int, int]:
         return self.doc.position(path, key=key)
+
+
+_SLUG = re.compile(SLUG_PATTERN)
+
+
+def _slugify(text: str) -> str:
+    words = "".join(c if c.isascii() and c.isalnum() else " " for c in text.lower()).split()
+    return "-".join(words)[:MAX_ID] or "fsdp-oom"
 
 
 def dotted(path: Path_) -> str:
@@ -74,24 +83,22 @@ def _inner_model(annotation: Any) -> Any:
 
 
 def schema_problems(
-    doc: Document, validator: Any, model: type[BaseModel], skip: int = 0
+    doc: Document, model: type[BaseModel], prefix: Path_ = (), data: Any = None
 ) -> tuple[Any, list[Problem]]:
-    """Validate `doc.data`; return the value (or None) and located problems.
+    """Validate `data` (default: the whole document) found at `prefix` in `doc` against `model`.
 
-    `validator` is a model class or a TypeAdapter; `model` is the model whose fields name the
-    mapping found `skip` path parts below the root (used for "did you mean" hints).
+    Returns the instance (or None) and located problems.
     """
     try:
-        if isinstance(validator, TypeAdapter):
-            return validator.validate_python(doc.data), []
-        return validator.model_validate(doc.data), []
+        return model.model_validate(doc.data if not prefix else data), []
     except ValidationError as err:
-        return None, [_translate(doc, model, skip, e) for e in err.errors(include_url=False)]
+        return None, [_translate(doc, model, prefix, e) for e in err.errors(include_url=False)]
 
 
-def _translate(doc: Document, model: type[BaseModel], skip: int, err: Any) -> Problem:
+def _translate(doc: Document, model: type[BaseModel], prefix: Path_, err: Any) -> Problem:
     """One pydantic error as a located problem with a message a contributor can act on."""
-    loc: Path_ = tuple(err["loc"])
+    rel: Path_ = tuple(err["loc"])
+    loc: Path_ = prefix + rel
     kind = err["type"]
     name = dotted(loc)
     ctx = err.get("ctx") or {}
@@ -99,45 +106,66 @@ def _translate(doc: Document, model: type[BaseModel], skip: int, err: Any) -> Pr
     line, col = doc.position(loc, key=kind == "extra_forbidden")
     fail = lambda code, msg, hint=None: problem(doc.path, line, col, code, msg, hint)  # noqa: E731
     if kind == "extra_forbidden":
-        owner = _model_at(model, loc[skip:-1])
+        owner = _model_at(model, rel[:-1])
         known = list(owner.model_fields) if owner else []
-        hint = suggest(str(loc[-1]), known) or (f"known fields: {', '.join(known)}" if known else None)
+        hint = suggest(str(loc[-1]), known) or (
+            f"known fields: {', '.join(known)}" if known else None
+        )
         return fail("E010", f"unknown field '{name}'", hint)
     if kind == "missing":
         line, col = doc.position(loc[:-1])
         field = loc[-1]
-        return problem(doc.path, line, col, "E011", f"missing required field '{name}'",
-                       f"add '{field}:' here (see entries/README.md)")
+        return problem(
+            doc.path,
+            line,
+            col,
+            "E011",
+            f"missing required field '{name}'",
+            f"add '{field}:' here (see entries/README.md)",
+        )
     if value is None and kind in ("string_type", "list_type", "model_type", "dict_type"):
         return fail("E012", f"'{name}' is empty", f"give '{loc[-1]}' a value or remove the line")
     if kind in _KIND:
-        shown = "text" if isinstance(value, str) else ("a list" if isinstance(value, list)
-                                                      else "a mapping")
+        shown = (
+            "text"
+            if isinstance(value, str)
+            else ("a list" if isinstance(value, list) else "a mapping")
+        )
         return fail("E012", f"'{name}' must be {_KIND[kind]}, not {shown}", None)
     if kind == "string_too_short":
         if not str(value).strip():
             return fail("E012", f"'{name}' is empty", f"give '{loc[-1]}' a value")
         return fail("E013", f"'{name}' is too short (at least {ctx.get('min_length')} characters)")
     if kind == "string_too_long":
-        return fail("E013", f"'{name}' is too long ({len(str(value))} characters, at most "
-                            f"{ctx.get('max_length')})", "shorten it or move detail elsewhere")
+        return fail(
+            "E013",
+            f"'{name}' is too long ({len(str(value))} characters, at most {ctx.get('max_length')})",
+            "shorten it or move detail elsewhere",
+        )
     if kind == "too_short":
         return fail("E012", f"'{name}' needs at least {ctx.get('min_length')} item(s)")
     if kind == "too_long":
         return fail("E013", f"'{name}' has too many items (at most {ctx.get('max_length')})")
     if kind == "string_pattern_mismatch":
         if loc[-1] == "url":
-            return fail("E015", f"reference URL '{value}' is not an https URL",
-                        "use the https:// address of the page")
+            return fail(
+                "E015",
+                f"reference URL '{value}' is not an https URL",
+                "use the https:// address of the page",
+            )
         if ctx.get("pattern") == SLUG_PATTERN:
-            slug = "-".join(filter(None, "".join(c if c.isalnum() else " " for c in
-                                                  str(value).lower()).split()))
-            return fail("E013", f"'{value}' is not a valid id for '{name}'",
-                        f"use lower-case words joined by hyphens, e.g. '{slug or 'fsdp-oom'}'")
+            return fail(
+                "E013",
+                f"'{value}' is not a valid id for '{name}'",
+                f"use lower-case words joined by hyphens, e.g. '{_slugify(str(value))}'",
+            )
         return fail("E013", f"'{name}' does not match {ctx.get('pattern')}")
     if kind == "literal_error":
-        allowed = [a.strip().strip("'") for a in str(ctx.get("expected", "")).replace(" or ", ", ")
-                   .split(",") if a.strip()]
+        allowed = [
+            a.strip().strip("'")
+            for a in str(ctx.get("expected", "")).replace(" or ", ", ").split(",")
+            if a.strip()
+        ]
         hint = suggest(str(value), allowed) or f"expected one of: {', '.join(allowed)}"
         return fail("E013", f"'{value}' is not an allowed value for '{name}'", hint)
     return fail("E012", f"'{name}': {err['msg']}")
@@ -146,9 +174,17 @@ def _translate(doc: Document, model: type[BaseModel], skip: int, err: Any) -> Pr
 def check_entry(doc: Document, stem: str) -> tuple[Source | None, list[Problem]]:
     """Validate one parsed entry file; `stem` is its file name without `.yaml`."""
     if not isinstance(doc.data, dict):
-        return None, [problem(doc.path, 1, 1, "E012", "an entry must be a YAML mapping",
-                              "start with 'id: <file-name>'")]
-    entry, found = schema_problems(doc, Entry, Entry)
+        return None, [
+            problem(
+                doc.path,
+                1,
+                1,
+                "E012",
+                "an entry must be a YAML mapping",
+                "start with 'id: <file-name>'",
+            )
+        ]
+    entry, found = schema_problems(doc, Entry)
     if entry is None:
         return None, found
     source = Source(entry, doc)
@@ -164,23 +200,31 @@ def _entry_rules(src: Source, stem: str) -> Iterator[Problem]:
         return (path, *src.at(*where, key=key))
 
     if e.id != stem:
-        yield problem(*at("id"), "E014", f"id '{e.id}' does not match the file name '{stem}.yaml'",
-                      f"rename the file to '{e.id}.yaml' or set 'id: {stem}'")
+        yield problem(
+            *at("id"),
+            "E014",
+            f"id '{e.id}' does not match the file name '{stem}.yaml'",
+            f"rename the file to '{e.id}.yaml' or set 'id: {stem}'",
+        )
     causes = [c.id for c in e.root_causes]
     yield from _duplicates(causes, lambda i: at("root_causes", i, "id"), "root cause")
-    yield from _duplicates([f.id for f in e.fingerprints], lambda i: at("fingerprints", i, "id"),
-                           "fingerprint")
+    yield from _duplicates(
+        [f.id for f in e.fingerprints], lambda i: at("fingerprints", i, "id"), "fingerprint"
+    )
     for i, symptom in enumerate(e.symptoms):
         if symptom.cause not in causes:
-            yield problem(*at("symptoms", i, "cause"), "E022",
-                          f"symptom points to unknown root cause '{symptom.cause}'",
-                          suggest(symptom.cause, causes) or f"root causes: {', '.join(causes)}")
+            yield problem(
+                *at("symptoms", i, "cause"),
+                "E022",
+                f"symptom points to unknown root cause '{symptom.cause}'",
+                suggest(symptom.cause, causes) or f"root causes: {', '.join(causes)}",
+            )
     for i, ex in enumerate(e.code_examples):
         if ex.language == "python":
             yield from _python_problems(src, i)
     for where, text in markdown_fields(e):
         yield from _link_problems(src, where, text)
-    for i, fp in enumerate(e.fingerprints):
+    for i in range(len(e.fingerprints)):
         yield from _fingerprint_problems(src, i, causes)
 
 
@@ -188,8 +232,12 @@ def _duplicates(ids: list[str], where: Any, what: str) -> Iterator[Problem]:
     seen: set[str] = set()
     for i, ident in enumerate(ids):
         if ident in seen:
-            yield problem(*where(i), "E026", f"duplicate {what} id '{ident}'",
-                          "ids must be unique within the entry")
+            yield problem(
+                *where(i),
+                "E026",
+                f"duplicate {what} id '{ident}'",
+                "ids must be unique within the entry",
+            )
         seen.add(ident)
 
 
@@ -217,7 +265,7 @@ def markdown_fields(e: Entry) -> Iterator[tuple[Path_, str]]:
 
 
 def text_line(src: Source, where: Path_, offset: int) -> tuple[int, int]:
-    """The file position of line `offset` inside a scalar (block scalar text starts a line later)."""
+    """The file position of line `offset` inside a scalar (block text starts a line later)."""
     line, col = src.doc.position(where)
     if where in src.doc.blocks:
         return line + 1 + offset, 1
@@ -228,10 +276,14 @@ def _link_problems(src: Source, where: Path_, text: str) -> Iterator[Problem]:
     for link in links(text):
         if not is_safe_link(link.href):
             line, col = text_line(src, where, link.line)
-            yield problem(src.doc.path, line, col, "E016",
-                          f"link scheme '{link_scheme(link.href)}:' is not allowed in "
-                          f"'{dotted(where)}'",
-                          "use https://, mailto:, a #fragment or entry:<id>")
+            yield problem(
+                src.doc.path,
+                line,
+                col,
+                "E016",
+                f"link scheme '{link_scheme(link.href)}:' is not allowed in '{dotted(where)}'",
+                "use https://, mailto:, a #fragment or entry:<id>",
+            )
 
 
 def _python_problems(src: Source, i: int) -> Iterator[Problem]:
@@ -240,43 +292,82 @@ def _python_problems(src: Source, i: int) -> Iterator[Problem]:
         ast.parse(code)
     except SyntaxError as err:
         line, _ = text_line(src, ("code_examples", i, "code"), (err.lineno or 1) - 1)
-        yield problem(src.doc.path, line, 1, "E017",
-                      f"python example does not parse: {err.msg} (line {err.lineno} of the code)",
-                      "fix the code or set 'language' to the right value")
+        yield problem(
+            src.doc.path,
+            line,
+            1,
+            "E017",
+            f"python example does not parse: {err.msg} (line {err.lineno} of the code)",
+            "fix the code or set 'language' to the right value",
+        )
 
 
 def _fingerprint_problems(src: Source, i: int, causes: list[str]) -> Iterator[Problem]:
     fp = src.entry.fingerprints[i]
     path = src.doc.path
     if fp.cause is not None and fp.cause not in causes:
-        yield problem(path, *src.at("fingerprints", i, "cause"), "E022",
-                      f"fingerprint '{fp.id}' points to unknown root cause '{fp.cause}'",
-                      suggest(fp.cause, causes) or f"root causes: {', '.join(causes)}")
+        yield problem(
+            path,
+            *src.at("fingerprints", i, "cause"),
+            "E022",
+            f"fingerprint '{fp.id}' points to unknown root cause '{fp.cause}'",
+            suggest(fp.cause, causes) or f"root causes: {', '.join(causes)}",
+        )
     reason = fingerprints.pattern_error(fp)
     if reason:
-        yield problem(path, *src.at("fingerprints", i, "pattern"), "E030",
-                      f"fingerprint '{fp.id}': {reason}",
-                      "see 'Fingerprints' in entries/README.md for the portable subset")
+        yield problem(
+            path,
+            *src.at("fingerprints", i, "pattern"),
+            "E030",
+            f"fingerprint '{fp.id}': {reason}",
+            "see 'Fingerprints' in entries/README.md for the portable subset",
+        )
         return
     regex = fingerprints.compile_pattern(fp)
     for j, line in enumerate(fp.must_match):
         if regex.search(line) is None:
-            yield problem(path, *src.at("fingerprints", i, "must_match", j), "E031",
-                          f"fingerprint '{fp.id}' does not match this must_match line",
-                          "loosen the pattern or fix the example")
+            yield problem(
+                path,
+                *src.at("fingerprints", i, "must_match", j),
+                "E031",
+                f"fingerprint '{fp.id}' does not match this must_match line",
+                "loosen the pattern or fix the example",
+            )
     for j, line in enumerate(fp.must_not_match):
         if regex.search(line) is not None:
-            yield problem(path, *src.at("fingerprints", i, "must_not_match", j), "E032",
-                          f"fingerprint '{fp.id}' matches this must_not_match line",
-                          "make the pattern more specific")
-
-
-_TAGS = TypeAdapter(dict[Slug, Tag])
+            yield problem(
+                path,
+                *src.at("fingerprints", i, "must_not_match", j),
+                "E032",
+                f"fingerprint '{fp.id}' matches this must_not_match line",
+                "make the pattern more specific",
+            )
 
 
 def check_tags(doc: Document) -> tuple[dict[str, Tag], list[Problem]]:
-    """Validate the tag registry: a mapping of tag slug to {title, description}."""
+    """Validate the tag registry (slug to {title, description}) one tag at a time.
+
+    A bad tag is reported and left out; the others stay usable, so one typo in the registry does
+    not turn every entry's tags into errors.
+    """
     if not isinstance(doc.data, dict):
         return {}, [problem(doc.path, 1, 1, "E012", "the tag registry must be a mapping of tags")]
-    tags, found = schema_problems(doc, _TAGS, Tag, skip=1)
-    return tags or {}, found
+    tags: dict[str, Tag] = {}
+    found: list[Problem] = []
+    for slug, body in doc.data.items():
+        if not _SLUG.fullmatch(slug) or len(slug) > MAX_ID:
+            found.append(
+                problem(
+                    doc.path,
+                    *doc.position((slug,), key=True),
+                    "E013",
+                    f"'{slug}' is not a valid tag name",
+                    f"use lower-case words joined by hyphens, e.g. '{_slugify(slug)}'",
+                )
+            )
+            continue
+        tag, errs = schema_problems(doc, Tag, prefix=(slug,), data=body)
+        found.extend(errs)
+        if tag is not None:
+            tags[slug] = tag
+    return tags, found
