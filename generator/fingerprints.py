@@ -8,6 +8,10 @@ no backreferences, no lookaround, no inline flags or named groups (case-insensit
 
 from __future__ import annotations
 
+import random
+import time
+import zlib
+
 import re2
 
 from .model import Fingerprint
@@ -87,3 +91,147 @@ def pattern_error(fp: Fingerprint) -> str | None:
             detail = detail.decode("utf-8", "replace")
         return f"RE2 cannot compile it: {detail}"
     return None
+
+
+#: Size of the generated adversarial log each pattern is timed on at `check` time.
+ADVERSARIAL_BYTES = 256 * 1024
+#: Slowest scan rate a pattern may have on that log (bytes/s). Specific patterns run at 400+ MB/s
+#: here; one at 100 MB/s alone would halve the rate of the whole diagnosis set (target 200 MB/s).
+MIN_RATE = 100e6
+CHECK_BUDGET_S = ADVERSARIAL_BYTES / MIN_RATE
+
+
+def line_program(fp: Fingerprint) -> str:
+    """The pattern as diagnosis compiles it: multi-line anchors, case folding as the field says.
+
+    Diagnosis matches whole buffers of lines at once, so `^`/`$` must mean line boundaries and
+    `never_nl` (in `scan_options`) keeps every match inside one line.
+    """
+    return ("(?mi)" if fp.ignore_case else "(?m)") + fp.pattern
+
+
+def scan_options() -> re2.Options:
+    """RE2 options for buffer-at-a-time scanning: no match crosses a newline, room for the DFA."""
+    options = re2.Options()
+    options.never_nl = True
+    options.log_errors = False
+    options.max_mem = 256 << 20
+    return options
+
+
+def adversarial_log(fp: Fingerprint, size: int = ADVERSARIAL_BYTES) -> bytes:
+    """A deterministic log built to make one pattern work hard.
+
+    Linear-time engines are still slow when a pattern's automaton explodes (counted repetitions,
+    wide classes in sequence): the DFA cache thrashes and RE2 falls back to its NFA. Text that
+    drives the automaton deep and then fails exposes that: near misses of the pattern's own
+    examples (every prefix with its next character changed), the examples repeated inside long
+    lines, and long random lines over the examples' alphabet. The seed is the pattern itself, so
+    `check` gives the same verdict on every run.
+    """
+    rnd = random.Random(zlib.crc32(fp.pattern.encode()))
+    common = set("abcdefghijklmnopqrstuvwxyz0123456789 ._:-")
+    alphabet = sorted(c for c in set("".join(fp.must_match)) | common if c.isascii() and c >= " ")
+    lines: list[str] = []
+    for example in fp.must_match:
+        for cut in range(1, len(example), max(1, len(example) // 64)):
+            lines.append(example[:cut] + rnd.choice(alphabet) + example[cut + 1 :])
+        lines.append(" ".join([example] * max(1, 4096 // len(example))))
+    head = "\n".join(lines).encode()[:size]
+    # Random bytes mapped onto the alphabet (fast), cut into 4 KiB lines.
+    table = bytes(ord(alphabet[i % len(alphabet)]) % 128 for i in range(256))
+    noise = rnd.randbytes(max(0, size - len(head))).translate(table)
+    body = b"\n".join(noise[i : i + 4096] for i in range(0, len(noise), 4096))
+    return (head + b"\n" + body)[:size]
+
+
+def scan_seconds(fp: Fingerprint, log: bytes, tries: int = 3) -> float:
+    """Best-of-`tries` time to scan `log` with the pattern the way diagnosis does (an RE2 set).
+
+    A fast first run returns at once; only a run over budget is repeated, so a busy machine does
+    not produce a false alarm while `check` stays quick.
+    """
+    program = re2.Set.SearchSet(scan_options())
+    program.Add(line_program(fp))
+    program.Compile()
+    best = float("inf")
+    for _ in range(tries):
+        start = time.perf_counter()
+        program.Match(log)
+        best = min(best, time.perf_counter() - start)
+        if best <= CHECK_BUDGET_S:
+            break
+    return best
+
+
+def slowness_error(fp: Fingerprint) -> str | None:
+    """Why the pattern is too slow for diagnosis (over budget on its adversarial log), or None."""
+    seconds = scan_seconds(fp, adversarial_log(fp))
+    if seconds <= CHECK_BUDGET_S:
+        return None
+    rate = ADVERSARIAL_BYTES / seconds / 1e6
+    return (
+        f"pattern is too slow: {seconds * 1000:.1f} ms on a {ADVERSARIAL_BYTES // 1024} KiB "
+        f"adversarial log ({rate:.0f} MB/s, at least {MIN_RATE / 1e6:.0f} MB/s needed)"
+    )
+
+
+def backtracking_error(pattern: str) -> str | None:
+    """Why the pattern could backtrack exponentially in JavaScript, or None.
+
+    RE2 is linear whatever the pattern, but the browser page runs the same pattern on a
+    backtracking engine, where a repeated group that itself contains an unbounded repetition,
+    like `(?:a+)+` or `(?:\\w+\\s?)*`, can take exponential time on a line that almost matches.
+    """
+    groups: list[bool] = []  # per open group: does it contain an unbounded repetition?
+    inner = False  # the last closed group contained one
+    i, n = 0, len(pattern)
+    while i < n:
+        ch = pattern[i]
+        unbounded = ch in "*+" or (ch == "{" and is_open_count(pattern, i))
+        if ch == "\\":
+            i += 2
+            inner = False
+            continue
+        if ch == "[":
+            i = class_end(pattern, i)
+            inner = False
+            continue
+        if ch == "(":
+            groups.append(False)
+        elif ch == ")" and groups:
+            inner = groups.pop()
+            if groups and inner:
+                groups[-1] = True
+            i += 1
+            continue
+        elif unbounded:
+            if inner:
+                return (
+                    "a repeated group contains an unbounded repetition (like '(?:a+)+'), "
+                    "which backtracks exponentially in the browser"
+                )
+            if groups:
+                groups[-1] = True
+        inner = False
+        i += 1
+    return None
+
+
+def is_open_count(pattern: str, i: int) -> bool:
+    """Whether the `{` at `i` opens an unbounded count like `{2,}`."""
+    end = pattern.find("}", i)
+    body = pattern[i + 1 : end] if end > i else ""
+    return body.endswith(",") and body[:-1].isdigit()
+
+
+def class_end(pattern: str, i: int) -> int:
+    """Index just past the character class opening at `i` (escapes and a leading `]` skipped)."""
+    j = i + 1
+    if pattern[j : j + 1] == "^":
+        j += 1
+    if pattern[j : j + 1] == "]":
+        j += 1
+    while j < len(pattern) and pattern[j] != "]":
+        j += 2 if pattern[j] == "\\" else 1
+    return j + 1

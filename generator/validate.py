@@ -323,6 +323,16 @@ def _fingerprint_problems(src: Source, i: int, causes: list[str]) -> Iterator[Pr
             "see 'Fingerprints' in entries/README.md for the portable subset",
         )
         return
+    slow = fingerprints.backtracking_error(fp.pattern) or fingerprints.slowness_error(fp)
+    if slow:
+        yield problem(
+            path,
+            *src.at("fingerprints", i, "pattern"),
+            "E033",
+            f"fingerprint '{fp.id}': {slow}",
+            "anchor on the distinctive words of the message; avoid wide classes under counted "
+            "or nested repetition",
+        )
     regex = fingerprints.compile_pattern(fp)
     for j, line in enumerate(fp.must_match):
         if regex.search(line) is None:
