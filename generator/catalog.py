@@ -14,7 +14,7 @@ from .errors import Problem, problem, suggest
 from .load import Document
 from .markdown import entry_target, links
 from .model import Entry, Tag
-from .validate import Source, markdown_fields, text_line
+from .validate import Source, dotted, markdown_fields, text_line
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,16 +50,20 @@ def entry_links(src: Source) -> Iterable[tuple[str, tuple[int, int], str]]:
         for link in links(text):
             target = entry_target(link.href)
             if target is not None:
-                yield target, text_line(src, where, link.line), ".".join(map(str, where))
+                yield target, text_line(src, where, link.line), dotted(where)
 
 
 def link(
-    sources: Iterable[Source], tags: dict[str, Tag], tags_doc: Document | None, complete: bool
+    sources: Iterable[Source],
+    tags: dict[str, Tag],
+    tags_doc: Document | None,
+    invalid: frozenset[str] = frozenset(),
 ) -> tuple[Catalog, list[Problem]]:
     """Resolve cross-references across the corpus.
 
-    `complete` is True when every entry of the corpus was loaded, so a registered tag that no
-    entry uses is reported (with only a few files it may well be used elsewhere).
+    `invalid` holds the ids (file names) of entries that exist but failed validation: links to
+    them are not reported again, and neither are unused tags, which only a corpus that loaded
+    completely can tell.
     """
     ordered = sorted(sources, key=lambda s: s.entry.id)
     found: list[Problem] = []
@@ -116,6 +120,8 @@ def link(
                 )
             elif rel in by_id:
                 back[rel].add(e.id)
+            elif rel in invalid:
+                continue
             else:
                 msg, hint = target_problem(rel, "related entry")
                 found.append(problem(src.doc.path, *src.at("related", i), "E021", msg, hint))
@@ -123,7 +129,7 @@ def link(
             if target in by_id:
                 if target != e.id:
                     back[target].add(e.id)
-            else:
+            elif target not in invalid:
                 msg, hint = target_problem(target, f"link in '{field}' to entry")
                 found.append(problem(src.doc.path, line, col, "E025", msg, hint))
         for i, tag in enumerate(e.tags):
@@ -139,7 +145,7 @@ def link(
                     )
                 )
     by_tag = {t: tuple(s.entry.id for s in ordered if t in s.entry.tags) for t in sorted(tags)}
-    if complete and tags_doc is not None:
+    if not invalid and tags_doc is not None:
         for tag, users in by_tag.items():
             if not users:
                 found.append(

@@ -61,7 +61,7 @@ def gather(root: Path, files: Iterable[Path] | None = None) -> tuple[Catalog, li
     tags, tags_doc, found = load_tags(root)
     wanted = {p.resolve() for p in files} if files is not None else None
     sources: list[Source] = []
-    invalid = 0
+    invalid: set[str] = set()
     paths = {p.resolve(): p for p in entry_files(root)}
     for p in files or ():
         paths.setdefault(p.resolve(), p)
@@ -70,11 +70,10 @@ def gather(root: Path, files: Iterable[Path] | None = None) -> tuple[Catalog, li
         if src is not None:
             sources.append(src)
         else:
-            invalid += 1
+            invalid.add(path.stem)
         if wanted is None or path.resolve() in wanted:
             found.extend(problems)
-    # Unused tags are only knowable when every entry of the directory was read successfully.
-    catalog, linked = link(sources, tags, tags_doc, complete=wanted is None and not invalid)
+    catalog, linked = link(sources, tags, tags_doc, frozenset(invalid))
     if wanted is not None:
         shown = {display(p) for p in wanted}
         linked = [p for p in linked if p.location.path in shown]

@@ -83,6 +83,9 @@ def parse(text: str, path: str) -> Document:
         mark = err.problem_mark or err.context_mark
         line, col = _mark(mark) if mark else (1, 1)
         message = f"invalid YAML: {err.problem or err.context}"
+        if "nesting depth" in message:  # libyaml's own limit, far beyond ours
+            hint = "entries are shallow; check the brackets"
+            raise NanopediaError([problem(path, line, col, "E005", message, hint)]) from None
         hint = "check the indentation and quote values that contain ': ' or start with a symbol"
         raise NanopediaError([problem(path, line, col, "E002", message, hint)]) from None
     except yaml.YAMLError as err:  # reader errors carry no mark of the MarkedYAMLError kind

@@ -50,14 +50,23 @@ class Link:
 
 
 def links(text: str) -> Iterator[Link]:
-    """Every link and image target in `text`, in order."""
+    """Every link and image target in `text`, in order, with the line it is written on."""
+    lines = text.splitlines()
     for block in _LINK_PARSER.parse(text):
-        line = block.map[0] if block.map else 0
+        first, last = block.map if block.map else (0, 1)
         for token in block.children or ():
-            if token.type == "link_open":
-                yield Link(str(token.attrGet("href") or ""), line)
-            elif token.type == "image":
-                yield Link(str(token.attrGet("src") or ""), line)
+            if token.type in ("link_open", "image"):
+                href = str(token.attrGet("href" if token.type == "link_open" else "src") or "")
+                yield Link(href, _line_of(lines, first, last, href))
+
+
+def _line_of(lines: list[str], first: int, last: int, href: str) -> int:
+    """The line of a block that holds `href` (inline tokens carry no line of their own)."""
+    raw = href.split(":", 1)[-1][:20]
+    for number in range(first, min(last, len(lines))):
+        if raw in lines[number]:
+            return number
+    return first
 
 
 def entry_target(href: str) -> str | None:

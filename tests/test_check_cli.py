@@ -1,0 +1,163 @@
+"""`nanopedia check` and `nanopedia schema` as contributors and CI use them."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any, get_args
+
+import pytest
+from pydantic import BaseModel
+
+from conftest import ROOT
+from generator.model import Entry, entry_json_schema
+
+
+def edit(path: Path, old: str, new: str) -> None:
+    text = path.read_text(encoding="utf-8")
+    assert text.count(old) == 1, old
+    path.write_text(text.replace(old, new), encoding="utf-8")
+
+
+def test_three_files_three_problems_in_one_run(tmp_corpus: Path, cli, monkeypatch) -> None:
+    """The contributor story of issue 2: every problem, each at its line, in one run."""
+    third = tmp_corpus / "gamma-failure.yaml"
+    third.write_text((tmp_corpus / "beta-failure.yaml").read_text().replace("beta-", "gamma-"))
+    edit(tmp_corpus / "alpha-failure.yaml", "tags: [fsdp, bf16]", "tags: [fsdp, bfl6]")
+    edit(tmp_corpus / "beta-failure.yaml", "    kind: docs", "    kind: doc")
+    edit(third, "category: distributed", "category: distributed\ncategory: numerics")
+    monkeypatch.chdir(tmp_corpus)
+    result = cli("check", ".")
+    assert result.code == 1
+    assert result.out.splitlines() == [
+        "alpha-failure.yaml:7:14: error[E023]: unknown tag 'bfl6'",
+        "    hint: did you mean 'bf16'?",
+        "beta-failure.yaml:31:11: error[E013]: 'doc' is not an allowed value for "
+        "'references[0].kind'",
+        "    hint: did you mean 'docs'?",
+        "gamma-failure.yaml:7:1: error[E004]: duplicate key 'category'",
+        "    hint: 'category' is already set at line 6; keep one",
+    ]
+    assert "3 problem(s) found" in result.err
+
+
+def test_clean_corpus_exits_zero(tmp_corpus: Path, cli, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_corpus)
+    result = cli("check", ".")
+    assert (result.code, result.out) == (0, "")
+    assert "all entries are valid" in result.err
+
+
+def test_repo_entries_pass_check(cli, monkeypatch) -> None:
+    monkeypatch.chdir(ROOT)
+    result = cli("check")
+    assert result.code == 0, result.out
+
+
+def test_json_format(tmp_corpus: Path, cli, monkeypatch) -> None:
+    edit(tmp_corpus / "alpha-failure.yaml", "tags: [fsdp, bf16]", "tags: [fsdp, bfl6]")
+    monkeypatch.chdir(tmp_corpus)
+    result = cli("check", "--format", "json", ".")
+    assert result.code == 1
+    assert json.loads(result.out) == [
+        {
+            "path": "alpha-failure.yaml",
+            "line": 7,
+            "column": 14,
+            "code": "E023",
+            "severity": "error",
+            "message": "unknown tag 'bfl6'",
+            "hint": "did you mean 'bf16'?",
+        }
+    ]
+
+
+def test_json_format_clean_is_empty_list(tmp_corpus: Path, cli, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_corpus)
+    result = cli("check", "--format", "json", ".")
+    assert (result.code, json.loads(result.out)) == (0, [])
+
+
+def test_github_format(tmp_corpus: Path, cli, monkeypatch) -> None:
+    edit(tmp_corpus / "alpha-failure.yaml", "tags: [fsdp, bf16]", "tags: [fsdp, bfl6]")
+    monkeypatch.chdir(tmp_corpus)
+    result = cli("check", "--format", "github", "alpha-failure.yaml")
+    assert result.out.strip() == (
+        "::error file=alpha-failure.yaml,line=7,col=14,title=E023::unknown tag 'bfl6' "
+        "(hint: did you mean 'bf16'?)"
+    )
+
+
+def test_missing_path_is_a_usage_error(cli, tmp_path, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    result = cli("check", "nope.yaml")
+    assert result.code == 2
+    assert "no such file or directory: nope.yaml" in result.err
+
+
+def test_bad_option_is_a_usage_error(cli) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        cli("check", "--format", "xml")
+    assert exit_info.value.code == 2
+
+
+def test_single_file_check_still_resolves_cross_references(tmp_corpus, cli, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_corpus)
+    assert cli("check", "alpha-failure.yaml").code == 0
+
+
+def test_console_script_and_module_agree(tmp_corpus: Path) -> None:
+    out = subprocess.run(
+        [sys.executable, "-m", "generator", "check", str(tmp_corpus)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "Traceback" not in out.stderr
+
+
+def test_committed_schema_matches_model(cli) -> None:
+    committed = json.loads((ROOT / "entries" / "entry.schema.json").read_text(encoding="utf-8"))
+    assert committed == entry_json_schema(), "run: nanopedia schema > entries/entry.schema.json"
+    printed = cli("schema")
+    assert json.loads(printed.out) == committed
+
+
+def test_every_entry_starts_with_the_schema_modeline() -> None:
+    for path in sorted((ROOT / "entries").glob("*.yaml")):
+        if path.name == "tags.yaml":
+            continue
+        first = path.read_text(encoding="utf-8").splitlines()[0]
+        assert first == "# yaml-language-server: $schema=entry.schema.json", path.name
+
+
+def field_paths(model: type[BaseModel], prefix: str = "") -> list[str]:
+    """Every field of the model as `parent.child` paths, list items included."""
+    paths = []
+    for name, info in model.model_fields.items():
+        path = f"{prefix}{name}"
+        paths.append(path)
+        inner = _model_in(info.annotation)
+        if inner is not None:
+            paths.extend(field_paths(inner, path + "."))
+    return paths
+
+
+def _model_in(annotation: Any) -> type[BaseModel] | None:
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    for arg in get_args(annotation):
+        found = _model_in(arg)
+        if found is not None:
+            return found
+    return None
+
+
+def test_entries_readme_documents_every_field() -> None:
+    readme = (ROOT / "entries" / "README.md").read_text(encoding="utf-8")
+    documented = re.findall(r"^\| `([a-z_.]+)` \|", readme, flags=re.M)
+    assert documented == field_paths(Entry)
