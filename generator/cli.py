@@ -8,11 +8,13 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
-from . import __version__
-from .corpus import gather
+from . import __version__, diagnose
+from .corpus import entry_files, gather
 from .errors import format_problems
 from .model import entry_json_schema
 
@@ -54,6 +56,83 @@ def _schema(args: argparse.Namespace) -> int:
     return 0
 
 
+def _diagnose(args: argparse.Namespace) -> int:
+    root = Path(args.entries)
+    if not root.is_dir():
+        raise UsageError(f"no such entries directory: {args.entries}")
+    catalog, _ = gather(root)
+    skipped = len(entry_files(root)) - len(catalog.sources)
+    if skipped:
+        print(
+            f"nanopedia: warning: {skipped} invalid entry file(s) left out of the diagnosis; "
+            "run 'nanopedia check'",
+            file=sys.stderr,
+        )
+    matcher = diagnose.Matcher(catalog.entries)
+    opened = []
+    for raw in args.logs:
+        try:
+            opened.append((raw, *diagnose.open_log(raw)))
+        except OSError as err:
+            raise UsageError(f"cannot read {raw}: {err.strerror or err}") from err
+    sizes = [0 if raw == "-" else Path(raw).stat().st_size for raw, _, _ in opened]
+    bar = sys.stderr.isatty() and sum(sizes) >= PROGRESS_BYTES
+    deadline = time.monotonic() + args.deadline
+    scans = []
+    for (raw, stream, under), size in zip(opened, sizes, strict=True):
+        name = "<stdin>" if raw == "-" else raw
+        shown = _progress(name, size, under) if bar and size else None
+        try:
+            with stream:
+                scans.append(diagnose.scan(stream, name, matcher, deadline, shown))
+        except diagnose.DiagnoseTimeout as err:
+            print(f"nanopedia: error: {err}; raise --deadline or fix that pattern", file=sys.stderr)
+            return 2
+        except (OSError, EOFError) as err:
+            raise UsageError(f"cannot read {name}: {err}") from err
+        finally:
+            if shown:
+                print(file=sys.stderr)
+    result = diagnose.diagnose(scans)
+    if args.json:
+        print(
+            json.dumps(
+                diagnose.as_json(result, args.base_url, args.top),
+                indent=2,
+                sort_keys=True,
+                ensure_ascii=False,
+            )
+        )
+    elif result.matches:
+        print(diagnose.as_text(result, args.base_url, args.top))
+    else:
+        print("no known failure matched", file=sys.stderr)
+    return 0 if result.matches else 1
+
+
+#: Logs at least this large get a progress bar on a terminal.
+PROGRESS_BYTES = 64 << 20
+
+
+def _progress(name: str, size: int, raw: Any) -> Callable[[int], None]:
+    """A one-line progress bar on stderr, driven by the raw file position (gzip included)."""
+    start = time.monotonic()
+
+    def show(_: int) -> None:
+        done = raw.tell()
+        rate = done / max(time.monotonic() - start, 1e-6) / 1e6
+        filled = int(30 * done / size)
+        print(
+            f"\r{name} [{'#' * filled}{'.' * (30 - filled)}] {100 * done // size:3d}% "
+            f"{rate:.0f} MB/s",
+            end="",
+            file=sys.stderr,
+            flush=True,
+        )
+
+    return show
+
+
 def parser() -> argparse.ArgumentParser:
     """The argument parser; each command module registers its own subcommand here."""
     p = argparse.ArgumentParser(
@@ -77,6 +156,25 @@ def parser() -> argparse.ArgumentParser:
 
     schema = sub.add_parser("schema", help="print the JSON Schema of an entry")
     schema.set_defaults(run=_schema)
+
+    diag = sub.add_parser("diagnose", help="match training logs against every entry's fingerprints")
+    diag.add_argument("logs", nargs="+", metavar="LOG", help="log files, plain or .gz ('-': stdin)")
+    diag.add_argument(
+        "--top", type=int, default=5, metavar="N", help="candidates shown (default 5)"
+    )
+    diag.add_argument("--json", action="store_true", help="print one JSON object")
+    diag.add_argument(
+        "--base-url", default=None, help="link entries under this URL (default: site/)"
+    )
+    diag.add_argument(
+        "--deadline",
+        type=float,
+        default=300.0,
+        metavar="SECONDS",
+        help="stop and name the slowest pattern after this long (default 300)",
+    )
+    diag.add_argument("--entries", default="entries", help=argparse.SUPPRESS)
+    diag.set_defaults(run=_diagnose)
     return p
 
 

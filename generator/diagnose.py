@@ -1,0 +1,533 @@
+"""Log diagnosis: every entry's fingerprints matched against training logs in one streaming pass.
+
+Logs are read in large buffers (plain or gzip, any size, bounded memory). Each buffer ends at a line
+boundary and the incomplete last line is carried into the next, so a match that straddles a read
+boundary is still found. One `re2.Set` holding every fingerprint says which patterns occur in a
+buffer (a per-line Python loop is ten times slower); only those patterns are then run alone to
+locate their lines. Evidence lines get a rank (`[rank3]:`, torchrun's `[default3]:`, `[Rank 3]`,
+the file name) and a timestamp; torchrun's "Root Cause (first observed failure)" block names the
+rank that died first. Scoring and the rules below are mirrored by `theme/static/diagnose.js`, which
+reads `export_data()`, so the browser page gives the same answers.
+"""
+
+from __future__ import annotations
+
+import gzip
+import re
+import sys
+import time
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field, replace
+from pathlib import PurePath
+from typing import IO, Any
+
+import re2
+
+from .fingerprints import line_program, scan_options
+from .model import Entry, Fingerprint, Indicates
+
+#: Bytes read per buffer: large enough that the set's per-call overhead vanishes.
+BUFFER_BYTES = 8 << 20
+#: A line longer than this is cut (its bytes past the cut are still scanned, as the next piece).
+MAX_LINE_BYTES = 1 << 20
+#: Evidence lines kept per fingerprint and file; the count stops there too ("50+").
+EVIDENCE_CAP = 50
+#: Characters of an evidence line shown.
+TEXT_CHARS = 300
+#: Score of one fingerprint by what it indicates; extra lines of the same fingerprint add 10 % each,
+#: up to five.
+WEIGHTS: dict[str, float] = {"decisive": 10.0, "supporting": 3.0, "benign": 1.0}
+#: Entries whose evidence is the consequence of another rank's failure when one is present: a rank
+#: waiting in a collective times out because a peer already died.
+COLLATERAL_ENTRIES = frozenset({"nccl-watchdog-timeout"})
+#: Weight left to collateral evidence, so the cause ranks above its consequences.
+COLLATERAL_FACTOR = 0.1
+
+ROOT_CAUSE = r"Root Cause \(first observed failure\):"
+ROOT_RANK = r"^\s*rank\s*: (\d+) \(local_rank: \d+\)"
+#: Lines after the Root Cause heading in which its `rank :` line is looked for.
+ROOT_SPAN = 8
+
+_PREFIX_RANK = re.compile(r"^\s*\[[A-Za-z_]*?(\d+)\]:")
+_MESSAGE_RANK = re.compile(r"\[Rank (\d+)\]|\bRank (\d+):|\bon rank (\d+)\b|OVERFLOW! Rank (\d+)")
+_FILE_RANK = re.compile(r"(?:rank|default|worker)[_-]?(\d+)", re.IGNORECASE)
+_ISO_TIME = re.compile(r"\b\d{4}-(\d\d)-(\d\d)[T _](\d\d):(\d\d):(\d\d)(?:[.,](\d+))?")
+_GLOG_TIME = re.compile(r"\b[IWEF](\d\d)(\d\d) (\d\d):(\d\d):(\d\d)\.(\d+)")
+_ENQUEUED = re.compile(r"[Ll]ast enqueued (?:NCCL )?work: (-?\d+)")
+
+
+@dataclass(frozen=True, slots=True)
+class Probe:
+    """One fingerprint with the entry it belongs to: what the matcher reports a hit against."""
+
+    entry_id: str
+    """Id of the entry that owns the fingerprint."""
+    title: str
+    """The entry's title, shown with a candidate."""
+    fingerprint: Fingerprint
+    """The fingerprint itself."""
+
+
+@dataclass(frozen=True, slots=True)
+class Evidence:
+    """One log line that a fingerprint matched."""
+
+    entry: str
+    """Id of the entry whose fingerprint matched."""
+    title: str
+    """That entry's title."""
+    file: str
+    """The log as named on the command line (`<stdin>` for `-`)."""
+    line: int
+    """1-based line number in the (decompressed) log."""
+    rank: int | None
+    """The rank that printed the line, when the prefix, message or file name says."""
+    text: str
+    """The line, cut to `TEXT_CHARS` characters."""
+    fingerprint: str
+    """Id of the fingerprint that matched."""
+    indicates: Indicates
+    """What the fingerprint indicates."""
+    timestamp: str | None
+    """Sortable `MMDDhhmmss.fffffffff` of the line or the nearest earlier timestamped line."""
+    collateral: bool = False
+    """A consequence of another rank's failure (e.g. a watchdog timeout after a peer died)."""
+
+
+@dataclass(frozen=True, slots=True)
+class FileScan:
+    """What one log gave: evidence per probe, Root Cause ranks and its size."""
+
+    file: str
+    """The log's name."""
+    evidence: tuple[Evidence, ...]
+    """Located evidence, in line order."""
+    counts: dict[int, int]
+    """Probe index to lines matched (capped at `EVIDENCE_CAP`)."""
+    root_ranks: tuple[tuple[int, int], ...]
+    """(line, rank) of each torchrun Root Cause block."""
+    lines: int
+    """Number of lines read."""
+    bytes: int
+    """Number of (decompressed) bytes read."""
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """One entry that matched, with its score and the lines that prove it."""
+
+    id: str
+    """The entry id."""
+    title: str
+    """The entry title."""
+    score: float
+    """Sum of fingerprint weights; collateral evidence counts for `COLLATERAL_FACTOR`."""
+    benign: bool
+    """All its evidence is of the benign kind (normal in moderation, explained by the entry)."""
+    evidence: tuple[Evidence, ...]
+    """The lines, in file then line order."""
+
+
+@dataclass(frozen=True, slots=True)
+class Diagnosis:
+    """The answer: candidates best first, and where the first failure appeared."""
+
+    matches: tuple[Candidate, ...]
+    """Candidate entries, best first."""
+    initiating_rank: int | None
+    """The rank that failed first, when known."""
+    initiating: Evidence | None
+    """The evidence line of the first failure, when one stands out."""
+    initiating_reason: str | None
+    """How the first failure was decided (Root Cause block, timestamps, NCCL progress, order)."""
+    files: tuple[FileScan, ...] = field(default=())
+    """Per-file scan results, in the order given."""
+
+
+class DiagnoseTimeout(Exception):
+    """The overall deadline passed; names the pattern that was slowest on the last buffer."""
+
+    def __init__(self, seconds: float, slowest: Probe | None, file: str) -> None:
+        self.seconds = seconds
+        self.slowest = slowest
+        self.file = file
+        name = f"'{slowest.entry_id}/{slowest.fingerprint.id}'" if slowest else "none found"
+        super().__init__(
+            f"diagnosis stopped after {seconds:.1f} s while reading {file}; the slowest "
+            f"fingerprint on the last buffer was {name}"
+        )
+
+
+class Matcher:
+    """Every fingerprint compiled once: one RE2 set to find which occur, one program each to locate.
+
+    Two structural patterns (torchrun's Root Cause heading and its `rank :` line) ride in the same
+    set so the multi-rank bookkeeping costs no extra pass.
+    """
+
+    def __init__(self, entries: Iterable[Entry]) -> None:
+        self.probes: tuple[Probe, ...] = tuple(
+            Probe(e.id, e.title, fp)
+            for e in sorted(entries, key=lambda e: e.id)
+            for fp in e.fingerprints
+        )
+        programs = [line_program(p.fingerprint) for p in self.probes]
+        programs += ["(?m)" + ROOT_CAUSE, "(?m)" + ROOT_RANK]
+        self.root_index = len(self.probes)
+        self.set = re2.Set.SearchSet(scan_options())
+        for program in programs:
+            self.set.Add(program)
+        self.set.Compile()
+        self.regexes = [re2.compile(program, scan_options()) for program in programs]
+
+    def slowest(self, sample: bytes) -> Probe | None:
+        """The probe whose pattern alone takes longest on `sample`: named when the deadline hits."""
+        worst, worst_time = None, -1.0
+        for probe, regex in zip(self.probes, self.regexes, strict=False):
+            start = time.perf_counter()
+            for _ in regex.finditer(sample):
+                pass
+            spent = time.perf_counter() - start
+            if spent > worst_time:
+                worst, worst_time = probe, spent
+        return worst
+
+
+def open_log(path: str) -> tuple[IO[bytes], IO[bytes]]:
+    """The log's bytes and the raw file under them (its position drives the progress bar).
+
+    `-` is stdin; gzip is recognised by its magic number, not by the file name.
+    """
+    raw: IO[bytes] = sys.stdin.buffer if path == "-" else open(path, "rb")  # noqa: SIM115
+    head = raw.peek(2)[:2] if hasattr(raw, "peek") else b""
+    if head == b"\x1f\x8b":
+        return gzip.GzipFile(fileobj=raw, mode="rb"), raw  # type: ignore[return-value]
+    return raw, raw
+
+
+def buffers(stream: IO[bytes], size: int = BUFFER_BYTES) -> Iterator[bytes]:
+    """Whole-line buffers of about `size` bytes, normalised so both engines see the same lines.
+
+    CRLF becomes LF and a lone CR (progress bars) a space, so line numbers are those of `grep -n`
+    and `.` means the same in RE2 and JavaScript. A line longer than `MAX_LINE_BYTES` is cut so
+    memory stays bounded; the cut does not count as a new line.
+    """
+    carry = b""
+    while True:
+        chunk = stream.read(size)
+        if not chunk:
+            break
+        data = carry + chunk if carry else chunk
+        cut = data.rfind(b"\n")
+        if cut < 0:
+            if len(data) < MAX_LINE_BYTES:
+                carry = data
+                continue
+            yield normalise(data)
+            carry = b""
+            continue
+        carry = data[cut + 1 :]
+        yield normalise(data[: cut + 1])
+    if carry:
+        yield normalise(carry) + b"\n"
+
+
+def normalise(data: bytes) -> bytes:
+    """CRLF to LF, lone CR to space (cheap: only when a CR is present)."""
+    if b"\r" in data:
+        data = data.replace(b"\r\n", b"\n").replace(b"\r", b" ")
+    return data
+
+
+def line_rank(text: str, file_rank: int | None) -> int | None:
+    """The rank that printed a line: its prefix, then its message, then the file name."""
+    found = _PREFIX_RANK.match(text) or _MESSAGE_RANK.search(text)
+    if found:
+        return int(next(g for g in found.groups() if g is not None))
+    return file_rank
+
+
+def file_rank(name: str) -> int | None:
+    """Rank from a per-rank file name (`rank3.log`, torchrun's `<log_dir>/.../3/stderr.log`)."""
+    path = PurePath(name)
+    found = _FILE_RANK.search(path.name)
+    if found:
+        return int(found.group(1))
+    if path.stem in ("stdout", "stderr") and path.parent.name.isdigit():
+        return int(path.parent.name)
+    return None
+
+
+def timestamp(text: str) -> str | None:
+    """The last timestamp in `text` as sortable `MMDDhhmmss.fffffffff` (the year is ignored
+    because glog lines, as printed by ProcessGroupNCCL, have none)."""
+    for regex in (_ISO_TIME, _GLOG_TIME):
+        found = list(regex.finditer(text))
+        if found:
+            mo, d, h, mi, s, frac = found[-1].groups()
+            return f"{mo}{d}{h}{mi}{s}.{(frac or '').ljust(9, '0')[:9]}"
+    return None
+
+
+def scan(
+    stream: IO[bytes],
+    name: str,
+    matcher: Matcher,
+    deadline: float | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> FileScan:
+    """Match every fingerprint against one log; `deadline` is a `time.monotonic()` value."""
+    rank_of_file = file_rank(name)
+    evidence: list[Evidence] = []
+    counts: dict[int, int] = {}
+    roots: list[int] = []
+    rank_lines: list[tuple[int, int]] = []
+    line_base = 0
+    total = 0
+    for buf in buffers(stream):
+        total += len(buf)
+        hits = matcher.set.Match(buf) or []
+        located: list[tuple[int, int, int]] = []  # (offset, probe index, line end)
+        for index in hits:
+            if counts.get(index, 0) >= EVIDENCE_CAP and index < matcher.root_index:
+                continue
+            for m in matcher.regexes[index].finditer(buf):
+                located.append((m.start(), index, m.end()))
+                if index < matcher.root_index:
+                    counts[index] = counts.get(index, 0) + 1
+                    if counts[index] >= EVIDENCE_CAP:
+                        break
+        located.sort()
+        line, pos = line_base, 0
+        for offset, index, _ in located:
+            line += buf.count(b"\n", pos, offset)
+            pos = offset
+            start = buf.rfind(b"\n", 0, offset) + 1
+            end = buf.find(b"\n", offset)
+            text = buf[start : end if end >= 0 else len(buf)].decode("utf-8", "replace")
+            if index == matcher.root_index:
+                roots.append(line + 1)
+                continue
+            if index == matcher.root_index + 1:
+                rank_lines.append((line + 1, int(matcher.regexes[index].search(text).group(1))))
+                continue
+            probe = matcher.probes[index]
+            evidence.append(
+                Evidence(
+                    entry=probe.entry_id,
+                    title=probe.title,
+                    file=name,
+                    line=line + 1,
+                    rank=line_rank(text, rank_of_file),
+                    text=text.strip()[:TEXT_CHARS],
+                    fingerprint=probe.fingerprint.id,
+                    indicates=probe.fingerprint.indicates,
+                    timestamp=timestamp(text) or earlier_timestamp(buf, start),
+                )
+            )
+        line_base += buf.count(b"\n")
+        if progress:
+            progress(total)
+        if deadline is not None and time.monotonic() > deadline:
+            raise DiagnoseTimeout(0.0, matcher.slowest(buf[: 1 << 20]), name)
+    root_ranks = tuple(
+        (root, next(r for ln, r in rank_lines if root < ln <= root + ROOT_SPAN))
+        for root in roots
+        if any(root < ln <= root + ROOT_SPAN for ln, _ in rank_lines)
+    )
+    evidence.sort(key=lambda e: e.line)
+    return FileScan(name, tuple(evidence), counts, root_ranks, line_base, total)
+
+
+def earlier_timestamp(buf: bytes, start: int, window: int = 16 << 10) -> str | None:
+    """The timestamp of the nearest earlier line within `window` bytes (traceback lines have none,
+    the log line before them usually does)."""
+    head = buf[max(0, start - window) : start].decode("utf-8", "replace")
+    return timestamp(head)
+
+
+def entry_score(evidence: list[Evidence], counts: dict[str, int]) -> float:
+    """Sum over distinct fingerprints of weight x (1 + 0.1 x extra lines, at most five)."""
+    first: dict[str, Evidence] = {}
+    for ev in evidence:
+        first.setdefault(ev.fingerprint, ev)
+    score = 0.0
+    for fp_id, ev in first.items():
+        weight = WEIGHTS[ev.indicates] * (COLLATERAL_FACTOR if ev.collateral else 1.0)
+        score += weight * (1 + 0.1 * min(counts[fp_id] - 1, 5))
+    return round(score, 2)
+
+
+def first_failure(evidence: list[Evidence], order: dict[str, int]) -> Evidence | None:
+    """The earliest line: by timestamp when every candidate has one, else by file then line."""
+    if not evidence:
+        return None
+    if all(e.timestamp for e in evidence):
+        return min(evidence, key=lambda e: (e.timestamp or "", order[e.file], e.line))
+    return min(evidence, key=lambda e: (order[e.file], e.line))
+
+
+def diagnose(scans: list[FileScan]) -> Diagnosis:
+    """Rank the entries the scans point to and find the rank where the failure began.
+
+    Rules (mirrored in `diagnose.js`): when an entry outside `COLLATERAL_ENTRIES` has decisive
+    evidence, evidence of the collateral entries is marked collateral and weighs little. The first
+    failure is the torchrun Root Cause rank when a block names one; else the earliest decisive line
+    that is not collateral; for a pure collective timeout, the rank whose last enqueued NCCL work
+    is lowest (it is the one behind); else the earliest line of the best candidate.
+    """
+    order = {s.file: i for i, s in enumerate(scans)}
+    evidence = [ev for s in scans for ev in s.evidence]
+    primary = [
+        e for e in evidence if e.indicates == "decisive" and e.entry not in COLLATERAL_ENTRIES
+    ]
+    if primary:
+        evidence = [
+            replace(e, collateral=True) if e.entry in COLLATERAL_ENTRIES else e for e in evidence
+        ]
+    by_entry: dict[str, list[Evidence]] = {}
+    for ev in evidence:
+        by_entry.setdefault(ev.entry, []).append(ev)
+    matches = []
+    for entry_id, found in by_entry.items():
+        counts: dict[str, int] = {}
+        for ev in found:
+            counts[ev.fingerprint] = counts.get(ev.fingerprint, 0) + 1
+        found.sort(key=lambda e: (order[e.file], e.line))
+        benign = all(e.indicates == "benign" for e in found)
+        matches.append(
+            Candidate(entry_id, found[0].title, entry_score(found, counts), benign, tuple(found))
+        )
+    matches.sort(key=lambda c: (-c.score, c.id))
+    first, reason = _initiating(scans, matches, primary, order)
+    rank = first.rank if first else None
+    roots = [r for s in scans for _, r in s.root_ranks]
+    if roots:
+        rank, reason = roots[0], "torchrun Root Cause (first observed failure) block"
+        in_rank = [e for e in primary or (matches[0].evidence if matches else ()) if e.rank == rank]
+        first = first_failure(in_rank, order)
+    return Diagnosis(tuple(matches), rank, first, reason, tuple(scans))
+
+
+def _initiating(
+    scans: list[FileScan], matches: list[Candidate], primary: list[Evidence], order: dict[str, int]
+) -> tuple[Evidence | None, str | None]:
+    """The first failure's evidence line and how it was chosen (before any Root Cause block)."""
+    if primary:
+        first = first_failure(primary, order)
+        how = "timestamps" if all(e.timestamp for e in primary) else "line order"
+        return first, f"earliest decisive error ({how})"
+    if not matches:
+        return None, None
+    top = list(matches[0].evidence)
+    behind = [
+        (int(m.group(1)), e)
+        for e in top
+        if e.rank is not None
+        for m in [_ENQUEUED.search(e.text)]
+        if m
+    ]
+    if len({n for n, _ in behind}) > 1:
+        lowest = min(n for n, _ in behind)
+        first = min((e for n, e in behind if n == lowest), key=lambda e: (order[e.file], e.line))
+        return first, "lowest last enqueued NCCL work (the rank that fell behind)"
+    return first_failure(top, order), "earliest line of the best candidate"
+
+
+def entry_link(entry_id: str, base_url: str | None) -> str:
+    """Where a reader finds the entry: under the configured base URL, else the built site."""
+    if base_url:
+        return f"{base_url.rstrip('/')}/entries/{entry_id}.html"
+    return f"site/entries/{entry_id}.html"
+
+
+def evidence_json(ev: Evidence) -> dict[str, Any]:
+    """One evidence line as the `--json` output and the browser page show it."""
+    return {
+        "file": ev.file,
+        "line": ev.line,
+        "rank": ev.rank,
+        "text": ev.text,
+        "fingerprint": ev.fingerprint,
+        "indicates": ev.indicates,
+        "collateral": ev.collateral,
+        "timestamp": ev.timestamp,
+    }
+
+
+def as_json(result: Diagnosis, base_url: str | None, top: int | None = None) -> dict[str, Any]:
+    """The `--json` object: `matches` best first, the initiating rank and per-file totals."""
+    matches = result.matches[:top] if top else result.matches
+    return {
+        "matches": [
+            {
+                "id": c.id,
+                "title": c.title,
+                "score": c.score,
+                "benign": c.benign,
+                "url": entry_link(c.id, base_url),
+                "evidence": [evidence_json(e) for e in c.evidence],
+            }
+            for c in matches
+        ],
+        "initiating_rank": result.initiating_rank,
+        "initiating": evidence_json(result.initiating) if result.initiating else None,
+        "initiating_reason": result.initiating_reason,
+        "files": [{"file": s.file, "lines": s.lines, "bytes": s.bytes} for s in result.files],
+    }
+
+
+def as_text(result: Diagnosis, base_url: str | None, top: int, shown: int = 5) -> str:
+    """The terminal report: candidates best first, `shown` evidence lines each, then the rank."""
+    out: list[str] = []
+    for n, c in enumerate(result.matches[:top], 1):
+        kind = "  [benign: normal in moderation, see the entry]" if c.benign else ""
+        out.append(f"{n}. {c.id} (score {c.score:g}){kind}")
+        out.append(f"   {c.title}")
+        for ev in c.evidence[:shown]:
+            where = f"{ev.file}:{ev.line}"
+            rank = f" rank {ev.rank}" if ev.rank is not None else ""
+            tags = ev.indicates + (", collateral" if ev.collateral else "")
+            out.append(f"   {where}{rank} [{ev.fingerprint}, {tags}]")
+            out.append(f"     {ev.text}")
+        if len(c.evidence) > shown:
+            out.append(f"   ... {len(c.evidence) - shown} more line(s) (--json lists them all)")
+        out.append(f"   -> {entry_link(c.id, base_url)}")
+    if result.initiating_rank is not None or result.initiating is not None:
+        rank = result.initiating_rank if result.initiating_rank is not None else "unknown"
+        line = f"first failure: rank {rank}"
+        if result.initiating:
+            line += f" at {result.initiating.file}:{result.initiating.line}"
+        out.append(line + f" ({result.initiating_reason})")
+    return "\n".join(out)
+
+
+def export_data(entries: Iterable[Entry], base_url: str | None = None) -> dict[str, Any]:
+    """Everything the browser matcher needs, so its rules cannot drift from these constants."""
+    return {
+        "fingerprints": [
+            {
+                "entry": e.id,
+                "title": e.title,
+                "id": fp.id,
+                "pattern": fp.pattern,
+                "ignore_case": fp.ignore_case,
+                "indicates": fp.indicates,
+            }
+            for e in sorted(entries, key=lambda e: e.id)
+            for fp in e.fingerprints
+        ],
+        "weights": WEIGHTS,
+        "collateral_entries": sorted(COLLATERAL_ENTRIES),
+        "collateral_factor": COLLATERAL_FACTOR,
+        "evidence_cap": EVIDENCE_CAP,
+        "text_chars": TEXT_CHARS,
+        "root_cause": ROOT_CAUSE,
+        "root_rank": ROOT_RANK,
+        "root_span": ROOT_SPAN,
+        "prefix_rank": _PREFIX_RANK.pattern,
+        "message_rank": _MESSAGE_RANK.pattern,
+        "iso_time": _ISO_TIME.pattern,
+        "glog_time": _GLOG_TIME.pattern,
+        "enqueued": _ENQUEUED.pattern,
+    }
