@@ -13,9 +13,9 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from . import __version__, diagnose
+from . import __version__, diagnose, new
 from .corpus import entry_files, gather
-from .errors import format_problems
+from .errors import NanopediaError, format_problems
 from .model import entry_json_schema
 
 Command = Callable[[argparse.Namespace], int]
@@ -114,6 +114,21 @@ def _diagnose(args: argparse.Namespace) -> int:
 PROGRESS_BYTES = 64 << 20
 
 
+def _new(args: argparse.Namespace) -> int:
+    """Exit 2 (a usage error) when the id is invalid or taken or a tag is unknown."""
+    try:
+        path = new.create(Path(args.entries), args.id, args.title, args.tag, args.category)
+    except NanopediaError as err:
+        print(format_problems(err.problems, "text"), file=sys.stderr)
+        return 2
+    print(path.as_posix())
+    print(
+        f"next: fill in every TODO, then run `nanopedia check {path.as_posix()}`",
+        file=sys.stderr,
+    )
+    return 0
+
+
 def _progress(name: str, size: int, raw: Any) -> Callable[[int], None]:
     """A one-line progress bar on stderr, driven by the raw file position (gzip included)."""
     start = time.monotonic()
@@ -175,6 +190,16 @@ def parser() -> argparse.ArgumentParser:
     )
     diag.add_argument("--entries", default="entries", help=argparse.SUPPRESS)
     diag.set_defaults(run=_diagnose)
+
+    create = sub.add_parser("new", help="start a new entry from the skeleton (exit 2 if taken)")
+    create.add_argument("id", help="the entry id: lower-case words joined by hyphens")
+    create.add_argument("--title", help="the failure's name as an engineer would search for it")
+    create.add_argument(
+        "--tag", action="append", default=[], help="a tag from entries/tags.yaml (repeatable)"
+    )
+    create.add_argument("--category", help="the family of the failure, e.g. mixed-precision")
+    create.add_argument("--entries", default="entries", help="entries directory (default: entries)")
+    create.set_defaults(run=_new)
     return p
 
 

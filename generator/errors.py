@@ -45,6 +45,7 @@ CODES: dict[str, str] = {
     "E040": "template or rendering error",
     "E041": "could not write the output",
     "E050": "usage error",
+    "E060": "a `TODO` placeholder from `nanopedia new` is not filled in yet",
 }
 
 

@@ -11,7 +11,7 @@ import ast
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, get_args
+from typing import Any, Literal, get_args, get_origin
 
 from pydantic import BaseModel, ValidationError
 
@@ -44,6 +44,9 @@ class Source:
 
 
 _SLUG = re.compile(SLUG_PATTERN)
+
+#: How `nanopedia new` marks a value a human must write; `check` reports each one (E060).
+PLACEHOLDER = "TODO"
 
 
 def _slugify(text: str) -> str:
@@ -83,16 +86,68 @@ def _inner_model(annotation: Any) -> Any:
 
 
 def schema_problems(
-    doc: Document, model: type[BaseModel], prefix: Path_ = (), data: Any = None
+    doc: Document,
+    model: type[BaseModel],
+    prefix: Path_ = (),
+    data: Any = None,
+    skip: frozenset[Path_] = frozenset(),
 ) -> tuple[Any, list[Problem]]:
     """Validate `data` (default: the whole document) found at `prefix` in `doc` against `model`.
 
-    Returns the instance (or None) and located problems.
+    Returns the instance (or None) and located problems. Errors at or below a path in `skip` are
+    left out: they are already reported (a placeholder is not also "not a valid id").
     """
     try:
         return model.model_validate(doc.data if not prefix else data), []
     except ValidationError as err:
-        return None, [_translate(doc, model, prefix, e) for e in err.errors(include_url=False)]
+        return None, [
+            _translate(doc, model, prefix, e)
+            for e in err.errors(include_url=False)
+            if not _under(prefix + tuple(e["loc"]), skip)
+        ]
+
+
+def _under(path: Path_, roots: frozenset[Path_]) -> bool:
+    """True when `path` is one of `roots` or lies inside one."""
+    return any(path[:n] in roots for n in range(1, len(path) + 1))
+
+
+def placeholder_problems(doc: Document) -> dict[Path_, Problem]:
+    """Every value still holding a `TODO` stub written by `nanopedia new`, as "fill in" problems.
+
+    The skeleton passes the schema wherever it can, so these are the only findings on a fresh
+    entry; the hint is the field's own documentation, so the contributor learns what to write.
+    """
+    found: dict[Path_, Problem] = {}
+
+    def walk(value: Any, path: Path_) -> None:
+        if isinstance(value, dict):
+            for key, item in value.items():
+                walk(item, (*path, key))
+        elif isinstance(value, list):
+            for i, item in enumerate(value):
+                walk(item, (*path, i))
+        elif isinstance(value, str) and value.lstrip().startswith(PLACEHOLDER):
+            names = [i for i, part in enumerate(path) if isinstance(part, str)]
+            owner = _model_at(Entry, path[: names[-1]]) if names else None
+            field = owner.model_fields.get(str(path[names[-1]])) if owner else None
+            about = " ".join((field.description or "").split()) if field else ""
+            if field is not None and get_origin(field.annotation) is Literal:
+                about += f" One of: {', '.join(get_args(field.annotation))}."
+            line, col = doc.position(path)
+            if path in doc.blocks:  # point at the TODO itself, not at the `|` before it
+                line, col = line + 1, 1
+            found[path] = problem(
+                doc.path,
+                line,
+                col,
+                "E060",
+                f"'{dotted(path)}' is still a placeholder from `nanopedia new`",
+                f"fill in: {about}" if about else "fill in a value or remove the line",
+            )
+
+    walk(doc.data, ())
+    return found
 
 
 def _translate(doc: Document, model: type[BaseModel], prefix: Path_, err: Any) -> Problem:
@@ -184,7 +239,9 @@ def check_entry(doc: Document, stem: str) -> tuple[Source | None, list[Problem]]
                 "start with 'id: <file-name>'",
             )
         ]
-    entry, found = schema_problems(doc, Entry)
+    stubs = placeholder_problems(doc)
+    entry, found = schema_problems(doc, Entry, skip=frozenset(stubs))
+    found = [*stubs.values(), *found]
     if entry is None:
         return None, found
     source = Source(entry, doc)
