@@ -1,0 +1,120 @@
+"""When each entry was first published and last updated, from the git history of its file.
+
+Dates come from commits, never from the clock or file mtimes, so two builds of the same commit are
+byte-identical wherever they run. One `git log` walks the history of the whole entries directory
+(tens of milliseconds for thousands of files, where one call per file would take minutes).
+`--first-parent` dates a change by when it landed on the branch being built, not by when it was
+written on a side branch. Outside a git checkout, in a shallow clone (whose oldest commit would
+look like the birth of every file) or for files not committed yet, the fallback is
+`SOURCE_DATE_EPOCH` when set (the reproducible-builds convention) and otherwise no date at all.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from .corpus import TAGS_FILE
+
+_COMMIT = "@"  # prefix of the per-commit line in our `git log` format; never starts a file name
+
+
+@dataclass(frozen=True, slots=True)
+class Dates:
+    """The two dates shown on an entry page, in `entries.json` and in the feeds."""
+
+    first_published: datetime
+    """Commit date (UTC) of the first commit on the branch that added the file."""
+    last_updated: datetime
+    """Commit date (UTC) of the latest commit on the branch that changed the file."""
+
+    def as_dict(self) -> dict[str, str]:
+        """ISO 8601 strings, second precision, `Z` for UTC: what JSON and Atom both want."""
+        return {
+            "first_published": iso(self.first_published),
+            "last_updated": iso(self.last_updated),
+        }
+
+
+def iso(when: datetime) -> str:
+    """`2026-01-02T03:04:05Z`: RFC 3339 as Atom requires, sortable as text."""
+    return when.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _git(root: Path, *args: str) -> str | None:
+    """Run git in `root`; None when git is missing or `root` is not in a work tree."""
+    try:
+        done = subprocess.run(
+            ["git", "-C", str(root), *args],
+            capture_output=True,
+            text=True,
+            encoding="utf-8",
+            errors="replace",
+            check=False,
+        )
+    except OSError:
+        return None
+    return done.stdout if done.returncode == 0 else None
+
+
+def history(root: Path) -> dict[str, Dates]:
+    """File stem to dates for every `*.yaml` file directly in `root` that git has a commit for.
+
+    Empty outside a git checkout and in a shallow clone; see the module docstring for why.
+    """
+    if (_git(root, "rev-parse", "--is-shallow-repository") or "").strip() != "false":
+        return {}
+    out = _git(
+        root,
+        "log",
+        "--first-parent",
+        "--diff-merges=first-parent",
+        "--no-renames",
+        "--relative",
+        "--name-only",
+        f"--format={_COMMIT}%ct",
+        "--",
+        ".",
+    )
+    if out is None:
+        return {}
+    first: dict[str, int] = {}
+    last: dict[str, int] = {}
+    when = 0
+    for line in out.splitlines():  # newest commit first
+        if line.startswith(_COMMIT):
+            when = int(line[len(_COMMIT) :])
+        elif line.endswith(".yaml") and "/" not in line and line != TAGS_FILE:
+            stem = line[: -len(".yaml")]
+            last.setdefault(stem, when)
+            first[stem] = when
+    return {stem: Dates(_utc(first[stem]), _utc(last[stem])) for stem in sorted(first)}
+
+
+def _utc(epoch: int) -> datetime:
+    return datetime.fromtimestamp(epoch, UTC)
+
+
+def fallback(environ: Mapping[str, str] = os.environ) -> Dates | None:
+    """`SOURCE_DATE_EPOCH` as both dates when it is set and valid, else None (no date shown)."""
+    raw = environ.get("SOURCE_DATE_EPOCH", "").strip()
+    if not raw.isdigit():
+        return None
+    return Dates(_utc(int(raw)), _utc(int(raw)))
+
+
+def entry_dates(
+    known: Mapping[str, Dates],
+    entry_id: str,
+    aliases: Iterable[str] = (),
+    default: Dates | None = None,
+) -> Dates | None:
+    """An entry's dates; a renamed entry was first published under its oldest former id."""
+    if entry_id not in known:
+        return default
+    found = [known[name] for name in (entry_id, *aliases) if name in known]
+    return Dates(min(d.first_published for d in found), known[entry_id].last_updated)
