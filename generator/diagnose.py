@@ -52,7 +52,7 @@ _PREFIX_RANK = re.compile(r"^\s*\[[A-Za-z_]*?(\d+)\]:")
 _MESSAGE_RANK = re.compile(r"\[Rank (\d+)\]|\bRank (\d+):|\bon rank (\d+)\b|OVERFLOW! Rank (\d+)")
 _FILE_RANK = re.compile(r"(?:rank|default|worker)[_-]?(\d+)", re.IGNORECASE)
 _ISO_TIME = re.compile(r"\b\d{4}-(\d\d)-(\d\d)[T _](\d\d):(\d\d):(\d\d)(?:[.,](\d+))?")
-_GLOG_TIME = re.compile(r"\b[IWEF](\d\d)(\d\d) (\d\d):(\d\d):(\d\d)\.(\d+)")
+_GLOG_TIME = re.compile(r"\b[IWEF](\d{1,2})(\d\d) (\d\d):(\d\d):(\d\d)\.(\d+)")
 _ENQUEUED = re.compile(r"[Ll]ast enqueued (?:NCCL )?work: (-?\d+)")
 
 
@@ -200,9 +200,13 @@ def open_log(path: str) -> tuple[IO[bytes], IO[bytes]]:
     """
     raw: IO[bytes] = sys.stdin.buffer if path == "-" else open(path, "rb")  # noqa: SIM115
     head = raw.peek(2)[:2] if hasattr(raw, "peek") else b""
-    if head == b"\x1f\x8b":
+    if head != b"\x1f\x8b":
+        return raw, raw
+    if path == "-":
         return gzip.GzipFile(fileobj=raw, mode="rb"), raw  # type: ignore[return-value]
-    return raw, raw
+    raw.close()
+    unpacked = gzip.GzipFile(path, "rb")  # owns (and closes) its file, unlike fileobj=
+    return unpacked, unpacked.fileobj  # type: ignore[return-value]
 
 
 def buffers(stream: IO[bytes], size: int = BUFFER_BYTES) -> Iterator[bytes]:
@@ -259,13 +263,16 @@ def file_rank(name: str) -> int | None:
 
 
 def timestamp(text: str) -> str | None:
-    """The last timestamp in `text` as sortable `MMDDhhmmss.fffffffff` (the year is ignored
-    because glog lines, as printed by ProcessGroupNCCL, have none)."""
+    """The last timestamp in `text` as sortable `MMDDhhmmss.fffffffff`.
+
+    The year is ignored because glog lines as ProcessGroupNCCL prints them have none, and their
+    month is not zero-padded (`E710 18:00:32` is July 10).
+    """
     for regex in (_ISO_TIME, _GLOG_TIME):
         found = list(regex.finditer(text))
         if found:
             mo, d, h, mi, s, frac = found[-1].groups()
-            return f"{mo}{d}{h}{mi}{s}.{(frac or '').ljust(9, '0')[:9]}"
+            return f"{mo.zfill(2)}{d}{h}{mi}{s}.{(frac or '').ljust(9, '0')[:9]}"
     return None
 
 
@@ -275,6 +282,7 @@ def scan(
     matcher: Matcher,
     deadline: float | None = None,
     progress: Callable[[int], None] | None = None,
+    buffer_bytes: int = BUFFER_BYTES,
 ) -> FileScan:
     """Match every fingerprint against one log; `deadline` is a `time.monotonic()` value."""
     rank_of_file = file_rank(name)
@@ -284,7 +292,7 @@ def scan(
     rank_lines: list[tuple[int, int]] = []
     line_base = 0
     total = 0
-    for buf in buffers(stream):
+    for buf in buffers(stream, buffer_bytes):
         total += len(buf)
         hits = matcher.set.Match(buf) or []
         located: list[tuple[int, int, int]] = []  # (offset, probe index, line end)
@@ -346,15 +354,21 @@ def earlier_timestamp(buf: bytes, start: int, window: int = 16 << 10) -> str | N
     return timestamp(head)
 
 
-def entry_score(evidence: list[Evidence], counts: dict[str, int]) -> float:
-    """Sum over distinct fingerprints of weight x (1 + 0.1 x extra lines, at most five)."""
-    first: dict[str, Evidence] = {}
+def entry_score(evidence: list[Evidence], shared: set[tuple[str, int]]) -> float:
+    """Sum over distinct fingerprints of weight x (1 + 0.1 x extra lines, at most five).
+
+    A line that fingerprints of several entries match counts as supporting at most for each: it
+    cannot decide between them, so the context lines (frames, warnings) do.
+    """
+    counts: dict[str, int] = {}
+    weight: dict[str, float] = {}
     for ev in evidence:
-        first.setdefault(ev.fingerprint, ev)
-    score = 0.0
-    for fp_id, ev in first.items():
-        weight = WEIGHTS[ev.indicates] * (COLLATERAL_FACTOR if ev.collateral else 1.0)
-        score += weight * (1 + 0.1 * min(counts[fp_id] - 1, 5))
+        counts[ev.fingerprint] = counts.get(ev.fingerprint, 0) + 1
+        w = WEIGHTS[ev.indicates] * (COLLATERAL_FACTOR if ev.collateral else 1.0)
+        if (ev.file, ev.line) in shared:
+            w = min(w, WEIGHTS["supporting"])
+        weight[ev.fingerprint] = max(weight.get(ev.fingerprint, 0.0), w)
+    score = sum(w * (1 + 0.1 * min(counts[fp] - 1, 5)) for fp, w in weight.items())
     return round(score, 2)
 
 
@@ -386,19 +400,20 @@ def diagnose(scans: list[FileScan]) -> Diagnosis:
             replace(e, collateral=True) if e.entry in COLLATERAL_ENTRIES else e for e in evidence
         ]
     by_entry: dict[str, list[Evidence]] = {}
+    owners: dict[tuple[str, int], set[str]] = {}
     for ev in evidence:
         by_entry.setdefault(ev.entry, []).append(ev)
+        owners.setdefault((ev.file, ev.line), set()).add(ev.entry)
+    shared = {where for where, ids in owners.items() if len(ids) > 1}
     matches = []
     for entry_id, found in by_entry.items():
-        counts: dict[str, int] = {}
-        for ev in found:
-            counts[ev.fingerprint] = counts.get(ev.fingerprint, 0) + 1
         found.sort(key=lambda e: (order[e.file], e.line))
         benign = all(e.indicates == "benign" for e in found)
-        matches.append(
-            Candidate(entry_id, found[0].title, entry_score(found, counts), benign, tuple(found))
-        )
-    matches.sort(key=lambda c: (-c.score, c.id))
+        score = entry_score(found, shared)
+        matches.append(Candidate(entry_id, found[0].title, score, benign, tuple(found)))
+    # Ties go to the entry that calls its evidence decisive, then to the id (deterministic).
+    strongest = {c.id: max(WEIGHTS[e.indicates] for e in c.evidence) for c in matches}
+    matches.sort(key=lambda c: (-c.score, -strongest[c.id], c.id))
     first, reason = _initiating(scans, matches, primary, order)
     rank = first.rank if first else None
     roots = [r for s in scans for _, r in s.root_ranks]

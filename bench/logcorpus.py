@@ -1,0 +1,97 @@
+"""The labelled diagnosis corpus (tests/logs) and the normal training output it is buried in.
+
+Shared by the accuracy script, the throughput benchmark and the tests, so all three read the same
+cases. Huge logs are never committed: `bury` lines and the 1 GB benchmark log are generated here,
+deterministically, from a fixed seed.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+LOGS = ROOT / "tests" / "logs"
+
+
+@dataclass(frozen=True)
+class Case:
+    """One labelled log (or one set of per-rank logs)."""
+
+    logs: tuple[str, ...]
+    """Paths relative to tests/logs, in rank order."""
+    top: str | None
+    """The entry expected first; None for a healthy log."""
+    rank: int | None
+    """The rank expected to have failed first."""
+    benign: bool
+    """Whether the top entry's evidence is the benign kind."""
+    bury: int
+    """Normal lines to put in front of the first log."""
+
+    @property
+    def name(self) -> str:
+        return self.logs[0] if len(self.logs) == 1 else str(Path(self.logs[0]).parent)
+
+
+def cases() -> list[Case]:
+    """Every case of tests/logs/labels.yaml."""
+    data = yaml.safe_load((LOGS / "labels.yaml").read_text())
+    return [
+        Case(tuple(c["logs"]), c["top"], c["rank"], c["benign"], c.get("bury", 0))
+        for c in data["cases"]
+    ]
+
+
+def normal_lines(seed: int = 0) -> Iterator[str]:
+    """Endless healthy training output: step lines, NCCL INFO chatter, checkpoints, warnings."""
+    rnd = random.Random(seed)
+    step = 0
+    while True:
+        step += 1
+        sec = step // 10
+        clock = f"{sec // 3600 % 24:02d}:{sec // 60 % 60:02d}:{sec % 60:02d}"
+        stamp = f"2024-04-30 {clock},{step % 1000:03d}"
+        rank = step % 8
+        kind = rnd.random()
+        if kind < 0.9:
+            yield (
+                f"[rank{rank}]:[{stamp}] [INFO] [train.py:412:train_step] step={step} "
+                f"loss={2.0 + rnd.random():.4f} lr=3.0e-04 grad_norm={rnd.random() + 0.5:.3f} "
+                f"tokens/s={rnd.randint(90_000, 130_000)}"
+            )
+        elif kind < 0.97:
+            yield (
+                f"[default{rank}]:gpu-node-0{rank // 4}:{4100 + rank}:{4200 + rank} [{rank}] "
+                f"NCCL INFO Channel {rnd.randint(0, 31):02d}/32 : 0[{rank}] -> "
+                f"1[{(rank + 1) % 8}] via P2P/IPC"
+            )
+        elif kind < 0.995:
+            yield (
+                f"[rank{rank}]:{stamp} UserWarning: torch.utils.checkpoint: the use_reentrant "
+                "parameter should be passed explicitly."
+            )
+        else:
+            yield f"[rank0]:[{stamp}] [INFO] Saving checkpoint to ckpt/step_{step}"
+
+
+def buried(n: int) -> bytes:
+    """`n` normal lines, the same every time."""
+    lines = normal_lines()
+    return ("\n".join(next(lines) for _ in range(n)) + "\n").encode()
+
+
+def materialise(case: Case, out: Path) -> list[Path]:
+    """Write the case's logs under `out` (with the buried prefix) and return their paths."""
+    paths = []
+    for i, rel in enumerate(case.logs):
+        dest = out / case.name.replace("/", "_") / rel
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        prefix = buried(case.bury) if case.bury and i == 0 else b""
+        dest.write_bytes(prefix + (LOGS / rel).read_bytes())
+        paths.append(dest)
+    return paths

@@ -1,0 +1,84 @@
+"""`nanopedia diagnose`: streaming, multi-rank rules, CLI contract and accuracy on tests/logs."""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import ROOT
+
+from generator import diagnose
+from generator.corpus import gather
+
+sys.path.insert(0, str(ROOT / "bench"))
+from diagnose_eval import evaluate, figures  # noqa: E402
+
+LOGS = ROOT / "tests" / "logs"
+ERROR = b"[rank3]: RuntimeError: expected scalar type BFloat16 but found Float\n"
+
+
+@pytest.fixture(scope="module")
+def matcher() -> diagnose.Matcher:
+    return diagnose.Matcher(gather(ROOT / "entries")[0].entries)
+
+
+@pytest.mark.parametrize("size", [7, 64, 1000])
+def test_match_straddling_a_buffer_boundary_is_found(matcher, size: int) -> None:
+    data = b"step 1 loss 2.0\r\n" * 5 + ERROR + b"step 2"
+    found = diagnose.scan(io.BytesIO(data), "x.log", matcher, buffer_bytes=size)
+    assert [(e.line, e.rank, e.fingerprint) for e in found.evidence] == [
+        (6, 3, "expected-scalar-type-float-vs-low")
+    ]
+    assert found.lines == 7
+
+
+def test_gzip_and_stdin(cli, tmp_path: Path, monkeypatch) -> None:
+    log = tmp_path / "run.log.gz"
+    log.write_bytes(gzip.compress(b"ok\n" * 1000 + ERROR))
+    run = cli("diagnose", "--json", str(log))
+    assert run.code == 0
+    assert json.loads(run.out)["matches"][0]["evidence"][0]["line"] == 1001
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BufferedReader(io.BytesIO(ERROR))))
+    run = cli("diagnose", "-")
+    assert run.code == 0 and "<stdin>:1 rank 3" in run.out
+
+
+def test_exit_codes(cli, tmp_path: Path) -> None:
+    healthy = tmp_path / "ok.log"
+    healthy.write_text("step 1 loss 2.0\n")
+    assert cli("diagnose", str(healthy)).code == 1
+    missing = cli("diagnose", str(tmp_path / "nope.log"))
+    assert missing.code == 2 and "cannot read" in missing.err
+
+
+def test_json_shape_and_collateral(cli) -> None:
+    run = cli("diagnose", "--json", "--top", "2", str(LOGS / "fsdp-mp-torchrun.log"))
+    out = json.loads(run.out)
+    assert [m["id"] for m in out["matches"]] == [
+        "fsdp-mixed-precision-error",
+        "nccl-watchdog-timeout",
+    ]
+    assert out["initiating_rank"] == 2
+    assert set(out["matches"][0]["evidence"][0]) >= {"file", "line", "rank", "text", "fingerprint"}
+    assert all(e["collateral"] for e in out["matches"][1]["evidence"])
+    assert out["matches"][0]["url"] == "site/entries/fsdp-mixed-precision-error.html"
+
+
+def test_deadline_names_the_slow_pattern(cli, tmp_path: Path) -> None:
+    log = tmp_path / "big.log"
+    log.write_bytes(b"step 1 loss 2.0\n" * 1000)
+    run = cli("diagnose", "--deadline", "-1", str(log))
+    assert run.code == 2
+    assert "diagnosis stopped" in run.err and "slowest fingerprint" in run.err
+
+
+def test_corpus_accuracy() -> None:
+    outcomes, _ = evaluate()
+    f = figures(outcomes)
+    assert f["failing"] >= 26 and f["healthy"] >= 5
+    assert f["top1"] >= 0.9
+    assert f["false_positives"] == 0
