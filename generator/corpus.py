@@ -5,7 +5,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from .catalog import Catalog, link
@@ -39,6 +39,16 @@ def load_entry(path: Path) -> tuple[Source | None, list[Problem]]:
     return check_entry(doc, path.stem)
 
 
+Loaded = tuple[Source | None, list[Problem]]
+Loader = Callable[[list[Path]], list[Loaded]]
+"""Loads many entry files at once; `build` passes one that is cached and parallel."""
+
+
+def load_entries(paths: list[Path]) -> list[Loaded]:
+    """The plain loader: one file after the other."""
+    return [load_entry(p) for p in paths]
+
+
 def load_tags(root: Path) -> tuple[dict[str, Tag], Document | None, list[Problem]]:
     """Read and validate the tag registry of a corpus directory."""
     path = root / TAGS_FILE
@@ -52,7 +62,9 @@ def load_tags(root: Path) -> tuple[dict[str, Tag], Document | None, list[Problem
     return tags, doc, found
 
 
-def gather(root: Path, files: Iterable[Path] | None = None) -> tuple[Catalog, list[Problem]]:
+def gather(
+    root: Path, files: Iterable[Path] | None = None, load: Loader = load_entries
+) -> tuple[Catalog, list[Problem]]:
     """Load, validate and link a corpus directory; return the catalog and every problem found.
 
     With `files`, only those entries are validated in full, while the rest of the directory is
@@ -65,8 +77,8 @@ def gather(root: Path, files: Iterable[Path] | None = None) -> tuple[Catalog, li
     paths = {p.resolve(): p for p in entry_files(root)}
     for p in files or ():
         paths.setdefault(p.resolve(), p)
-    for _, path in sorted(paths.items()):
-        src, problems = load_entry(path)
+    ordered = [path for _, path in sorted(paths.items())]
+    for path, (src, problems) in zip(ordered, load(ordered), strict=True):
         if src is not None:
             sources.append(src)
         else:

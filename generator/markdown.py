@@ -4,15 +4,24 @@ Entry text is untrusted: the `js-default` preset turns raw HTML into text and di
 links are allowed only to http(s), mailto, relative paths, fragments and other entries
 (`entry:<id>`). The same scheme rule is used by `check` (to report a bad link at its line) and by
 rendering (to drop one that slipped through), so they cannot disagree.
+
+Rendering adds our rules on the token stream (never on HTML text): `entry:` links become relative
+`.html` links, images become plain links (a page never loads anything from elsewhere), and
+headings are moved below the page's own levels with ids that carry a prefix and are unique per
+page, so they cannot collide with the page's anchors.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from markdown_it import MarkdownIt
+from markdown_it.rules_core import StateCore
+from markdown_it.token import Token
+
+from . import highlight
 
 ALLOWED_SCHEMES = frozenset({"http", "https", "mailto", "entry"})
 _SCHEME = re.compile(r"^([a-z][a-z0-9+.\-]*):")
@@ -29,6 +38,12 @@ def is_safe_link(href: str) -> bool:
     """True for http(s), mailto, entry:, relative paths and fragments; never `javascript:`."""
     scheme = link_scheme(href)
     return scheme is None or scheme in ALLOWED_SCHEMES
+
+
+HEADING_ID_PREFIX = "md-"
+HEADING_SHIFT = 3
+"""Entry pages use h1 to h3 themselves; a `#` heading in entry text becomes h4."""
+_SLUG_CHARS = re.compile(r"[^a-z0-9]+")
 
 
 def _parser() -> MarkdownIt:
@@ -51,6 +66,8 @@ class Link:
 
 def links(text: str) -> Iterator[Link]:
     """Every link and image target in `text`, in order, with the line it is written on."""
+    if "[" not in text and "<" not in text:  # every link form needs one; parsing is costly
+        return
     lines = text.splitlines()
     for block in _LINK_PARSER.parse(text):
         first, last = block.map if block.map else (0, 1)
@@ -75,3 +92,83 @@ def entry_target(href: str) -> str | None:
         return None
     target = href.split(":", 1)[1]
     return target.split("#", 1)[0]
+
+
+@dataclass(slots=True)
+class PageEnv:
+    """Per-page rendering state: where entry pages are, and heading ids already given out."""
+
+    entry_base: str = ""
+    """Relative path from the page to the `entries/` folder, e.g. `../entries/`, or "" inside it."""
+    ids: set[str] = field(default_factory=set)
+    """Heading ids used so far on the page; markdown rendered onto one page shares one set."""
+
+
+def _fence(source: str, language: str, attrs: str) -> str:
+    """markdown-it's highlight hook: Pygments spans, or "" to let markdown-it escape the text."""
+    return highlight.code(source, language) if language else ""
+
+
+def _rewrite_links(state: StateCore) -> None:
+    """Entry links to relative `.html` and images to links (pages send no referrer at all)."""
+    env: PageEnv = state.env["page"]
+    for block in state.tokens:
+        if block.type != "inline" or not block.children:
+            continue
+        out: list[Token] = []
+        for tok in block.children:
+            if tok.type == "image":
+                opener = Token("link_open", "a", 1, attrs={"href": str(tok.attrGet("src"))})
+                out += [opener, *(tok.children or ()), Token("link_close", "a", -1)]
+                tok = opener
+            else:
+                out.append(tok)
+            if tok.type != "link_open":
+                continue
+            href = str(tok.attrGet("href") or "")
+            target = entry_target(href)
+            if target is not None:
+                fragment = href.partition("#")[2]
+                tok.attrSet("href", f"{env.entry_base}{target}.html" + (f"#{fragment}" *
+                                                                        bool(fragment)))
+        block.children = out
+
+
+def _heading_ids(state: StateCore) -> None:
+    """Shift headings below the page's own and give each a prefixed id unique on the page."""
+    env: PageEnv = state.env["page"]
+    tokens = state.tokens
+    for i, tok in enumerate(tokens):
+        if tok.type != "heading_open":
+            continue
+        tag = f"h{min(6, int(tok.tag[1]) + HEADING_SHIFT)}"
+        tok.tag = tokens[i + 2].tag = tag
+        slug = _SLUG_CHARS.sub("-", tokens[i + 1].content.lower()).strip("-") or "section"
+        ident, n = HEADING_ID_PREFIX + slug, 1
+        while ident in env.ids:
+            n += 1
+            ident = f"{HEADING_ID_PREFIX}{slug}-{n}"
+        env.ids.add(ident)
+        tok.attrSet("id", ident)
+
+
+def _renderer() -> MarkdownIt:
+    """The safe renderer: js-default, our link rule for validation, our token rules."""
+    md = MarkdownIt("js-default", {"highlight": _fence})
+    md.validateLink = is_safe_link  # type: ignore[method-assign]
+    md.core.ruler.push("nanopedia_links", _rewrite_links)
+    md.core.ruler.push("nanopedia_headings", _heading_ids)
+    return md
+
+
+_RENDERER = _renderer()
+
+
+def render(text: str, page: PageEnv) -> str:
+    """Block markdown (paragraphs, lists, tables, code) to safe HTML."""
+    return _RENDERER.render(text, {"page": page})
+
+
+def render_inline(text: str, page: PageEnv) -> str:
+    """One line of inline markdown to safe HTML, without a wrapping paragraph."""
+    return _RENDERER.renderInline(text, {"page": page})

@@ -1,0 +1,233 @@
+"""`nanopedia build`: validated entries to a cross-linked static site, as one short pipeline.
+
+Work that depends on one entry alone (parsing, validation, markdown, highlighting) is cached by the
+entry's content hash and, for large corpora, spread over every core; pages are then rendered from
+the linked catalog and written through the one writer, which swaps the site in at the end.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import multiprocessing
+import os
+import time
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from tempfile import TemporaryDirectory
+from typing import Any, TypeVar
+
+from . import config as site_config
+from . import views
+from .cache import CACHE_DIR, Cache, key
+from .catalog import Catalog
+from .config import Config
+from .corpus import Loaded, display, gather, load_entry
+from .errors import NanopediaError, Problem
+from .load import Document
+from .render import render, static_files
+from .validate import Source, markdown_fields
+from .write import MARKER, SiteWriter
+
+PARALLEL_MIN = 200
+"""Below this many entries, starting worker processes costs more than it saves."""
+CHUNK = 16
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+
+@dataclass
+class Report:
+    """What a build did, for the CLI to print."""
+
+    entries: int = 0
+    pages: int = 0
+    reused: int = 0
+    """Entries whose parsed and rendered form came from the cache."""
+    up_to_date: bool = False
+    """Nothing changed since the last build and the site is intact: nothing was written."""
+    warnings: list[Problem] = field(default_factory=list)
+    timings: dict[str, float] = field(default_factory=dict)
+
+    @contextmanager
+    def stage(self, name: str) -> Iterator[None]:
+        start = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.timings[name] = time.perf_counter() - start
+
+
+@dataclass(frozen=True, slots=True)
+class Extras:
+    """What the loader computes beside the `Source`, from the same entry."""
+
+    key: str
+    card: views.Card
+    export: str
+    cached: bool
+    """Taken from the cache rather than computed in this build."""
+
+
+# State shared with forked workers: set in the parent just before a pool starts.
+_cache: Cache
+_state: dict[str, Any] = {}
+
+
+def build(entries: Path, out: Path, config_path: Path | None = None, use_cache: bool = True,
+          jobs: int | None = None, cache_root: Path | None = None) -> Report:
+    """Build the site from `entries` into `out`; raise `NanopediaError` and leave `out` untouched
+    when anything is wrong."""
+    report = Report()
+    jobs = jobs or os.cpu_count() or 1
+    with TemporaryDirectory(prefix="nanopedia-cache-") as scratch:
+        root = (cache_root or Path(CACHE_DIR)) if use_cache else Path(scratch)
+        global _cache
+        _cache = Cache(root)
+        # 1. Settings and the fingerprint of every input: unchanged inputs and an intact site
+        #    mean there is nothing to do.
+        with report.stage("config"):
+            config = site_config.read(config_path)
+            inputs = _fingerprint(entries, config, out)
+            if use_cache and _intact(out, _cache.get("builds", inputs)):
+                report.up_to_date = True
+                return report
+        # 2. Load, validate and link every entry (cached per file, parallel when large).
+        with report.stage("load"):
+            extras: dict[str, Extras] = {}
+            catalog, problems = gather(entries, load=_loader(extras, jobs))
+            errors = [p for p in problems if p.severity == "error"]
+            if errors:
+                raise NanopediaError(problems)
+            report.warnings = problems
+            report.entries = len(catalog.sources)
+            report.reused = sum(e.cached for e in extras.values())
+        # 3. Render every page, then swap the new site in.
+        with report.stage("render+write"), SiteWriter(out) as writer:
+            for path, data in _pages(catalog, config, extras, jobs):
+                writer.write(path, data)
+                report.pages += 1
+            writer.commit()
+        # 4. Remember what was written, so an unchanged rebuild can stop at step 1.
+        if use_cache:
+            _cache.put("builds", inputs, _manifest(out))
+    return report
+
+
+def _fingerprint(entries: Path, config: Config, out: Path) -> str:
+    """Hash of every input file's bytes and every setting that reaches the output."""
+    digest = hashlib.sha256(repr((config, display(out))).encode())
+    for path in sorted(entries.glob("*.yaml")):
+        digest.update(path.name.encode() + b"\0" + hashlib.sha256(path.read_bytes()).digest())
+    return key(digest.digest())
+
+
+def _manifest(out: Path) -> dict[str, tuple[int, int]]:
+    """Size and modification time of every file of the site, to notice a hand-edited one."""
+    found: dict[str, tuple[int, int]] = {}
+    stack = [out]
+    while stack:
+        for item in os.scandir(stack.pop()):
+            if item.is_dir(follow_symlinks=False):
+                stack.append(Path(item.path))
+            else:
+                info = item.stat(follow_symlinks=False)
+                found[item.path] = (info.st_size, info.st_mtime_ns)
+    return found
+
+
+def _intact(out: Path, manifest: dict[str, tuple[int, int]] | None) -> bool:
+    return (manifest is not None and (out / MARKER).exists()
+            and _manifest(out) == manifest)
+
+
+def _map(fn: Callable[[T], R], items: list[T], jobs: int) -> Iterable[R]:
+    """`map` over worker processes (forked, so they share the parent's state) when worthwhile."""
+    if jobs <= 1 or len(items) < PARALLEL_MIN:
+        yield from map(fn, items)
+        return
+    with multiprocessing.get_context("fork").Pool(jobs) as pool:
+        yield from pool.imap(fn, items, CHUNK)
+
+
+def _loader(extras: dict[str, Extras], jobs: int) -> Callable[[list[Path]], list[Loaded]]:
+    """A `corpus.Loader` that keeps the cards and export records it computes in `extras`."""
+
+    def load(paths: list[Path]) -> list[Loaded]:
+        results = []
+        for src, problems, extra in _map(_load_one, paths, jobs):
+            if src is not None and extra is not None:
+                extras[src.entry.id] = extra
+            results.append((src, problems))
+        return results
+
+    return load
+
+
+def _load_one(path: Path) -> tuple[Source | None, list[Problem], Extras | None]:
+    """Parse, validate and render one entry, or take all three from the cache."""
+    try:
+        raw = path.read_bytes()
+    except OSError:
+        raw = b""
+    k = key(display(path).encode(), raw)
+    hit = _cache.get("entries", k)
+    if hit is not None:
+        src, extra = hit
+        return src, [], extra
+    src, problems = load_entry(path)
+    if src is None or problems:
+        return src, problems, None
+    src = _slim(src)
+    extra = Extras(k, views.card(src.entry), views.export_record(src.entry), cached=True)
+    _cache.put("fragments", k, views.fragments(src.entry))
+    _cache.put("entries", k, (src, extra))
+    return src, [], Extras(k, extra.card, extra.export, cached=False)
+
+
+def _slim(src: Source) -> Source:
+    """The source without its parsed YAML data: only the marks linking may report at."""
+    linked = {"id", "aliases", "related", "tags"}
+    texts = {where for where, _ in markdown_fields(src.entry)}
+    doc = src.doc
+    marks = {p: m for p, m in doc.marks.items() if (p and p[0] in linked) or p in texts}
+    return Source(src.entry, Document(doc.path, None, marks, {}, doc.blocks & texts))
+
+
+def _pages(catalog: Catalog, config: Config, extras: dict[str, Extras],
+           jobs: int) -> Iterator[tuple[str, bytes]]:
+    """Every file of the site as (path, bytes)."""
+    cards = {i: e.card for i, e in extras.items()}
+    _state.update(catalog=catalog, config=config, extras=extras, cards=cards,
+                  suggestions=views.Suggestions(catalog))
+    try:
+        yield from _map(_entry_page, list(catalog.by_id), jobs)
+        others = [views.index_page(catalog, config, cards),
+                  *views.tag_pages(catalog, config, cards),
+                  *views.redirect_pages(catalog, config, cards),
+                  views.not_found_page(config), views.stylesheet()]
+        for page in others:
+            yield page.path, render(page)
+        listed = [p.path for p in others if p.template in ("index.html", "tag.html", "tags.html")]
+        sitemap = views.sitemap(config, listed + [f"entries/{i}.html" for i in catalog.by_id])
+        if sitemap is not None:
+            yield sitemap.path, render(sitemap)
+        yield "entries.json", views.export([extras[i].export for i in catalog.by_id], config)
+        yield from static_files()
+    finally:
+        _state.clear()
+
+
+def _entry_page(ident: str) -> tuple[str, bytes]:
+    """Render one entry page from the shared state (runs in a worker for large corpora)."""
+    catalog: Catalog = _state["catalog"]
+    src = catalog.by_id[ident]
+    extra: Extras = _state["extras"][ident]
+    frags = _cache.get("fragments", extra.key)
+    if frags is None:  # removed from the cache folder while building
+        frags = views.fragments(src.entry)
+    page = views.entry_page(src, catalog, _state["config"], frags, _state["cards"],
+                            _state["suggestions"])
+    return page.path, render(page)

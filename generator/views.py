@@ -1,0 +1,275 @@
+"""The plain data each template gets, built in one place.
+
+Templates only lay out what is here: every link is already relative to its page, every piece of
+entry text is either plain text (escaped by Jinja) or `Markup` made by the safe renderer in
+`markdown.py`. Nothing in this module writes HTML.
+"""
+
+from __future__ import annotations
+
+import heapq
+import json
+import re
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from markupsafe import Markup
+
+from . import highlight
+from .catalog import Catalog
+from .config import Config
+from .markdown import PageEnv, render, render_inline
+from .model import Entry
+from .validate import Source, dotted, markdown_fields
+
+EXPORT_VERSION = 1
+"""Version of `entries.json`; bump it when a field changes meaning or disappears."""
+SUGGESTIONS = 5
+COMMON_CAUSE = 50
+"""A root-cause id shared by more entries than this (`cause-1`) says nothing about similarity."""
+INLINE_FIELDS = frozenset({"symptoms", "affected_systems", "confirm", "prevention"})
+CATEGORY_TITLES = {
+    "mixed-precision": "Mixed precision",
+    "distributed": "Distributed training",
+    "numerics": "Numerics",
+    "memory": "Memory",
+    "performance": "Performance",
+    "configuration": "Configuration",
+    "compilation": "Compilation",
+    "data": "Data",
+}
+SECTIONS = (
+    ("symptoms", "Symptoms"),
+    ("causes", "Root causes"),
+    ("mechanism", "Mechanism"),
+    ("affected-systems", "Affected systems"),
+    ("confirm", "How to confirm"),
+    ("fix", "Fix"),
+    ("prevention", "Prevention"),
+    ("code-examples", "Code examples"),
+    ("faq", "FAQ"),
+    ("references", "References"),
+    ("related", "Related entries"),
+    ("referenced-by", "Referenced by"),
+    ("also-tagged", "Also tagged"),
+)
+"""Entry page sections in reading order: (stable anchor id, heading)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Page:
+    """One output file: where it goes, which template lays it out, and the data it gets."""
+
+    path: str
+    """Path inside the site, always with `/`."""
+    template: str
+    context: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Card:
+    """What other pages show about an entry: small, so every entry's card fits in memory."""
+
+    id: str
+    title: str
+    category: str
+    summary: str
+    """Summary rendered for pages one folder below the root (tag pages)."""
+
+
+def fragments(entry: Entry) -> dict[str, str]:
+    """Every markdown field rendered, and every code example highlighted, keyed by field path.
+
+    Depends on the entry alone (entry links are relative, not resolved), so it is cached by the
+    entry's content hash. Heading ids are unique across all fields of the page.
+    """
+    page = PageEnv()
+    out: dict[str, str] = {}
+    for where, text in markdown_fields(entry):
+        inline = where[0] in INLINE_FIELDS
+        out[dotted(where)] = render_inline(text, page) if inline else render(text, page)
+    for i, example in enumerate(entry.code_examples):
+        out[f"code_examples[{i}].code"] = highlight.code(example.code, example.language)
+    return out
+
+
+def card(entry: Entry) -> Card:
+    return Card(entry.id, entry.title, entry.category,
+                render(entry.summary, PageEnv(entry_base="../entries/")))
+
+
+def _site(config: Config, root: str, path: str, title: str, description: str) -> dict[str, Any]:
+    """What the base template needs on every page."""
+    return {
+        "site": {"title": config.title, "description": config.description},
+        "page": {
+            "title": title,
+            "description": description,
+            "root": root,
+            "path": path,
+            "canonical": config.base_url + path if config.base_url else None,
+        },
+    }
+
+
+def _link(c: Card, root: str) -> dict[str, Any]:
+    return {"id": c.id, "title": c.title, "href": f"{root}entries/{c.id}.html"}
+
+
+class Suggestions:
+    """'Also tagged': entries sharing the most tags and root causes, ties broken by id."""
+
+    def __init__(self, catalog: Catalog) -> None:
+        causes: dict[str, list[str]] = {}
+        for src in catalog.sources:
+            for cause in src.entry.root_causes:
+                causes.setdefault(cause.id, []).append(src.entry.id)
+        self._catalog = catalog
+        self._causes = {c: ids for c, ids in causes.items() if 1 < len(ids) <= COMMON_CAUSE}
+
+    def of(self, entry: Entry, exclude: set[str]) -> list[str]:
+        score: Counter[str] = Counter()
+        for tag in entry.tags:
+            score.update(self._catalog.by_tag.get(tag, ()))
+        for cause in entry.root_causes:
+            score.update(self._causes.get(cause.id, ()))
+        candidates = ((-n, i) for i, n in score.items() if i not in exclude)
+        return [i for _, i in heapq.nsmallest(SUGGESTIONS, candidates)]
+
+
+def entry_page(src: Source, catalog: Catalog, config: Config, frags: dict[str, str],
+               cards: dict[str, Card], suggestions: Suggestions) -> Page:
+    """The entry page in the 3 a.m. reading order."""
+    e = src.entry
+    root = "../"
+    md = {k: Markup(v) for k, v in frags.items()}
+    causes = {c.id: c for c in e.root_causes}
+    related = [_link(cards[i], root) for i in e.related if i in cards]
+    backlinks = [_link(cards[i], root) for i in catalog.backlinks.get(e.id, ())]
+    seen = {e.id, *e.related, *catalog.backlinks.get(e.id, ())}
+    also = [_link(cards[i], root) for i in suggestions.of(e, seen)]
+    context = _site(config, root, f"entries/{e.id}.html", e.title, _plain(e.summary))
+    context["entry"] = {
+        "id": e.id,
+        "title": e.title,
+        "category": {"slug": e.category, "title": CATEGORY_TITLES[e.category],
+                     "href": f"{root}index.html#{e.category}"},
+        "tags": [{"slug": t, "title": catalog.tags[t].title, "href": f"{root}tags/{t}.html"}
+                 for t in e.tags if t in catalog.tags],
+        "summary": md["summary"],
+        "causes": [{"anchor": f"cause-{c.id}", "title": c.title,
+                    "explanation": md[f"root_causes[{i}].explanation"]}
+                   for i, c in enumerate(e.root_causes)],
+        "symptoms": [{"text": md[f"symptoms[{i}].text"], "cause_anchor": f"cause-{s.cause}",
+                      "cause_title": causes[s.cause].title if s.cause in causes else s.cause}
+                     for i, s in enumerate(e.symptoms)],
+        "mechanism": md["mechanism"],
+        "systems": [{"name": a.name, "versions": a.versions,
+                     "notes": md.get(f"affected_systems[{i}].notes")}
+                    for i, a in enumerate(e.affected_systems)],
+        "confirm": [md[f"confirm[{i}]"] for i in range(len(e.confirm))],
+        "fix": [{"anchor": f"fix-{i + 1}", "title": f.title, "detail": md[f"fix[{i}].detail"]}
+                for i, f in enumerate(e.fix)],
+        "prevention": [md[f"prevention[{i}]"] for i in range(len(e.prevention))],
+        "code_examples": [{"anchor": f"example-{i + 1}", "title": x.title, "stack": x.stack,
+                           "language": x.language, "code": md[f"code_examples[{i}].code"],
+                           "why": md[f"code_examples[{i}].why"]}
+                          for i, x in enumerate(e.code_examples)],
+        "faq": [{"anchor": f"faq-{i + 1}", "question": q.question,
+                 "answer": md[f"faq[{i}].answer"]} for i, q in enumerate(e.faq)],
+        "references": [{"title": r.title, "url": r.url, "kind": r.kind} for r in e.references],
+        "related": related,
+        "backlinks": backlinks,
+        "also": also,
+        "edit_url": f"{config.repo_url.rstrip('/')}/{e.id}.yaml" if config.repo_url else None,
+    }
+    filled = {"code-examples": e.code_examples, "faq": e.faq, "related": related,
+              "referenced-by": backlinks, "also-tagged": also}
+    context["sections"] = [{"anchor": a, "title": t} for a, t in SECTIONS if filled.get(a, True)]
+    return Page(f"entries/{e.id}.html", "entry.html", context)
+
+
+_MD_LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
+
+
+def _plain(markdown_text: str) -> str:
+    """A one-line description for `<meta name="description">`: link text without targets, no
+    emphasis or code markers, at most 300 characters."""
+    text = _MD_LINK.sub(r"\1", markdown_text).replace("`", "").replace("**", "")
+    return " ".join(text.split())[:300]
+
+
+def index_page(catalog: Catalog, config: Config, cards: dict[str, Card]) -> Page:
+    """Home: what Nanopedia is, entries by category, tags with counts."""
+    context = _site(config, "", "index.html", config.title, config.description)
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for c in cards.values():
+        groups.setdefault(c.category, []).append(_link(c, ""))
+    context["categories"] = [{"slug": slug, "title": title, "entries": groups[slug]}
+                             for slug, title in CATEGORY_TITLES.items() if slug in groups]
+    context["tags"] = _tag_list(catalog, "tags/")
+    context["count"] = len(cards)
+    return Page("index.html", "index.html", context)
+
+
+def _tag_list(catalog: Catalog, prefix: str) -> list[dict[str, Any]]:
+    return [{"slug": t, "title": tag.title, "count": len(catalog.by_tag[t]),
+             "href": f"{prefix}{t}.html"} for t, tag in catalog.tags.items()]
+
+
+def tag_pages(catalog: Catalog, config: Config, cards: dict[str, Card]) -> Iterator[Page]:
+    """One page per registered tag, then the tag index."""
+    for slug, tag in catalog.tags.items():
+        context = _site(config, "../", f"tags/{slug}.html", f"#{tag.title}",
+                        _plain(tag.description))
+        context["tag"] = {"slug": slug, "title": tag.title,
+                          "description": Markup(render(tag.description, PageEnv("../entries/"))),
+                          "entries": [{**_link(cards[i], "../"),
+                                       "summary": Markup(cards[i].summary)}
+                                      for i in catalog.by_tag[slug] if i in cards]}
+        yield Page(f"tags/{slug}.html", "tag.html", context)
+    context = _site(config, "../", "tags/index.html", "Tags", "Every tag with its entries.")
+    context["tags"] = _tag_list(catalog, "")
+    yield Page("tags/index.html", "tags.html", context)
+
+
+def redirect_pages(catalog: Catalog, config: Config, cards: dict[str, Card]) -> Iterator[Page]:
+    """A page at every former id that sends the reader to the current one."""
+    for alias, current in catalog.aliases.items():
+        context = _site(config, "../", f"entries/{current}.html", cards[current].title, "")
+        context["target"] = {"href": f"{current}.html", "title": cards[current].title}
+        yield Page(f"entries/{alias}.html", "redirect.html", context)
+
+
+def not_found_page(config: Config) -> Page:
+    """404: absolute links when the base URL is known (it is served at any depth), else relative."""
+    context = _site(config, config.base_url, "404.html", "Page not found", "")
+    context["page"]["canonical"] = None
+    return Page("404.html", "404.html", context)
+
+
+def sitemap(config: Config, paths: list[str]) -> Page | None:
+    """`sitemap.xml` of the pages worth indexing; only with a base URL (it needs absolute ones)."""
+    if not config.base_url:
+        return None
+    urls = [config.base_url + p for p in sorted(paths)]
+    return Page("sitemap.xml", "sitemap.xml", {"urls": urls})
+
+
+def stylesheet() -> Page:
+    return Page("static/pygments.css", "pygments.css", highlight.styles())
+
+
+def export_record(entry: Entry) -> str:
+    """One entry as deterministic JSON, exactly the fields of the model (cached per entry)."""
+    return json.dumps(entry.model_dump(mode="json"), sort_keys=True, separators=(",", ":"),
+                      ensure_ascii=False)
+
+
+def export(records: list[str], config: Config) -> bytes:
+    """`entries.json`: a versioned header, then every entry in id order."""
+    head = json.dumps({"version": EXPORT_VERSION, "site": config.title, "count": len(records)},
+                      sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return (head[:-1] + ',"entries":[' + ",".join(records) + "]}\n").encode()
