@@ -299,12 +299,16 @@ def scan(
         for index in hits:
             if counts.get(index, 0) >= EVIDENCE_CAP and index < matcher.root_index:
                 continue
-            for m in matcher.regexes[index].finditer(buf):
+            regex, pos = matcher.regexes[index], 0
+            while (m := regex.search(buf, pos)) is not None:
                 located.append((m.start(), index, m.end()))
+                pos = buf.find(b"\n", m.start()) + 1  # one hit per line, as the browser does
                 if index < matcher.root_index:
                     counts[index] = counts.get(index, 0) + 1
                     if counts[index] >= EVIDENCE_CAP:
                         break
+                if pos <= 0:
+                    break
         located.sort()
         line, pos = line_base, 0
         for offset, index, _ in located:
