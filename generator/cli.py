@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from . import __version__, diagnose, new
+from . import __version__, diagnose, diff, new
 from .corpus import entry_files, gather
 from .errors import NanopediaError, format_problems
 from .model import entry_json_schema
@@ -129,6 +129,16 @@ def _new(args: argparse.Namespace) -> int:
     return 0
 
 
+def _diff(args: argparse.Namespace) -> int:
+    """Markdown on stdout, exit 0 whatever changed; exit 2 for a bad revision or no git."""
+    try:
+        print(diff.diff(Path(args.entries), args.base, args.head), end="")
+    except NanopediaError as err:
+        print(format_problems(err.problems, "text"), file=sys.stderr)
+        return 2
+    return 0
+
+
 def _progress(name: str, size: int, raw: Any) -> Callable[[int], None]:
     """A one-line progress bar on stderr, driven by the raw file position (gzip included)."""
     start = time.monotonic()
@@ -200,6 +210,16 @@ def parser() -> argparse.ArgumentParser:
     create.add_argument("--category", help="the family of the failure, e.g. mixed-precision")
     create.add_argument("--entries", default="entries", help="entries directory (default: entries)")
     create.set_defaults(run=_new)
+
+    changes = sub.add_parser(
+        "diff", help="summarize what a change does to the entries, as Markdown for a PR comment"
+    )
+    changes.add_argument("base", help="git revision before the change, e.g. origin/main")
+    changes.add_argument("head", nargs="?", default="HEAD", help="revision after (default HEAD)")
+    changes.add_argument(
+        "--entries", default="entries", help="entries directory (default: entries)"
+    )
+    changes.set_defaults(run=_diff)
     return p
 
 
