@@ -30,6 +30,17 @@ CHROMIUM_ARGS = [
 ]
 
 
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--update-golden", action="store_true",
+                     help="rewrite golden files from the current output instead of comparing")
+
+
+@pytest.fixture
+def update_golden(request: pytest.FixtureRequest) -> bool:
+    """True under `pytest --update-golden`: golden tests then write what they would compare."""
+    return bool(request.config.getoption("--update-golden"))
+
+
 @dataclass
 class Run:
     code: int
