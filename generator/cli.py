@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from . import __version__, diagnose, diff, new
+from . import __version__, build, diagnose, diff, new
 from .corpus import TAGS_FILE, entry_files, gather
 from .errors import NanopediaError, format_problems
 from .model import entry_json_schema
@@ -158,6 +158,31 @@ def _progress(name: str, size: int, raw: Any) -> Callable[[int], None]:
     return show
 
 
+def _build(args: argparse.Namespace) -> int:
+    entries = Path(args.entries)
+    if not entries.is_dir():
+        raise UsageError(f"no such directory: {args.entries}")
+    config = Path(args.config) if args.config else None
+    if config is not None and not config.is_file():
+        raise UsageError(f"no such file: {args.config}")
+    try:
+        report = build.build(entries, Path(args.out), config, use_cache=not args.no_cache,
+                             jobs=args.jobs)
+    except NanopediaError as err:
+        print(format_problems(err.problems, "text"))
+        print(f"{len(err.problems)} problem(s) found; {args.out}/ was not changed", file=sys.stderr)
+        return 1
+    if report.warnings:
+        print(format_problems(report.warnings, "text"))
+    if report.up_to_date:
+        print(f"{args.out}/ is up to date", file=sys.stderr)
+        return 0
+    stages = ", ".join(f"{name} {seconds:.2f}s" for name, seconds in report.timings.items())
+    print(f"built {report.pages} files from {report.entries} entries "
+          f"({report.reused} from cache) into {args.out}/: {stages}", file=sys.stderr)
+    return 0
+
+
 def parser() -> argparse.ArgumentParser:
     """The argument parser; each command module registers its own subcommand here."""
     p = argparse.ArgumentParser(
@@ -220,6 +245,15 @@ def parser() -> argparse.ArgumentParser:
         "--entries", default="entries", help="entries directory (default: entries)"
     )
     changes.set_defaults(run=_diff)
+
+    site = sub.add_parser("build", help="build the static site (the previous one stays on error)")
+    site.add_argument("--entries", default="entries", help="entries directory (default: entries)")
+    site.add_argument("--out", default="site", help="output directory (default: site)")
+    site.add_argument("--config", help="site settings (default: nanopedia.toml when present)")
+    site.add_argument("--no-cache", action="store_true", help="ignore .nanopedia-cache/")
+    site.add_argument("--jobs", type=int, default=None, metavar="N",
+                      help="worker processes (default: one per core)")
+    site.set_defaults(run=_build)
     return p
 
 
