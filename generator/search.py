@@ -1,0 +1,168 @@
+"""The search index: what `theme/static/search.js` searches, as scripts that set globals.
+
+Browsers refuse `fetch` from `file://`, so the data ships as JavaScript loaded by `<script>` tags.
+The browser indexes it with the vendored MiniSearch the first time a reader uses a search box.
+Measured at 10,000 entries (`bench/search_bench.py`, figures in its docstring): indexing every
+field takes seconds, while the short fields that rank highest (title, error strings, tags,
+aliases) index in about half a second; a serialized MiniSearch index loads no faster than the
+text it indexes and would tie this file to MiniSearch's private format. So the index is sharded
+by field and by entry:
+
+- `search/index.js` sets `window.NANOPEDIA_SEARCH`: the short fields of every entry, the tags and
+  the names of the text shards. It is indexed first and answers the first query.
+- `search/text-<n>.js` each set one slot of `window.NANOPEDIA_SEARCH_TEXT`: summary, symptoms and
+  root causes of `SHARD_SIZE` entries. They load after the first results; the full index then
+  replaces the first one, without blocking the page for long.
+
+Documents are positional arrays (field names are sent once) of plain text: markdown is reduced to
+the words a reader sees, so `**bf16**` is found by `bf16`. Error strings get a field of their own,
+boosted in ranking: the log lines fingerprints must match and the backticked text of symptoms,
+which is how authors quote exact messages.
+
+The output is deterministic (entries by id, sorted keys) and safe to inline in an HTML `<script>`
+element: `<`, `>`, `&` and the JavaScript line separators are written as `\\u` escapes, so entry
+text such as `</script>` cannot end the element.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Iterator, Sequence
+
+from markdown_it import MarkdownIt
+from markdown_it.token import Token
+
+from .catalog import Catalog
+from .model import Entry
+
+#: Bumped when the layout of the data changes.
+FORMAT_VERSION = 1
+#: Globals the scripts assign; `search.js` reads them.
+GLOBAL = "NANOPEDIA_SEARCH"
+TEXT_GLOBAL = "NANOPEDIA_SEARCH_TEXT"
+#: Folder of the index scripts inside the site, and the first script's name.
+FOLDER = "search"
+INDEX_FILE = f"{FOLDER}/index.js"
+#: Fields of `search/index.js`, in array order: short, highly ranked, indexed first.
+KEY_FIELDS = ("id", "title", "tags", "errors", "aliases")
+#: Fields of the text shards, in array order: long prose, indexed once the first results show.
+TEXT_FIELDS = ("summary", "symptoms", "causes")
+#: Entries per text shard: about 1 MB of script for the benchmark corpus, parsed in tens of ms.
+SHARD_SIZE = 1000
+
+Document = tuple[list[object], list[object]]
+"""One entry's search data: its values for `KEY_FIELDS`, then for `TEXT_FIELDS`."""
+
+#: A parser (never a renderer) for reducing markdown to its text; rendering lives in markdown.py.
+_PARSER = MarkdownIt("js-default")
+#: A log prefix that names a rank or a timestamp rather than the error: `[rank0]: `, `[default3]:`.
+_LOG_PREFIX = re.compile(r"^\s*(?:\[[^\]]{1,40}\]:?\s*)+")
+_SPACE = re.compile(r"\s+")
+_UNSAFE = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028", "\u2029": "\\u2029"}
+_UNSAFE_RE = re.compile("[<>&\u2028\u2029]")
+
+
+def _inline_text(tokens: Iterable[Token], code: list[str]) -> Iterator[str]:
+    """The visible text of inline tokens; backticked spans are also collected into `code`."""
+    for tok in tokens:
+        if tok.type in ("text", "code_inline"):
+            yield tok.content
+            if tok.type == "code_inline":
+                code.append(tok.content)
+        elif tok.type in ("softbreak", "hardbreak"):
+            yield " "
+        elif tok.children:
+            yield from _inline_text(tok.children, code)
+
+
+def _one_line(text: str) -> str:
+    return _SPACE.sub(" ", text).strip()
+
+
+def plain_text(markdown: str) -> str:
+    """Block markdown reduced to the words a reader sees, on one line (code blocks included)."""
+    parts: list[str] = []
+    for tok in _PARSER.parse(markdown):
+        if tok.type == "inline":
+            parts.append("".join(_inline_text(tok.children or (), [])))
+        elif tok.type in ("fence", "code_block"):
+            parts.append(tok.content)
+    return _one_line(" ".join(parts))
+
+
+def inline_text(markdown: str) -> tuple[str, list[str]]:
+    """Inline markdown as plain text, plus its backticked spans (how authors quote messages).
+
+    Inline fields hold no blocks, so the cheaper inline parser is enough (a third of the time).
+    """
+    code: list[str] = []
+    tokens = _PARSER.parseInline(markdown)
+    text = "".join(_inline_text(tokens[0].children or () if tokens else (), code))
+    return _one_line(text), [_one_line(c) for c in code]
+
+
+def _unique(items: Iterable[str]) -> list[str]:
+    """Non-empty items in first-seen order without repeats."""
+    return list(dict.fromkeys(item for item in items if item))
+
+
+def document(entry: Entry) -> Document:
+    """One entry's search data; depends on the entry alone, so the build caches it.
+
+    Errors are the exact messages the entry documents: the log lines its fingerprints must match
+    (without rank or timestamp prefixes), then the backticked text of its symptoms.
+    """
+    symptoms = [inline_text(s.text) for s in entry.symptoms]
+    logged = [_LOG_PREFIX.sub("", line) for fp in entry.fingerprints for line in fp.must_match]
+    quoted = [code for _, spans in symptoms for code in spans]
+    key: list[object] = [
+        entry.id,
+        entry.title,
+        list(entry.tags),
+        _unique([_one_line(line) for line in logged] + quoted),
+        list(entry.aliases),
+    ]
+    text: list[object] = [
+        plain_text(entry.summary),
+        _unique(text for text, _ in symptoms),
+        _unique(c.title for c in entry.root_causes),
+    ]
+    return key, text
+
+
+def script_json(data: object) -> str:
+    """Deterministic JSON that is also safe inside an HTML `<script>` element."""
+    text = json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return _UNSAFE_RE.sub(lambda m: _UNSAFE[m.group()], text)
+
+
+def shard_file(number: int) -> str:
+    """Site path of text shard `number`."""
+    return f"{FOLDER}/text-{number}.js"
+
+
+def index_files(docs: Sequence[Document], catalog: Catalog) -> Iterator[tuple[str, bytes]]:
+    """The index scripts as (site path, bytes), for `docs` in the catalog's id order."""
+    shards = [docs[i : i + SHARD_SIZE] for i in range(0, len(docs), SHARD_SIZE)]
+    head = {
+        "version": FORMAT_VERSION,
+        "fields": list(KEY_FIELDS),
+        "docs": [key for key, _ in docs],
+        "tags": [[slug, t.title, len(catalog.by_tag[slug])] for slug, t in catalog.tags.items()],
+        "text": {
+            "fields": list(TEXT_FIELDS),
+            "shard_size": SHARD_SIZE,
+            "shards": [shard_file(n).removeprefix(f"{FOLDER}/") for n in range(len(shards))],
+        },
+    }
+    yield INDEX_FILE, f"window.{GLOBAL}={script_json(head)};\n".encode()
+    for n, shard in enumerate(shards):
+        body = script_json([text for _, text in shard])
+        line = f"(window.{TEXT_GLOBAL}=window.{TEXT_GLOBAL}||[])[{n}]={body};\n"
+        yield shard_file(n), line.encode()
+
+
+def catalog_index(catalog: Catalog) -> Iterator[tuple[str, bytes]]:
+    """The index scripts of a catalog, computing every document (uncached)."""
+    return index_files([document(e) for e in catalog.entries], catalog)
