@@ -11,7 +11,7 @@ import hashlib
 import multiprocessing
 import os
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,7 +19,7 @@ from tempfile import TemporaryDirectory
 from typing import Any, TypeVar
 
 from . import config as site_config
-from . import views
+from . import feed, gitdates, views
 from .cache import CACHE_DIR, Cache, key
 from .catalog import Catalog
 from .config import Config
@@ -77,9 +77,11 @@ _state: dict[str, Any] = {}
 
 
 def build(entries: Path, out: Path, config_path: Path | None = None, use_cache: bool = True,
-          jobs: int | None = None, cache_root: Path | None = None) -> Report:
+          jobs: int | None = None, cache_root: Path | None = None,
+          dates: Mapping[str, gitdates.Dates] | None = None) -> Report:
     """Build the site from `entries` into `out`; raise `NanopediaError` and leave `out` untouched
-    when anything is wrong."""
+    when anything is wrong. `dates` (file stem to dates) defaults to the git history of `entries`;
+    tests pass fixed ones so a golden site does not change with every commit of its fixtures."""
     report = Report()
     jobs = jobs or os.cpu_count() or 1
     with TemporaryDirectory(prefix="nanopedia-cache-") as scratch:
@@ -90,7 +92,8 @@ def build(entries: Path, out: Path, config_path: Path | None = None, use_cache: 
         #    mean there is nothing to do.
         with report.stage("config"):
             config = site_config.read(config_path)
-            inputs = _fingerprint(entries, config, out)
+            history = gitdates.history(entries) if dates is None else dates
+            inputs = _fingerprint(entries, config, out, history)
             if use_cache and _intact(out, _cache.get("builds", inputs)):
                 report.up_to_date = True
                 return report
@@ -104,9 +107,12 @@ def build(entries: Path, out: Path, config_path: Path | None = None, use_cache: 
             report.warnings = problems
             report.entries = len(catalog.sources)
             report.reused = sum(e.cached for e in extras.values())
+            fallback = gitdates.fallback()
+            dated = {i: gitdates.entry_dates(history, i, s.entry.aliases, fallback)
+                     for i, s in catalog.by_id.items()}
         # 3. Render every page, then swap the new site in.
         with report.stage("render+write"), SiteWriter(out) as writer:
-            for path, data in _pages(catalog, config, extras, jobs):
+            for path, data in _pages(catalog, config, extras, dated, jobs):
                 writer.write(path, data)
                 report.pages += 1
             writer.commit()
@@ -116,9 +122,12 @@ def build(entries: Path, out: Path, config_path: Path | None = None, use_cache: 
     return report
 
 
-def _fingerprint(entries: Path, config: Config, out: Path) -> str:
-    """Hash of every input file's bytes and every setting that reaches the output."""
-    digest = hashlib.sha256(repr((config, display(out))).encode())
+def _fingerprint(entries: Path, config: Config, out: Path,
+                 history: Mapping[str, gitdates.Dates]) -> str:
+    """Hash of every input file's bytes and every setting that reaches the output (the git dates
+    too: a commit changes them without changing a byte of the files)."""
+    state = (config, display(out), sorted(history.items()), gitdates.fallback())
+    digest = hashlib.sha256(repr(state).encode())
     for path in sorted(entries.glob("*.yaml")):
         digest.update(path.name.encode() + b"\0" + hashlib.sha256(path.read_bytes()).digest())
     return key(digest.digest())
@@ -197,24 +206,26 @@ def _slim(src: Source) -> Source:
 
 
 def _pages(catalog: Catalog, config: Config, extras: dict[str, Extras],
-           jobs: int) -> Iterator[tuple[str, bytes]]:
+           dated: dict[str, gitdates.Dates | None], jobs: int) -> Iterator[tuple[str, bytes]]:
     """Every file of the site as (path, bytes)."""
     cards = {i: e.card for i, e in extras.items()}
     _state.update(catalog=catalog, config=config, extras=extras, cards=cards,
-                  suggestions=views.Suggestions(catalog))
+                  suggestions=views.Suggestions(catalog), dates=dated)
     try:
         yield from _map(_entry_page, list(catalog.by_id), jobs)
         others = [views.index_page(catalog, config, cards),
                   *views.tag_pages(catalog, config, cards),
                   *views.redirect_pages(catalog, config, cards),
-                  views.not_found_page(config), views.stylesheet()]
+                  views.not_found_page(config), views.stylesheet(),
+                  *feed.feeds(catalog, config, dated)]
         for page in others:
             yield page.path, render(page)
         listed = [p.path for p in others if p.template in ("index.html", "tag.html", "tags.html")]
         sitemap = views.sitemap(config, listed + [f"entries/{i}.html" for i in catalog.by_id])
         if sitemap is not None:
             yield sitemap.path, render(sitemap)
-        yield "entries.json", views.export([extras[i].export for i in catalog.by_id], config)
+        yield "entries.json", views.export(
+            [views.with_dates(extras[i].export, dated[i]) for i in catalog.by_id], config)
         yield from static_files()
     finally:
         _state.clear()
@@ -229,5 +240,5 @@ def _entry_page(ident: str) -> tuple[str, bytes]:
     if frags is None:  # removed from the cache folder while building
         frags = views.fragments(src.entry)
     page = views.entry_page(src, catalog, _state["config"], frags, _state["cards"],
-                            _state["suggestions"])
+                            _state["suggestions"], _state["dates"][ident])
     return page.path, render(page)

@@ -20,6 +20,7 @@ from markupsafe import Markup
 from . import highlight
 from .catalog import Catalog
 from .config import Config
+from .gitdates import Dates
 from .markdown import PageEnv, render, render_inline
 from .model import Entry
 from .validate import Source, dotted, markdown_fields
@@ -140,7 +141,8 @@ class Suggestions:
 
 
 def entry_page(src: Source, catalog: Catalog, config: Config, frags: dict[str, str],
-               cards: dict[str, Card], suggestions: Suggestions) -> Page:
+               cards: dict[str, Card], suggestions: Suggestions,
+               dates: Dates | None = None) -> Page:
     """The entry page in the 3 a.m. reading order."""
     e = src.entry
     root = "../"
@@ -184,6 +186,7 @@ def entry_page(src: Source, catalog: Catalog, config: Config, frags: dict[str, s
         "backlinks": backlinks,
         "also": also,
         "edit_url": f"{config.repo_url.rstrip('/')}/{e.id}.yaml" if config.repo_url else None,
+        "dates": dates.as_dict() if dates else None,
     }
     filled = {"code-examples": e.code_examples, "faq": e.faq, "related": related,
               "referenced-by": backlinks, "also-tagged": also}
@@ -266,6 +269,12 @@ def export_record(entry: Entry) -> str:
     """One entry as deterministic JSON, exactly the fields of the model (cached per entry)."""
     return json.dumps(entry.model_dump(mode="json"), sort_keys=True, separators=(",", ":"),
                       ensure_ascii=False)
+
+
+def with_dates(record: str, dates: Dates | None) -> str:
+    """An `export_record` with the entry's git dates added (not cached: a commit changes them)."""
+    value = json.dumps(dates.as_dict() if dates else None, sort_keys=True, separators=(",", ":"))
+    return f'{record[:-1]},"dates":{value}}}'
 
 
 def export(records: list[str], config: Config) -> bytes:
