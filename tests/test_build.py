@@ -71,7 +71,7 @@ def test_golden_site(tmp_path: Path, update_golden: bool) -> None:
     want = tree(GOLDEN)
     assert sorted(got) == sorted(want)
     for path in want:
-        assert got[path].decode() == want[path].decode(), f"{path} differs from tests/golden/built-site"
+        assert got[path].decode() == want[path].decode(), f"{path} differs from {GOLDEN}"
 
 
 def test_pages_and_links(tmp_path: Path) -> None:

@@ -13,7 +13,8 @@ from generator.build import build
 
 def test_home_tag_entry_related_and_back(tmp_path: Path, watched_page: Any) -> None:
     out = tmp_path / "site"
-    build(FIXTURES / "corpus", out, FIXTURES / "build-config" / "nanopedia.toml", use_cache=False, jobs=1)
+    config = FIXTURES / "build-config" / "nanopedia.toml"
+    build(FIXTURES / "corpus", out, config, use_cache=False, jobs=1)
     page = watched_page.page
     page.goto((out / "index.html").as_uri())
     assert page.locator("h1").count() == 1

