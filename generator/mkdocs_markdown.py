@@ -64,6 +64,24 @@ def text(value: str) -> str:
     return "".join(out)
 
 
+def heading(value: str) -> str:
+    """Text for a heading, escaped only as far as a one-line heading needs.
+
+    Headings become page and section titles, which themes print in places that keep character
+    references as typed (MkDocs' search results show `&#63;`), so only `<`, `&` and the
+    backslash-escapable characters are escaped; the others cannot start a block inside a heading.
+    Material prints the page title into `<title>` after decoding it, so `</` gets a zero-width
+    space: an entry title cannot close the element.
+    """
+    out = []
+    for char in _SPACE.sub(" ", _CONTROL.sub("\ufffd", value.replace("</", "<\u200b/"))):
+        if char in _BACKSLASH:
+            out.append("\\" + char)
+        else:
+            out.append({"<": "&lt;", "&": "&amp;"}.get(char, char))
+    return "".join(out)
+
+
 def url(href: str) -> str:
     """A link target as written inside `(...)`: percent-encoded where Markdown would read syntax."""
     return quote(_CONTROL.sub("", href), safe=_URL_SAFE)

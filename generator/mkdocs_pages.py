@@ -74,7 +74,7 @@ def _anchor(ident: str) -> Md:
 
 def _section(ident: str) -> Md:
     """A section heading with the site's stable anchor and title."""
-    return Md(f"## {_anchor(ident)}{mdx.text(_SECTION_TITLES[ident])}")
+    return Md(f"## {_anchor(ident)}{mdx.heading(_SECTION_TITLES[ident])}")
 
 
 def _quote(value: str) -> Md:
@@ -96,6 +96,7 @@ def environment(templates: Path = TEMPLATES) -> jinja2.Environment:
     )
     env.globals.update(link=_link, anchor=_anchor, section=_section)
     env.filters["quote"] = _quote
+    env.filters["heading"] = lambda value: Md(mdx.heading(str(value)))
     return env
 
 

@@ -29,7 +29,7 @@ from mkdocs.exceptions import PluginError
 from mkdocs.livereload import LiveReloadServer
 from mkdocs.plugins import BasePlugin, get_plugin_logger
 from mkdocs.structure import StructureItem
-from mkdocs.structure.files import File, Files
+from mkdocs.structure.files import File, Files, InclusionLevel
 from mkdocs.structure.nav import Navigation, Section
 from mkdocs.structure.pages import Page
 from mkdocs.structure.toc import AnchorLink
@@ -107,7 +107,8 @@ class NanopediaPlugin(BasePlugin[NanopediaConfig]):
         self.catalog = catalog
         self.generated = {}
         for uri, text in generated.items():
-            file = File.generated(config, uri, content=text)
+            # Not in MkDocs' own nav (no "omitted from nav" warnings): `on_nav` files them.
+            file = File.generated(config, uri, content=text, inclusion=InclusionLevel.NOT_IN_NAV)
             files.append(file)
             self.generated[uri] = file
         return files
@@ -127,10 +128,10 @@ class NanopediaPlugin(BasePlugin[NanopediaConfig]):
         return catalog
 
     def on_nav(self, nav: Navigation, /, *, config: MkDocsConfig, files: Files) -> Navigation:
-        """Our section replaces our pages wherever the nav has them, or is appended at the end.
+        """Our section goes where a hand-written nav names the section index, else at the end.
 
-        A hand-written nav places it by naming the section index (`failures/index.md`); in an
-        automatic nav it takes the place of the folder MkDocs made from the section's files.
+        `nav: [..., Failures: failures/index.md, ...]` places it; any other mention of our pages
+        in the nav is dropped, since the section lists them all.
         """
         section = self._section(config)
         items, placed = self._replace(list(nav.items), section)
@@ -168,7 +169,7 @@ class NanopediaPlugin(BasePlugin[NanopediaConfig]):
                        [page(layout.index), *categories, Section("Tags", tags)])
 
     def _replace(self, items: list[Any], section: Section) -> tuple[list[Any], bool]:
-        """The nav without our pages, with `section` where the section index (or its folder) was."""
+        """The nav without our pages, with `section` where the section index was."""
         index = self.generated[self.layout.index]
         out: list[Any] = []
         placed = False
@@ -181,9 +182,6 @@ class NanopediaPlugin(BasePlugin[NanopediaConfig]):
             if isinstance(item, Section):
                 children, inside = self._replace(item.children, section)
                 placed = placed or inside
-                if children == [section]:
-                    out.append(section)
-                    continue
                 if not children:
                     continue
                 item.children = children

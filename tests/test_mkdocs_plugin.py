@@ -1,0 +1,354 @@
+"""The MkDocs plugin, tested as a team would use it: a small MkDocs project in a temp dir, built by
+the real `mkdocs` command with the default theme and with Material, then read back (pages, links,
+anchors, nav, search index) and opened in Chromium.
+"""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import json
+import os
+import shutil
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass
+from html.parser import HTMLParser
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote, urlsplit
+
+import pytest
+from conftest import FIXTURES
+
+from generator.corpus import gather
+
+CORPUS = FIXTURES / "corpus"
+STRICT_VALIDATION = """\
+validation:
+  omitted_files: warn
+  absolute_links: warn
+  unrecognized_links: warn
+  anchors: warn
+"""
+THEMES = {
+    # Offline on purpose: no highlight.js or Google Fonts from a CDN, so the browser test can
+    # insist on zero outside requests. Each theme highlights code the way its users configure it.
+    "mkdocs": """\
+theme:
+  name: mkdocs
+  highlightjs: false
+markdown_extensions:
+  - codehilite
+nav:
+  - Home: index.md
+  - Failures: failures/index.md
+  - About: about.md
+""",
+    "material": """\
+theme:
+  name: material
+  font: false
+markdown_extensions:
+  - pymdownx.highlight
+  - pymdownx.superfences
+""",
+}
+HOSTILE_EXTENSIONS = """\
+markdown_extensions:
+  - attr_list
+  - md_in_html
+  - admonition
+  - def_list
+  - pymdownx.details
+  - pymdownx.snippets
+  - pymdownx.superfences
+  - toc:
+      permalink: true
+"""
+
+
+@dataclass
+class Built:
+    root: Path
+    code: int
+    log: str
+
+    @property
+    def site(self) -> Path:
+        return self.root / "site"
+
+    def page(self, path: str) -> str:
+        return (self.site / path / "index.html").read_text(encoding="utf-8")
+
+
+def make_project(root: Path, entries: Path, config: str) -> Path:
+    """A team's MkDocs project: its own pages, the two plugin lines, and the entries beside it."""
+    (root / "docs").mkdir(parents=True)
+    (root / "docs" / "index.md").write_text("# Team docs\n\nOur own page.\n", encoding="utf-8")
+    (root / "docs" / "about.md").write_text("# About\n\nWho we are.\n", encoding="utf-8")
+    if entries != root / "entries":
+        shutil.copytree(entries, root / "entries")
+    (root / "mkdocs.yml").write_text(
+        "site_name: Team docs\n" + config + STRICT_VALIDATION
+        + "plugins:\n  - search\n  - nanopedia:\n      entries: entries\n      section: failures\n",
+        encoding="utf-8",
+    )
+    return root
+
+
+def build(root: Path, *args: str) -> Built:
+    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
+    run = subprocess.run([sys.executable, "-m", "mkdocs", "build", *args], cwd=root, env=env,
+                         capture_output=True, text=True, timeout=120)
+    return Built(root, run.returncode, run.stdout + run.stderr)
+
+
+@pytest.fixture(scope="module", params=sorted(THEMES))
+def built(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Built:
+    """The fixture corpus in a strict build, once per theme."""
+    root = make_project(tmp_path_factory.mktemp(request.param), CORPUS, THEMES[request.param])
+    result = build(root, "--strict")
+    assert result.code == 0, result.log
+    return result
+
+
+@pytest.fixture(scope="module")
+def catalog() -> Any:
+    found, problems = gather(CORPUS)
+    assert problems == []
+    return found
+
+
+def test_strict_build_has_no_warnings(built: Built) -> None:
+    assert "WARNING" not in built.log
+    assert "ERROR" not in built.log
+
+
+def test_every_entry_and_tag_has_a_page(built: Built, catalog: Any) -> None:
+    for entry in catalog.entries:
+        page = built.page(f"failures/entries/{entry.id}")
+        assert f">{entry.title}<" in page.replace('<a class="headerlink"', "<")
+    for slug, tag in catalog.tags.items():
+        assert f"#{tag.title}" in built.page(f"failures/tags/{slug}")
+    assert "Tags" in built.page("failures/tags")
+    assert "Mixed precision" in built.page("failures")
+
+
+class _Links(HTMLParser):
+    """Every `href` and every `id` of a page."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.hrefs: list[str] = []
+        self.ids: set[str] = set()
+        self.handlers: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        for name, value in attrs:
+            if name == "href" and value:
+                self.hrefs.append(value)
+            if name == "id" and value:
+                self.ids.add(value)
+            if name.startswith("on"):
+                self.handlers.append(f"<{tag} {name}={value!r}>")
+
+
+def _parse(path: Path) -> _Links:
+    parser = _Links()
+    parser.feed(path.read_text(encoding="utf-8"))
+    return parser
+
+
+def test_links_and_anchors_between_generated_pages_resolve(built: Built) -> None:
+    """Related, back links, tags, symptom → cause anchors and in-text entry links all land."""
+    pages = sorted((built.site / "failures").rglob("index.html"))
+    assert len(pages) > 4
+    checked = set()
+    for page in pages:
+        for href in _parse(page).hrefs:
+            parts = urlsplit(href)
+            if parts.scheme or parts.netloc or href.startswith("/"):
+                continue
+            target = (page.parent / unquote(parts.path)).resolve() if parts.path else page
+            if target.is_dir():
+                target = target / "index.html"
+            assert target.is_file(), f"{page}: {href}"
+            if parts.fragment:
+                assert parts.fragment in _parse(target).ids, f"{page}: {href}"
+            checked.add(href)
+    assert "#cause-cast" in checked
+    assert "../beta-failure/" in checked  # in-text `entry:beta-failure` and `related`
+    assert "../alpha-failure/" in checked  # the back link on beta
+
+
+def test_no_id_appears_twice(built: Built) -> None:
+    page = built.site / "failures" / "entries" / "alpha-failure" / "index.html"
+    text = page.read_text(encoding="utf-8")
+    for ident in _parse(page).ids:
+        assert text.count(f'id="{ident}"') == 1, ident
+
+
+def test_search_index_contains_every_entry(built: Built, catalog: Any) -> None:
+    index = json.loads((built.site / "search" / "search_index.json").read_text(encoding="utf-8"))
+    by_location = {doc["location"]: doc for doc in index["docs"]}
+    for entry in catalog.entries:
+        doc = by_location[f"failures/entries/{entry.id}/"]
+        assert doc["title"] == entry.title
+    assert any("watchdog timeout" in doc["text"] for doc in index["docs"])
+
+
+def test_nav_has_the_section(built: Built) -> None:
+    home = built.page(".") if (built.site / "index.html").is_file() else ""
+    home = (built.site / "index.html").read_text(encoding="utf-8")
+    for title in ("Failures", "Mixed precision", "Distributed training", "Tags", "#FSDP"):
+        assert title in home, title
+    if "md-nav" not in home:  # default theme: the hand-written nav placed it before "About"
+        assert home.index("Home") < home.index("Failures") < home.index("About")
+
+
+def test_code_examples_go_through_the_sites_highlighter(built: Built) -> None:
+    page = built.page("failures/entries/alpha-failure")
+    assert 'class="codehilite"' in page or 'class="highlight"' in page
+    assert '<span class="n">mask</span>' in page
+
+
+def test_invalid_entry_fails_the_build_at_its_location(tmp_corpus: Path, tmp_path: Path) -> None:
+    path = tmp_corpus / "alpha-failure.yaml"
+    text = path.read_text(encoding="utf-8").replace("tags: [fsdp, bf16]", "tags: [fsdp, bfl6]")
+    path.write_text(text, encoding="utf-8")
+    line = text.splitlines().index("tags: [fsdp, bfl6]") + 1
+    col = len("tags: [fsdp, ") + 1
+    result = build(make_project(tmp_path / "project", tmp_corpus, THEMES["mkdocs"]))
+    assert result.code == 1
+    assert (f"nanopedia: entries/alpha-failure.yaml:{line}:{col}: error[E023]: unknown tag 'bfl6'"
+            in result.log), result.log
+    assert "did you mean 'bf16'?" in result.log
+    assert "Traceback" not in result.log
+    assert not (result.site / "failures").exists()
+
+
+def test_a_docs_file_in_the_way_is_an_error(tmp_path: Path) -> None:
+    root = make_project(tmp_path / "project", CORPUS, THEMES["material"])
+    (root / "docs" / "failures").mkdir()
+    (root / "docs" / "failures" / "index.md").write_text("# Ours\n", encoding="utf-8")
+    result = build(root)
+    assert result.code == 1
+    assert "failures/index.md already exist(s)" in result.log
+    assert "Traceback" not in result.log
+
+
+SUMMARY = ("  The alpha failure happens when bf16 weights meet fp32 inputs. "
+           "See [beta](entry:beta-failure).")
+HOSTILE = {
+    "title: Alpha failure under FSDP":
+        "title: '</title><script>window.pwned=1</script> Alpha {{ 7*7 }}'",
+    SUMMARY: """\
+  The alpha <img src=x onerror="window.pwned=2"> failure {: onclick="window.pwned=3" }
+
+  <div onmouseover="window.pwned=4">raw block</div>
+
+  --8<-- "mkdocs.yml"
+
+  !!! danger "injected"
+      admonition
+
+  | a | b |
+  |---|---|
+  | <b onclick=x>cell</b> | `<i>code</i>` |""",
+    "      The visible parameters are fp32 shards.":
+        "      Shards. <script>window.pwned=5</script> {% raw %} ${x} &lt; [b](entry:beta-failure)",
+    "    answer: No.": "    answer: '[ok](https://example.com/a(b)\"c)'",
+}
+
+
+@pytest.fixture(scope="module")
+def hostile(tmp_path_factory: pytest.TempPathFactory) -> Built:
+    """An entry full of HTML, template syntax and extension syntax, in Material with the usual
+    extensions (attr_list, md_in_html, snippets...) switched on to give it every chance."""
+    root = tmp_path_factory.mktemp("hostile")
+    shutil.copytree(CORPUS, root / "entries")
+    path = root / "entries" / "alpha-failure.yaml"
+    text = path.read_text(encoding="utf-8")
+    for old, new in HOSTILE.items():
+        assert old in text, old
+        text = text.replace(old, new)
+    path.write_text(text, encoding="utf-8")
+    config = "theme:\n  name: material\n  font: false\n" + HOSTILE_EXTENSIONS
+    result = build(make_project(root, root / "entries", config))
+    assert result.code == 0, result.log
+    return result
+
+
+def test_hostile_entry_text_stays_text(hostile: Built) -> None:
+    page = hostile.site / "failures" / "entries" / "alpha-failure" / "index.html"
+    html = page.read_text(encoding="utf-8")
+    parsed = _parse(page)
+    assert parsed.handlers == []
+    # Material prints the title decoded into <title>, where only `</title` could end it.
+    title = html[html.index("<title>"):html.index("</title>")]
+    assert title.startswith("<title><\u200b/title><script>window.pwned=1<\u200b/script> Alpha")
+    body = html.replace(title, "")
+    assert "<script>window" not in body and "<div onmouseover" not in body
+    assert "{{ 7*7 }}" in html and "49" not in html
+    assert "site_name" not in html  # the snippet was not included
+    assert 'class="admonition' not in html
+    assert not [h for h in parsed.hrefs if "javascript" in h.lower()]
+    assert "https://example.com/a%28b%29%22c" in parsed.hrefs
+    assert "../beta-failure/" in parsed.hrefs
+
+
+@pytest.fixture
+def serve(request: pytest.FixtureRequest) -> Iterator[Any]:
+    """Serve a site directory on a free localhost port; returns the base URL."""
+    servers = []
+
+    def start(root: Path) -> str:
+        handler = functools.partial(_QuietHandler, directory=str(root))
+        server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        servers.append(server)
+        return f"http://127.0.0.1:{server.server_address[1]}/"
+
+    yield start
+    for server in servers:
+        server.shutdown()
+        server.server_close()
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, format: str, *args: Any) -> None:
+        """Requests are not test output."""
+
+
+def test_generated_page_in_a_real_browser(built: Built, watched_page: Any, serve: Any) -> None:
+    base = serve(built.site)
+    page = watched_page.page
+    page.goto(base + "failures/entries/alpha-failure/")
+    assert page.locator("h1").first.inner_text().startswith("Alpha failure under FSDP")
+    page.locator("table a[href='#cause-cast']").click()
+    assert page.evaluate("location.hash") == "#cause-cast"
+    assert page.locator("#cause-cast").count() == 1
+    page.locator("article a[href='../beta-failure/'], div[role=main] a[href='../beta-failure/']"
+                 ).last.click()
+    page.wait_for_url("**/failures/entries/beta-failure/")
+    assert page.locator("h1").first.inner_text().startswith("Beta failure in NCCL collectives")
+    page.locator("a[href='../alpha-failure/']").last.click()  # the back link
+    page.wait_for_url("**/failures/entries/alpha-failure/")
+    watched_page.assert_clean()
+
+
+def test_hostile_page_runs_nothing_in_a_real_browser(
+    hostile: Built, watched_page: Any, serve: Any
+) -> None:
+    page = watched_page.page
+    page.goto(serve(hostile.site) + "failures/entries/alpha-failure/")
+    assert page.evaluate("window.pwned") is None
+    title = page.title().replace("\u200b", "")
+    assert title.startswith("</title><script>window.pwned=1</script> Alpha {{ 7*7 }}")
+    assert "<img src=x onerror=" in page.locator("blockquote").first.inner_text()
+    for link in page.locator("a").all():
+        assert "javascript" not in (link.get_attribute("href") or "").lower()
+    watched_page.assert_clean()
