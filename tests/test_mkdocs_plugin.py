@@ -5,6 +5,7 @@ anchors, nav, search index) and opened in Chromium.
 
 from __future__ import annotations
 
+import fcntl
 import functools
 import http.server
 import json
@@ -13,7 +14,7 @@ import shutil
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from html.parser import HTMLParser
 from pathlib import Path
@@ -106,11 +107,31 @@ def build(root: Path, *args: str) -> Built:
     return Built(root, run.returncode, run.stdout + run.stderr)
 
 
+def shared_build(factory: pytest.TempPathFactory, name: str, setup: Callable[[Path], Path],
+                 *args: str) -> Built:
+    """Build a project once per test session, even with several xdist workers.
+
+    The workers share the parent of their temp dirs; the first to take the lock builds, the
+    others read its result (the recipe in pytest-xdist's documentation, with `flock`).
+    """
+    shared = factory.getbasetemp().parent / "mkdocs-plugin" / name
+    shared.mkdir(parents=True, exist_ok=True)
+    with open(shared / "lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        record = shared / "result.json"
+        if not record.exists():
+            result = build(setup(shared / "project"), *args)
+            record.write_text(json.dumps([result.code, result.log]), encoding="utf-8")
+        code, log = json.loads(record.read_text(encoding="utf-8"))
+    return Built(shared / "project", code, log)
+
+
 @pytest.fixture(scope="module", params=sorted(THEMES))
 def built(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Built:
     """The fixture corpus in a strict build, once per theme."""
-    root = make_project(tmp_path_factory.mktemp(request.param), CORPUS, THEMES[request.param])
-    result = build(root, "--strict")
+    theme = THEMES[request.param]
+    result = shared_build(tmp_path_factory, request.param,
+                          lambda root: make_project(root, CORPUS, theme), "--strict")
     assert result.code == 0, result.log
     return result
 
@@ -201,7 +222,6 @@ def test_search_index_contains_every_entry(built: Built, catalog: Any) -> None:
 
 
 def test_nav_has_the_section(built: Built) -> None:
-    home = built.page(".") if (built.site / "index.html").is_file() else ""
     home = (built.site / "index.html").read_text(encoding="utf-8")
     for title in ("Failures", "Mixed precision", "Distributed training", "Tags", "#FSDP"):
         assert title in home, title
@@ -268,16 +288,19 @@ HOSTILE = {
 def hostile(tmp_path_factory: pytest.TempPathFactory) -> Built:
     """An entry full of HTML, template syntax and extension syntax, in Material with the usual
     extensions (attr_list, md_in_html, snippets...) switched on to give it every chance."""
-    root = tmp_path_factory.mktemp("hostile")
-    shutil.copytree(CORPUS, root / "entries")
-    path = root / "entries" / "alpha-failure.yaml"
-    text = path.read_text(encoding="utf-8")
-    for old, new in HOSTILE.items():
-        assert old in text, old
-        text = text.replace(old, new)
-    path.write_text(text, encoding="utf-8")
-    config = "theme:\n  name: material\n  font: false\n" + HOSTILE_EXTENSIONS
-    result = build(make_project(root, root / "entries", config))
+
+    def setup(root: Path) -> Path:
+        shutil.copytree(CORPUS, root / "entries")
+        path = root / "entries" / "alpha-failure.yaml"
+        text = path.read_text(encoding="utf-8")
+        for old, new in HOSTILE.items():
+            assert old in text, old
+            text = text.replace(old, new)
+        path.write_text(text, encoding="utf-8")
+        config = "theme:\n  name: material\n  font: false\n" + HOSTILE_EXTENSIONS
+        return make_project(root, root / "entries", config)
+
+    result = shared_build(tmp_path_factory, "hostile", setup)
     assert result.code == 0, result.log
     return result
 
