@@ -6,8 +6,8 @@ boundary is still found. One `re2.Set` holding every fingerprint says which patt
 buffer (a per-line Python loop is ten times slower); only those patterns are then run alone to
 locate their lines. Evidence lines get a rank (`[rank3]:`, torchrun's `[default3]:`, `[Rank 3]`,
 the file name) and a timestamp; torchrun's "Root Cause (first observed failure)" block names the
-rank that died first. Scoring and the rules below are mirrored by `theme/static/diagnose.js`, which
-reads `export_data()`, so the browser page gives the same answers.
+rank that died first. Scoring and the rules below are mirrored by `theme/static/diagnose-worker.js`,
+which reads `export_data()`, so the browser page gives the same answers.
 """
 
 from __future__ import annotations
@@ -42,6 +42,8 @@ WEIGHTS: dict[str, float] = {"decisive": 10.0, "supporting": 3.0, "benign": 1.0}
 COLLATERAL_ENTRIES = frozenset({"nccl-watchdog-timeout"})
 #: Weight left to collateral evidence, so the cause ranks above its consequences.
 COLLATERAL_FACTOR = 0.1
+#: Bytes before an untimestamped evidence line searched for the nearest earlier timestamp.
+TIMESTAMP_WINDOW = 16 << 10
 
 ROOT_CAUSE = r"Root Cause \(first observed failure\):"
 ROOT_RANK = r"^\s*rank\s*: (\d+) \(local_rank: \d+\)"
@@ -351,7 +353,7 @@ def scan(
     return FileScan(name, tuple(evidence), counts, root_ranks, line_base, total)
 
 
-def earlier_timestamp(buf: bytes, start: int, window: int = 16 << 10) -> str | None:
+def earlier_timestamp(buf: bytes, start: int, window: int = TIMESTAMP_WINDOW) -> str | None:
     """The timestamp of the nearest earlier line within `window` bytes (traceback lines have none,
     the log line before them usually does)."""
     head = buf[max(0, start - window) : start].decode("utf-8", "replace")
@@ -388,11 +390,12 @@ def first_failure(evidence: list[Evidence], order: dict[str, int]) -> Evidence |
 def diagnose(scans: list[FileScan]) -> Diagnosis:
     """Rank the entries the scans point to and find the rank where the failure began.
 
-    Rules (mirrored in `diagnose.js`): when an entry outside `COLLATERAL_ENTRIES` has decisive
-    evidence, evidence of the collateral entries is marked collateral and weighs little. The first
-    failure is the torchrun Root Cause rank when a block names one; else the earliest decisive line
-    that is not collateral; for a pure collective timeout, the rank whose last enqueued NCCL work
-    is lowest (it is the one behind); else the earliest line of the best candidate.
+    Rules (mirrored in `diagnose-worker.js`): when an entry outside `COLLATERAL_ENTRIES` has
+    decisive evidence, evidence of the collateral entries is marked collateral and weighs little.
+    The first failure is the torchrun Root Cause rank when a block names one; else the earliest
+    decisive line that is not collateral; for a pure collective timeout, the rank whose last
+    enqueued NCCL work is lowest (it is the one behind); else the earliest line of the best
+    candidate.
     """
     order = {s.file: i for i, s in enumerate(scans)}
     evidence = [ev for s in scans for ev in s.evidence]
@@ -541,11 +544,15 @@ def export_data(entries: Iterable[Entry], base_url: str | None = None) -> dict[s
         "collateral_factor": COLLATERAL_FACTOR,
         "evidence_cap": EVIDENCE_CAP,
         "text_chars": TEXT_CHARS,
+        "buffer_bytes": BUFFER_BYTES,
+        "max_line_bytes": MAX_LINE_BYTES,
+        "timestamp_window": TIMESTAMP_WINDOW,
         "root_cause": ROOT_CAUSE,
         "root_rank": ROOT_RANK,
         "root_span": ROOT_SPAN,
         "prefix_rank": _PREFIX_RANK.pattern,
         "message_rank": _MESSAGE_RANK.pattern,
+        "file_rank": _FILE_RANK.pattern,
         "iso_time": _ISO_TIME.pattern,
         "glog_time": _GLOG_TIME.pattern,
         "enqueued": _ENQUEUED.pattern,
