@@ -216,11 +216,13 @@ def _pages(catalog: Catalog, config: Config, extras: dict[str, Extras],
         others = [views.index_page(catalog, config, cards),
                   *views.tag_pages(catalog, config, cards),
                   *views.redirect_pages(catalog, config, cards),
+                  views.diagnose_page(config), views.diagnose_data(catalog),
                   views.not_found_page(config), views.stylesheet(),
                   *feed.feeds(catalog, config, dated)]
         for page in others:
             yield page.path, render(page)
-        listed = [p.path for p in others if p.template in ("index.html", "tag.html", "tags.html")]
+        listed = [p.path for p in others
+                  if p.template in ("index.html", "tag.html", "tags.html", "diagnose.html")]
         sitemap = views.sitemap(config, listed + [f"entries/{i}.html" for i in catalog.by_id])
         if sitemap is not None:
             yield sitemap.path, render(sitemap)

@@ -17,7 +17,7 @@ from typing import Any
 
 from markupsafe import Markup
 
-from . import highlight
+from . import diagnose, highlight
 from .catalog import Catalog
 from .config import Config
 from .gitdates import Dates
@@ -263,6 +263,25 @@ def sitemap(config: Config, paths: list[str]) -> Page | None:
 
 def stylesheet() -> Page:
     return Page("static/pygments.css", "pygments.css", highlight.styles())
+
+
+DIAGNOSE_BUDGET_S = 120
+"""Default time budget of the diagnosis page, in seconds (the reader can change it)."""
+
+
+def diagnose_page(config: Config) -> Page:
+    """`diagnose.html`: paste or drop a log; the matching runs in the reader's browser."""
+    context = _site(config, "", "diagnose.html", "Diagnose a log",
+                    "Paste a training log and see the entries that explain it, the lines that "
+                    "prove it and the rank that failed first, without the log leaving the browser.")
+    context["budget"] = DIAGNOSE_BUDGET_S
+    return Page("diagnose.html", "diagnose.html", context)
+
+
+def diagnose_data(catalog: Catalog) -> Page:
+    """`static/diagnose-data.js`: every fingerprint and the matcher's rules, for the worker."""
+    return Page("static/diagnose-data.js", "diagnose-data.js",
+                {"data": diagnose.export_data(catalog.entries)})
 
 
 def export_record(entry: Entry) -> str:

@@ -1,0 +1,197 @@
+"""The diagnosis page (site/diagnose.html) from file://: the CLI's answers, safely, offline.
+
+Every case of the labelled corpus (tests/logs/labels.yaml) goes through `generator.diagnose` and
+through the page in a real Chromium, as files on the file input and, for single logs, pasted; the
+entries (in order), scores, evidence lines, ranks and first failure must be the same. The buried
+cases are larger than one read buffer, so they also cover matching across worker reads.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import ROOT
+
+from generator import build, diagnose
+from generator.corpus import gather
+
+sys.path.insert(0, str(ROOT / "bench"))
+from logcorpus import cases, materialise  # noqa: E402
+
+CASES = cases()
+ERROR = "[rank3]: RuntimeError: expected scalar type BFloat16 but found Float"
+SHOWN = """() => Array.from(document.querySelectorAll('#matches > li')).map(li => ({
+  id: li.dataset.id,
+  score: Number(li.querySelector('.match-score').textContent.replace('score ', '')),
+  benign: !li.querySelector('.benign').hidden,
+  href: li.querySelector('.match-title').getAttribute('href'),
+  evidence: Array.from(li.querySelectorAll('.evidence-line')).map(e => [
+    e.dataset.file, Number(e.dataset.line), e.querySelector('.rank').textContent,
+    e.querySelector('.fingerprint').textContent, !e.querySelector('.collateral').hidden,
+    e.querySelector('.text').textContent])
+}))"""
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("diagnose") / "site"
+    build.build(ROOT / "entries", out, use_cache=False, jobs=1)
+    return out
+
+
+@pytest.fixture(scope="module")
+def matcher() -> diagnose.Matcher:
+    return diagnose.Matcher(gather(ROOT / "entries")[0].entries)
+
+
+@pytest.fixture(scope="module")
+def logs(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("logs")
+
+
+def expected(matcher: diagnose.Matcher, named: list[tuple[str, bytes]]) -> dict[str, Any]:
+    """What the page must show for logs given as (name, bytes), computed by the CLI's code."""
+    scans = [diagnose.scan(io.BytesIO(data), name, matcher) for name, data in named]
+    result = diagnose.diagnose(scans)
+    return {
+        "matches": [
+            {
+                "id": c.id,
+                "score": c.score,
+                "benign": c.benign,
+                "href": f"entries/{c.id}.html",
+                "evidence": [
+                    [e.file, e.line, "" if e.rank is None else f"rank {e.rank}",
+                     f"{e.fingerprint} ({e.indicates})", e.collateral, e.text]
+                    for e in c.evidence
+                ],
+            }
+            for c in result.matches
+        ],
+        "rank": "" if result.initiating_rank is None else str(result.initiating_rank),
+        "first": f"{first.file}:{first.line}" if (first := result.initiating) else None,
+    }
+
+
+def shown(page: Any) -> dict[str, Any]:
+    """What the page shows once the run started last has finished."""
+    run = page.locator("#status").get_attribute("data-run")
+    page.wait_for_selector(f"#status[data-run='{run}']:is([data-state=done], [data-state=error])",
+                           state="attached", timeout=30_000)
+    assert page.locator("#status").get_attribute("data-state") == "done", \
+        page.text_content("#status-text")
+    first = page.locator("#first-failure")
+    words = first.text_content() or ""
+    return {
+        "matches": page.evaluate(SHOWN),
+        "rank": first.get_attribute("data-rank") or "",
+        "first": words.split(" at ")[1].split(" (")[0] if first.is_visible() and " at " in words
+        else None,
+    }
+
+
+def open_page(watch: Any, site: Path) -> Any:
+    page = watch.page
+    page.goto((site / "diagnose.html").as_uri())
+    page.wait_for_selector("#status[data-state=idle]", state="attached")
+    return page
+
+
+def test_page_gives_the_cli_answer_on_every_case(site, matcher, logs, watched_page) -> None:
+    """Each case as files on the input and, for a single unburied log, pasted; all mismatches are
+    reported together."""
+    page = open_page(watched_page, site)
+    wrong = []
+    for case in CASES:
+        paths = materialise(case, logs)
+        page.set_input_files("#log-files", [str(p) for p in paths])
+        want = expected(matcher, [(p.name, p.read_bytes()) for p in paths])
+        got = shown(page)
+        if got != want:
+            wrong.append((case.name, "files", got, want))
+        if case.top is not None and [m["id"] for m in got["matches"][:1]] != [case.top]:
+            wrong.append((case.name, "label", got["matches"][:1], case.top))
+        if len(paths) == 1 and not case.bury:
+            text = paths[0].read_text()
+            page.fill("#log-text", text)
+            page.click("#run")
+            got = shown(page)
+            want = expected(matcher, [("pasted log", text.encode())])
+            if got != want:
+                wrong.append((case.name, "pasted", got, want))
+            page.fill("#log-text", "")
+    assert wrong == []
+    watched_page.assert_clean()
+
+
+def test_gzip_file_across_read_buffers(site, matcher, logs, watched_page) -> None:
+    """A buried log larger than one read buffer, gzipped: the page inflates it as the CLI does."""
+    case = next(c for c in CASES if c.bury and c.top)
+    raw = materialise(case, logs)[0]
+    assert raw.stat().st_size > diagnose.BUFFER_BYTES
+    packed = logs / "big.log.gz"
+    packed.write_bytes(gzip.compress(raw.read_bytes(), 1))
+    page = open_page(watched_page, site)
+    page.set_input_files("#log-files", str(packed))
+    got = shown(page)
+    want = expected(matcher, [("big.log.gz", raw.read_bytes())])
+    assert got == want and got["matches"][0]["id"] == case.top
+    watched_page.assert_clean()
+
+
+def test_hostile_log_text_and_names_stay_text(site, logs, watched_page) -> None:
+    hostile = (f"{ERROR} <img src=x onerror=\"document.title='pwned'\"></script>"
+               "<script>document.title='pwned'</script>")
+    log = logs / "<img src=x onerror=alert(1)>.log"
+    log.write_text(f"step 1\n{hostile}\n")
+    page = open_page(watched_page, site)
+    page.fill("#log-text", f"{hostile}\n")
+    page.click("#run")
+    first = shown(page)
+    page.set_input_files("#log-files", str(log))
+    second = shown(page)
+    for got, name, line in ((first, "pasted log", 1), (second, log.name, 2)):
+        evidence = got["matches"][0]["evidence"][0]
+        assert evidence[:2] == [name, line] and evidence[5] == hostile
+    assert page.evaluate("document.querySelectorAll('#results img, #results script').length") == 0
+    assert page.title() != "pwned"
+    watched_page.assert_clean()
+
+
+def test_csp_forbids_connections_and_the_page_says_so(site, watched_page) -> None:
+    page = open_page(watched_page, site)
+    csp = page.locator('meta[http-equiv="Content-Security-Policy"]').get_attribute("content")
+    assert "connect-src 'none'" in csp and "worker-src blob:" in csp
+    assert "Nothing leaves your browser" in page.text_content("#private")
+    watched_page.assert_clean()
+    page.evaluate("() => fetch('diagnose.html').catch(() => null)")
+    page.wait_for_timeout(200)
+    assert any("connect-src" in v for v in watched_page.csp_violations)
+
+
+def test_every_page_links_to_the_diagnosis(site, watched_page) -> None:
+    page = watched_page.page
+    page.goto((site / "index.html").as_uri())
+    page.click("nav >> text=Diagnose a log")
+    page.wait_for_selector("#status[data-state=idle]", state="attached")
+    assert page.url.endswith("/diagnose.html")
+    watched_page.assert_clean()
+
+
+def test_cancel_stops_the_worker(site, logs, watched_page) -> None:
+    big = logs / "cancel.log"
+    with big.open("wb") as out:
+        out.write(b"step 1 loss 2.0 lr 3e-4 tokens/s 120000 all fine here, nothing to see\n"
+                  * 1_000_000)
+    page = open_page(watched_page, site)
+    page.set_input_files("#log-files", str(big))
+    page.wait_for_selector("#status[data-state=running]", state="attached")
+    page.click("#cancel")
+    assert page.locator("#status").get_attribute("data-state") == "cancelled"
+    assert page.locator("#run").is_enabled() and page.locator("#results").is_hidden()
+    watched_page.assert_clean()
