@@ -6,7 +6,9 @@ Exit codes: 0 clean, 1 problems found, 2 usage errors (bad arguments, missing pa
 from __future__ import annotations
 
 import argparse
+import io
 import json
+import os
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -267,3 +269,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("nanopedia: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        # The reader went away (`nanopedia diagnose LOG | head`): stop quietly, as a tool killed
+        # by SIGPIPE would, and point stdout at /dev/null so the final flush cannot fail again.
+        _silence_stdout()
+        return 141
+
+
+def _silence_stdout() -> None:
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, io.UnsupportedOperation):
+        pass  # not a real file (captured in tests): nothing left to flush

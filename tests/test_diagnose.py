@@ -5,6 +5,7 @@ from __future__ import annotations
 import gzip
 import io
 import json
+import subprocess
 import sys
 from pathlib import Path
 
@@ -82,3 +83,17 @@ def test_corpus_accuracy() -> None:
     assert f["failing"] >= 26 and f["healthy"] >= 5
     assert f["top1"] >= 0.9
     assert f["false_positives"] == 0
+
+
+def test_closed_pipe_ends_quietly(tmp_path: Path) -> None:
+    """`nanopedia diagnose LOG | head`: no traceback when the reader stops reading."""
+    log = tmp_path / "many.log"
+    wide = ERROR.rstrip(b"\n") + b" " + b"x" * 250 + b"\n"
+    log.write_bytes(wide * 50 + (LOGS / "nccl-desync.log").read_bytes() * 20)
+    command = [sys.executable, "-m", "generator", "diagnose", "--json", str(log)]
+    with subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE) as run:
+        assert run.stdout is not None and run.stderr is not None
+        run.stdout.read(10)
+        run.stdout.close()
+        err = run.stderr.read()
+    assert (run.returncode, err) == (141, b"")
