@@ -129,6 +129,26 @@ def test_page_gives_the_cli_answer_on_every_case(site, matcher, logs, watched_pa
     watched_page.assert_clean()
 
 
+def test_every_fingerprint_example_gives_the_cli_answer(site, matcher, watched_page) -> None:
+    """Each fingerprint's own examples, the lines that must match and those that must not, pasted
+    as one log: the page's prefilter and rewritten patterns agree with RE2 on every one."""
+    lines = [
+        line
+        for probe in matcher.probes
+        for line in (*probe.fingerprint.must_match, *probe.fingerprint.must_not_match)
+    ]
+    text = "\n".join(lines) + "\n"
+    page = open_page(watched_page, site)
+    page.fill("#log-text", text)
+    page.click("#run")
+    got = shown(page)
+    want = expected(matcher, [("pasted log", text.encode())])
+    assert got == want
+    matched = {ev[3].split(" ")[0] for m in got["matches"] for ev in m["evidence"]}
+    assert matched == {p.fingerprint.id for p in matcher.probes if p.fingerprint.must_match}
+    watched_page.assert_clean()
+
+
 def test_gzip_file_across_read_buffers(site, matcher, logs, watched_page) -> None:
     """A buried log larger than one read buffer, gzipped: the page inflates it as the CLI does."""
     case = next(c for c in CASES if c.bury and c.top)

@@ -72,6 +72,157 @@ self.NanopediaDiagnoseWorker = function (scope) {
     return out;
   }
 
+  /* Shortest literal worth a prefilter: shorter ones occur everywhere. */
+  var MIN_LITERAL = 3;
+
+  /* Index of the ']' that closes the class opening at `i`. */
+  function classEnd(p, i) {
+    var j = i + 1;
+    if (p[j] === '^') j += 1;
+    if (p[j] === ']') j += 1;
+    while (j < p.length && p[j] !== ']') j += p[j] === '\\' ? 2 : 1;
+    return j;
+  }
+
+  /* `(?:a|b)` around a whole pattern is `a|b`. */
+  function unwrap(p) {
+    while (p.slice(0, 3) === '(?:') {
+      var depth = 0;
+      var close = -1;
+      for (var j = 0; j < p.length && close < 0; j++) {
+        if (p[j] === '\\') j += 1;
+        else if (p[j] === '[') j = classEnd(p, j);
+        else if (p[j] === '(') depth += 1;
+        else if (p[j] === ')' && --depth === 0) close = j;
+      }
+      if (close !== p.length - 1) break;
+      p = p.slice(3, -1);
+    }
+    return p;
+  }
+
+  /* For each top-level alternative of `pattern`, the ASCII literals (lower-cased, at least
+     MIN_LITERAL long) every match of it contains; null when some alternative has none.
+     Conservative: anything but a plain character ends a literal, a character made optional by a
+     quantifier is dropped, groups are skipped. A line can only match when, for some alternative,
+     all its literals occur in it. */
+  function literals(pattern) {
+    var p = unwrap(pattern);
+    var branches = [];
+    var runs = [];
+    var run = '';
+    var depth = 0;
+    function end() {
+      if (run.length >= MIN_LITERAL) runs.push(run.toLowerCase());
+      run = '';
+    }
+    for (var i = 0; i < p.length; i++) {
+      var ch = p[i];
+      if (ch === '\\') {
+        var next = p[i + 1] || '';
+        i += 1;
+        if (depth === 0 && /[\x20-\x2f\x3a-\x40\x5b-\x60\x7b-\x7e]/.test(next)) run += next;
+        else end();
+      } else if (ch === '[') {
+        end();
+        i = classEnd(p, i);
+      } else if (ch === '(') {
+        end();
+        depth += 1;
+      } else if (ch === ')') {
+        end();
+        depth -= 1;
+      } else if (depth > 0) {
+        continue;
+      } else if (ch === '|') {
+        end();
+        if (!runs.length) return null;
+        branches.push(runs);
+        runs = [];
+      } else if (ch === '?' || ch === '*' || ch === '{') {
+        run = run.slice(0, -1);
+        end();
+      } else if (ch < ' ' || ch > '~' || '+.^$}'.indexOf(ch) >= 0) {
+        end();
+      } else {
+        run += ch;
+      }
+    }
+    end();
+    if (!runs.length) return null;
+    branches.push(runs);
+    return branches;
+  }
+
+  /* One pass over a buffer's bytes (ASCII case folded) that finds every literal at once
+     (Aho-Corasick as a dense table over the byte classes the literals use) and counts lines. */
+  function automaton(words) {
+    var cls = new Uint8Array(256);  /* byte -> class; 0 for bytes in no literal */
+    var width = 1;
+    words.forEach(function (word) {
+      for (var i = 0; i < word.length; i++) {
+        var c = word.charCodeAt(i);
+        if (!cls[c]) {
+          cls[c] = width++;
+          if (c >= 97 && c <= 122) cls[c - 32] = cls[c];
+        }
+      }
+    });
+    var children = [new Map()];
+    var outs = [[]];
+    words.forEach(function (word, id) {
+      var s = 0;
+      for (var i = 0; i < word.length; i++) {
+        var k = cls[word.charCodeAt(i)];
+        if (!children[s].has(k)) {
+          children.push(new Map());
+          outs.push([]);
+          children[s].set(k, children.length - 1);
+        }
+        s = children[s].get(k);
+      }
+      outs[s].push(id);
+    });
+    var delta = new Int32Array(children.length * width);
+    var fail = new Int32Array(children.length);
+    var queue = [];
+    children[0].forEach(function (t, k) { delta[k] = t; queue.push(t); });
+    for (var q = 0; q < queue.length; q++) {
+      var s = queue[q];
+      outs[s] = outs[s].concat(outs[fail[s]]);
+      delta.copyWithin(s * width, fail[s] * width, fail[s] * width + width);
+      children[s].forEach(function (t, k) {
+        fail[t] = delta[fail[s] * width + k];
+        delta[s * width + k] = t;
+        queue.push(t);
+      });
+    }
+    var any = new Uint8Array(children.length);
+    outs.forEach(function (o, i) { any[i] = o.length ? 1 : 0; });
+    return { cls: cls, width: width, delta: delta, outs: outs, any: any, size: words.length };
+  }
+
+  /* Which literals occur in `bytes`, and how many newlines it has. */
+  function sweep(ac, bytes) {
+    var seen = new Uint8Array(ac.size);
+    var delta = ac.delta;
+    var cls = ac.cls;
+    var any = ac.any;
+    var width = ac.width;
+    var s = 0;
+    var lines = 0;
+    for (var i = 0; i < bytes.length; i++) {
+      var b = bytes[i];
+      if (b === 10) lines += 1;
+      s = delta[s * width + cls[b]];
+      if (any[s] === 1) {
+        var o = ac.outs[s];
+        for (var k = 0; k < o.length; k++) seen[o[k]] = 1;
+      }
+    }
+    return { seen: seen, lines: lines };
+  }
+
   /* One probe per fingerprint, then torchrun's Root Cause heading and its `rank :` line. */
   function compile(data) {
     var probes = [];
@@ -80,6 +231,7 @@ self.NanopediaDiagnoseWorker = function (scope) {
       var js = portable(source);
       extra.find = new RegExp(js, 'gm' + flags);
       extra.test = new RegExp(js, flags);
+      extra.literals = literals(source);
       probes.push(extra);
     }
     data.fingerprints.forEach(function (fp) {
@@ -94,11 +246,23 @@ self.NanopediaDiagnoseWorker = function (scope) {
     var rootIndex = probes.length;
     add(data.root_cause, '', { structural: true });
     add(data.root_rank, '', { structural: true });
+    var words = [];
+    var ids = new Map();
+    probes.forEach(function (probe) {
+      if (!probe.literals) return;
+      probe.branches = probe.literals.map(function (runs) {
+        return runs.map(function (run) {
+          if (!ids.has(run)) { ids.set(run, words.length); words.push(run); }
+          return ids.get(run);
+        });
+      });
+    });
     return {
       data: data,
       probes: probes,
       rootIndex: rootIndex,
       skipped: skipped,
+      automaton: automaton(words),
       prefixRank: new RegExp(data.prefix_rank),
       messageRank: new RegExp(data.message_rank),
       fileRank: new RegExp(data.file_rank, 'i'),
@@ -276,11 +440,25 @@ self.NanopediaDiagnoseWorker = function (scope) {
 
   /* ---- Scanning one log (diagnose.py: scan). ---- */
 
+  /* The probes that may match somewhere in the buffer, like the CLI's RE2 set: those without
+     literals, and those with an alternative whose literals all occur in it. */
+  function candidates(m, seen) {
+    var active = [];
+    m.probes.forEach(function (probe, index) {
+      var possible = !probe.branches || probe.branches.some(function (ids) {
+        return ids.every(function (id) { return seen[id]; });
+      });
+      if (possible) active.push(index);
+    });
+    return active;
+  }
+
   /* (offset, probe index) of the first hit on every matching line, the CLI's "one hit per line". */
-  function locate(m, text, counts) {
+  function locate(m, text, counts, active) {
     var cap = m.data.evidence_cap;
     var located = [];
-    for (var index = 0; index < m.probes.length; index++) {
+    for (var k = 0; k < active.length; k++) {
+      var index = active[k];
       var probe = m.probes[index];
       if (!probe.structural && counts[index] >= cap) continue;
       var re = probe.find;
@@ -304,13 +482,6 @@ self.NanopediaDiagnoseWorker = function (scope) {
     return located;
   }
 
-  function countNewlines(bytes) {
-    var n = 0;
-    var i = bytes.indexOf(NEWLINE);
-    while (i >= 0) { n++; i = bytes.indexOf(NEWLINE, i + 1); }
-    return n;
-  }
-
   function Timeout(file) { this.file = file; }
 
   function scan(m, file, order, deadline, progress) {
@@ -327,9 +498,11 @@ self.NanopediaDiagnoseWorker = function (scope) {
     return openLog(file.blob).then(function (log) {
       return buffers(log, d.buffer_bytes, d.max_line_bytes, function (buf) {
         total += buf.length;
-        var text = decoder.decode(buf);
+        var swept = sweep(m.automaton, buf);
+        var active = candidates(m, swept.seen);
+        var text = active.length ? decoder.decode(buf) : '';
         lastText = text;
-        var located = locate(m, text, counts);
+        var located = active.length ? locate(m, text, counts, active) : [];
         var line = lineBase;
         var sPos = 0;  /* start of the current line in `text` */
         var bPos = 0;  /* and in `buf` */
@@ -362,7 +535,7 @@ self.NanopediaDiagnoseWorker = function (scope) {
             indicates: probe.indicates, timestamp: stamp, collateral: false
           });
         }
-        lineBase += countNewlines(buf);
+        lineBase += swept.lines;
         progress(buf.length, log.position());
         if (performance.now() > deadline) throw new Timeout(file.name);
       });
