@@ -11,6 +11,7 @@ from __future__ import annotations
 import gzip
 import io
 import sys
+import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +25,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 from logcorpus import cases, materialise  # noqa: E402
 
 CASES = cases()
+LOGS = ROOT / "tests" / "logs"
 ERROR = "[rank3]: RuntimeError: expected scalar type BFloat16 but found Float"
 SHOWN = """() => Array.from(document.querySelectorAll('#matches > li')).map(li => ({
   id: li.dataset.id,
@@ -214,4 +216,27 @@ def test_cancel_stops_the_worker(site, logs, watched_page) -> None:
     page.click("#cancel")
     assert page.locator("#status").get_attribute("data-state") == "cancelled"
     assert page.locator("#run").is_enabled() and page.locator("#results").is_hidden()
+    watched_page.assert_clean()
+
+
+@pytest.mark.parametrize("kind", ["zip", "single-file"])
+def test_bundles_carry_the_page(kind: str, tmp_path: Path, matcher, watched_page) -> None:
+    """The zip (unpacked) and the single-file bundle, both from file://, give the CLI's answer."""
+    bundle = pytest.importorskip("generator.bundle")
+    log = LOGS / "fsdp-mp-torchrun.log"
+    if kind == "zip":
+        made = bundle.zip_bundle(ROOT / "entries", tmp_path / "dist", use_cache=False)
+        with zipfile.ZipFile(made.path) as archive:
+            archive.extractall(tmp_path / "unpacked")
+        url = next((tmp_path / "unpacked").glob("*/diagnose.html")).as_uri()
+    else:
+        made = bundle.single_file(ROOT / "entries", tmp_path / "dist", use_cache=False)
+        url = made.path.as_uri() + "#/diagnose.html"
+    page = watched_page.page
+    page.goto(url)
+    page.wait_for_selector("#status[data-state=idle]", state="attached")
+    page.set_input_files("#log-files", str(log))
+    assert shown(page) == expected(matcher, [(log.name, log.read_bytes())])
+    page.click("#matches > li >> nth=0 >> a.match-title")
+    page.wait_for_selector("h1:has-text('FSDP mixed precision')")
     watched_page.assert_clean()
