@@ -34,8 +34,11 @@
   var RESULTS = 100;
   var SNIPPET = 180;
 
+  var CHUNK = 250;
+
   var engine = null;
   var pending = [];
+  var upgraded = [];
   var loading = false;
 
   function processTerm(term) {
@@ -52,24 +55,28 @@
     };
   }
 
-  /* The index built from window.NANOPEDIA_SEARCH: documents are arrays, named by data.fields. */
-  function buildEngine() {
-    var data = window.NANOPEDIA_SEARCH;
-    var at = {};
-    data.fields.forEach(function (name, i) { at[name] = i; });
+  /* A MiniSearch over documents that are arrays, their positions named by `at`. */
+  function newEngine(at, fields, docs, complete) {
     var mini = new window.MiniSearch({
       idField: 'id',
-      fields: Object.keys(BOOST),
+      fields: fields,
       extractField: function (doc, name) {
         var value = doc[at[name]];
         return Array.isArray(value) ? value.join('\n') : value;
       },
       processTerm: processTerm
     });
-    mini.addAll(data.docs);
     var byId = {};
-    data.docs.forEach(function (doc) { byId[doc[at.id]] = doc; });
-    return { mini: mini, at: at, byId: byId, tags: data.tags };
+    docs.forEach(function (doc) { byId[doc[0]] = doc; });
+    return {
+      mini: mini, at: at, byId: byId, tags: window.NANOPEDIA_SEARCH.tags, complete: complete
+    };
+  }
+
+  function positions(names) {
+    var at = {};
+    names.forEach(function (name, i) { at[name] = i; });
+    return at;
   }
 
   function loadScript(src, done) {
@@ -86,22 +93,79 @@
     pending = [];
   }
 
-  /* Calls ok(engine) once the library and the index are loaded and indexed. */
+  function ready(eng) {
+    engine = eng;
+    var waiting = pending;
+    pending = [];
+    waiting.forEach(function (p) { p.ok(eng); });
+  }
+
+  /*
+   * Calls ok(engine) once something can be searched: first an index of the short fields of
+   * search/index.js; then the text shards load and a full index is built a chunk at a time, and
+   * replaces it (each form is told through `upgraded`). When every shard is already on the page
+   * (the single-file bundle), the full index is built at once.
+   */
   function withEngine(form, ok, failed) {
     if (engine) { ok(engine); return; }
     pending.push({ ok: ok, fail: failed || function () {} });
     if (loading) return;
     loading = true;
+    var index = form.getAttribute('data-index') || '';
+    var base = index.slice(0, index.lastIndexOf('/') + 1);
     var needed = [];
     if (!window.MiniSearch) needed.push(form.getAttribute('data-library'));
-    if (!window.NANOPEDIA_SEARCH) needed.push(form.getAttribute('data-index'));
+    if (!window.NANOPEDIA_SEARCH) needed.push(index);
     (function next() {
       if (needed.length) { loadScript(needed.shift(), next); return; }
-      engine = buildEngine();
-      var waiting = pending;
-      pending = [];
-      waiting.forEach(function (p) { p.ok(engine); });
+      var data = window.NANOPEDIA_SEARCH;
+      var text = data.text;
+      var shards = window.NANOPEDIA_SEARCH_TEXT || [];
+      var all = positions(data.fields.concat(text.fields));
+      var fields = Object.keys(BOOST);
+      if (text.shards.every(function (name, k) { return shards[k]; })) {
+        var docs = data.docs.map(function (key, i) {
+          return key.concat(shards[Math.floor(i / text.shard_size)][i % text.shard_size]);
+        });
+        var full = newEngine(all, fields, docs, true);
+        full.mini.addAll(docs);
+        ready(full);
+        return;
+      }
+      var quickFields = fields.filter(function (f) { return data.fields.indexOf(f) >= 0; });
+      var quick = newEngine(positions(data.fields), quickFields, data.docs, false);
+      quick.mini.addAll(data.docs);
+      ready(quick);
+      buildFull(data, all, fields, base);
     })();
+  }
+
+  /* Loads the text shards one by one and indexes them a chunk per task, then swaps engines. */
+  function buildFull(data, at, fields, base) {
+    var text = data.text;
+    var eng = newEngine(at, fields, [], true);
+    var shard = 0;
+    var offset = 0;
+    function step() {
+      var shards = window.NANOPEDIA_SEARCH_TEXT || [];
+      if (shard === text.shards.length) {
+        engine = eng;
+        upgraded.forEach(function (fn) { fn(eng); });
+        return;
+      }
+      if (!shards[shard]) { loadScript(base + text.shards[shard], step); return; }
+      var start = shard * text.shard_size;
+      var chunk = shards[shard].slice(offset, offset + CHUNK).map(function (rest, i) {
+        var doc = data.docs[start + offset + i].concat(rest);
+        eng.byId[doc[0]] = doc;
+        return doc;
+      });
+      eng.mini.addAll(chunk);
+      offset += CHUNK;
+      if (offset >= shards[shard].length) { shard += 1; offset = 0; }
+      window.setTimeout(step, 0);
+    }
+    step();
   }
 
   /* Entries for a query, best first: all words must match; when none does, any word may. */
@@ -153,6 +217,7 @@
     var best = null;
     SHOWN.forEach(function (name) {
       var value = doc[eng.at[name]];
+      if (value === undefined) return;
       var items = Array.isArray(value) ? value : [value];
       items.forEach(function (item) {
         var n = countTerms(item, terms);
@@ -299,9 +364,23 @@
       show(page || list.children.length > 0);
     }
 
+    /* The full index replaced the first one: show its answer, keeping the selected link. */
+    upgraded.push(function (eng) {
+      if (!shownFor) return;
+      var opts = options();
+      var href = active >= 0 && opts[active] ? opts[active].querySelector('a').href : null;
+      var wasOpen = !list.hidden;
+      render(eng, shownFor);
+      show(wasOpen);
+      Array.prototype.forEach.call(options(), function (opt, i) {
+        if (href && opt.querySelector('a').href === href) setActive(i);
+      });
+    });
+
+    /* A click, not a navigation to a.href: the single-file router resolves the link. */
     function open(opt) {
       var a = opt && opt.querySelector('a');
-      if (a) window.location.href = a.href;
+      if (a) a.click();
     }
 
     input.addEventListener('input', update);
@@ -333,16 +412,26 @@
         if (!form.contains(ev.relatedTarget)) show(false);
       });
     }
+    form.hidden = false;
     if (page) {
-      var given = new URLSearchParams(window.location.search).get('q');
+      var hash = window.location.hash;
+      var search = window.location.search || (hash.indexOf('?') >= 0 ? hash.slice(hash.indexOf('?')) : '');
+      var given = new URLSearchParams(search).get('q');
       if (given) input.value = given;
       if (input.value.trim()) update();
     }
   }
 
+  /* Wires every search form not wired yet; the single-file router adds pages later. */
   function start() {
-    Array.prototype.forEach.call(document.querySelectorAll('form[data-search]'), setup);
+    Array.prototype.forEach.call(document.querySelectorAll('form[data-search]'), function (form) {
+      if (form.hasAttribute('data-ready')) return;
+      form.setAttribute('data-ready', '');
+      setup(form);
+    });
   }
+
+  document.addEventListener('nanopedia:page', start);
 
   if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', start);
   else start();

@@ -1,0 +1,755 @@
+/*
+ * Nanopedia log diagnosis: the matcher, run in a Web Worker. A mirror of generator/diagnose.py.
+ *
+ * This file only defines `NanopediaDiagnoseWorker`. diagnose.js starts a worker from that
+ * function's source through a blob: URL (browsers refuse workers from file: URLs, and the page
+ * fetches nothing), then posts it the data of static/diagnose-data.js and the logs as Blobs.
+ *
+ * Everything the CLI decides is decided here the same way, from the same constants
+ * (`diagnose.export_data()`): logs are read in buffers of `buffer_bytes` cut at the last newline,
+ * with the rest carried over; CRLF becomes LF and a lone CR a space; each fingerprint is checked
+ * against each line on its own (a pattern is first run over the whole buffer to find candidate
+ * lines fast, then every candidate line is confirmed alone, because JavaScript's `\s` and `[^x]`
+ * can cross a newline where RE2's `never_nl` cannot); at most `evidence_cap` lines per fingerprint
+ * and file; ranks from the line's prefix, its message or the file name; timestamps from the line
+ * or the nearest earlier one within `timestamp_window` bytes of the same buffer; the same scores,
+ * shared-line and collateral rules, ordering and initiating rank.
+ *
+ * Messages in: {data, files: [{name, path, blob}], budgetMs}. Out: {type: 'progress', done,
+ * total, file}, then {type: 'done', result} (the CLI's --json object plus timing) or
+ * {type: 'error', message}.
+ */
+self.NanopediaDiagnoseWorker = function (scope) {
+  'use strict';
+
+  /* RE2's \s is [\t\n\f\r ]; JavaScript's adds \v and Unicode spaces, and its `.` stops at
+     U+2028/U+2029 where RE2's does not. Rewriting those three keeps the meaning identical. */
+  var SPACE = '\\t\\n\\f\\r ';
+  var NOT_SPACE = '\\x00-\\x08\\x0b\\x0e-\\x1f\\x21-\\uffff';
+  /* Python's str.strip() whitespace (it differs from String.prototype.trim). */
+  var PY_SPACE = '[\\t\\n\\x0b\\f\\r\\x1c-\\x20\\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029' +
+    '\\u202f\\u205f\\u3000]+';
+  var STRIP = new RegExp('^' + PY_SPACE + '|' + PY_SPACE + '$', 'g');
+  var NEWLINE = 10;
+  var CR = 13;
+
+  /* A portable-subset pattern as a JavaScript source with RE2's meaning. */
+  function portable(pattern) {
+    var out = '';
+    var inClass = false;
+    var i = 0;
+    while (i < pattern.length) {
+      var ch = pattern[i];
+      if (ch === '\\') {
+        var next = pattern[i + 1];
+        if (next === 's') {
+          out += inClass ? SPACE : '[' + SPACE + ']';
+        } else if (next === 'S') {
+          out += inClass ? NOT_SPACE : '[^' + SPACE + ']';
+        } else if (next === 'x') {
+          out += pattern.slice(i, i + 4);
+          i += 2;
+        } else {
+          out += pattern.slice(i, i + 2);
+        }
+        i += 2;
+        continue;
+      }
+      if (inClass) {
+        if (ch === ']') inClass = false;
+        out += ch;
+      } else if (ch === '[') {
+        inClass = true;
+        out += '[';
+        if (pattern[i + 1] === '^') { out += '^'; i += 1; }
+        /* RE2 reads a leading ']' as a literal; JavaScript as the end of an empty class. */
+        if (pattern[i + 1] === ']') { out += '\\]'; i += 1; }
+      } else {
+        out += ch === '.' ? '[^\\n]' : ch;
+      }
+      i += 1;
+    }
+    return out;
+  }
+
+  /* Shortest literal worth a prefilter: shorter ones occur everywhere. */
+  var MIN_LITERAL = 3;
+
+  /* Index of the ']' that closes the class opening at `i`. */
+  function classEnd(p, i) {
+    var j = i + 1;
+    if (p[j] === '^') j += 1;
+    if (p[j] === ']') j += 1;
+    while (j < p.length && p[j] !== ']') j += p[j] === '\\' ? 2 : 1;
+    return j;
+  }
+
+  /* `(?:a|b)` around a whole pattern is `a|b`. */
+  function unwrap(p) {
+    while (p.slice(0, 3) === '(?:') {
+      var depth = 0;
+      var close = -1;
+      for (var j = 0; j < p.length && close < 0; j++) {
+        if (p[j] === '\\') j += 1;
+        else if (p[j] === '[') j = classEnd(p, j);
+        else if (p[j] === '(') depth += 1;
+        else if (p[j] === ')' && --depth === 0) close = j;
+      }
+      if (close !== p.length - 1) break;
+      p = p.slice(3, -1);
+    }
+    return p;
+  }
+
+  /* For each top-level alternative of `pattern`, the ASCII literals (lower-cased, at least
+     MIN_LITERAL long) every match of it contains; null when some alternative has none.
+     Conservative: anything but a plain character ends a literal, a character made optional by a
+     quantifier is dropped, groups are skipped. A line can only match when, for some alternative,
+     all its literals occur in it. */
+  function literals(pattern) {
+    var p = unwrap(pattern);
+    var branches = [];
+    var runs = [];
+    var run = '';
+    var depth = 0;
+    function end() {
+      if (run.length >= MIN_LITERAL) runs.push(run.toLowerCase());
+      run = '';
+    }
+    for (var i = 0; i < p.length; i++) {
+      var ch = p[i];
+      if (ch === '\\') {
+        var next = p[i + 1] || '';
+        i += 1;
+        if (depth === 0 && /[\x20-\x2f\x3a-\x40\x5b-\x60\x7b-\x7e]/.test(next)) run += next;
+        else end();
+      } else if (ch === '[') {
+        end();
+        i = classEnd(p, i);
+      } else if (ch === '(') {
+        end();
+        depth += 1;
+      } else if (ch === ')') {
+        end();
+        depth -= 1;
+      } else if (depth > 0) {
+        continue;
+      } else if (ch === '|') {
+        end();
+        if (!runs.length) return null;
+        branches.push(runs);
+        runs = [];
+      } else if (ch === '?' || ch === '*' || ch === '{') {
+        run = run.slice(0, -1);
+        end();
+      } else if (ch < ' ' || ch > '~' || '+.^$}'.indexOf(ch) >= 0) {
+        end();
+      } else {
+        run += ch;
+      }
+    }
+    end();
+    if (!runs.length) return null;
+    branches.push(runs);
+    return branches;
+  }
+
+  /* One pass over a buffer's bytes (ASCII case folded) that finds every literal at once
+     (Aho-Corasick as a dense table over the byte classes the literals use) and counts lines. */
+  function automaton(words) {
+    var cls = new Uint8Array(256);  /* byte -> class; 0 for bytes in no literal */
+    var width = 1;
+    words.forEach(function (word) {
+      for (var i = 0; i < word.length; i++) {
+        var c = word.charCodeAt(i);
+        if (!cls[c]) {
+          cls[c] = width++;
+          if (c >= 97 && c <= 122) cls[c - 32] = cls[c];
+        }
+      }
+    });
+    var children = [new Map()];
+    var outs = [[]];
+    words.forEach(function (word, id) {
+      var s = 0;
+      for (var i = 0; i < word.length; i++) {
+        var k = cls[word.charCodeAt(i)];
+        if (!children[s].has(k)) {
+          children.push(new Map());
+          outs.push([]);
+          children[s].set(k, children.length - 1);
+        }
+        s = children[s].get(k);
+      }
+      outs[s].push(id);
+    });
+    var delta = new Int32Array(children.length * width);
+    var fail = new Int32Array(children.length);
+    var queue = [];
+    children[0].forEach(function (t, k) { delta[k] = t; queue.push(t); });
+    for (var q = 0; q < queue.length; q++) {
+      var s = queue[q];
+      outs[s] = outs[s].concat(outs[fail[s]]);
+      delta.copyWithin(s * width, fail[s] * width, fail[s] * width + width);
+      children[s].forEach(function (t, k) {
+        fail[t] = delta[fail[s] * width + k];
+        delta[s * width + k] = t;
+        queue.push(t);
+      });
+    }
+    var any = new Uint8Array(children.length);
+    outs.forEach(function (o, i) { any[i] = o.length ? 1 : 0; });
+    return { cls: cls, width: width, delta: delta, outs: outs, any: any, size: words.length };
+  }
+
+  /* Which literals occur in `bytes`, and how many newlines it has. */
+  function sweep(ac, bytes) {
+    var seen = new Uint8Array(ac.size);
+    var delta = ac.delta;
+    var cls = ac.cls;
+    var any = ac.any;
+    var width = ac.width;
+    var s = 0;
+    var lines = 0;
+    for (var i = 0; i < bytes.length; i++) {
+      var b = bytes[i];
+      if (b === 10) lines += 1;
+      s = delta[s * width + cls[b]];
+      if (any[s] === 1) {
+        var o = ac.outs[s];
+        for (var k = 0; k < o.length; k++) seen[o[k]] = 1;
+      }
+    }
+    return { seen: seen, lines: lines };
+  }
+
+  /* One probe per fingerprint, then torchrun's Root Cause heading and its `rank :` line. */
+  function compile(data) {
+    var probes = [];
+    var skipped = [];
+    function add(source, flags, extra) {
+      var js = portable(source);
+      extra.find = new RegExp(js, 'gm' + flags);
+      extra.test = new RegExp(js, flags);
+      extra.literals = literals(source);
+      probes.push(extra);
+    }
+    data.fingerprints.forEach(function (fp) {
+      try {
+        add(fp.pattern, fp.ignore_case ? 'i' : '', {
+          entry: fp.entry, title: fp.title, id: fp.id, indicates: fp.indicates
+        });
+      } catch (err) {
+        skipped.push(fp.entry + '/' + fp.id + ': ' + err.message);
+      }
+    });
+    var rootIndex = probes.length;
+    add(data.root_cause, '', { structural: true });
+    add(data.root_rank, '', { structural: true });
+    var words = [];
+    var ids = new Map();
+    probes.forEach(function (probe) {
+      if (!probe.literals) return;
+      probe.branches = probe.literals.map(function (runs) {
+        return runs.map(function (run) {
+          if (!ids.has(run)) { ids.set(run, words.length); words.push(run); }
+          return ids.get(run);
+        });
+      });
+    });
+    return {
+      data: data,
+      probes: probes,
+      rootIndex: rootIndex,
+      skipped: skipped,
+      automaton: automaton(words),
+      prefixRank: new RegExp(data.prefix_rank),
+      messageRank: new RegExp(data.message_rank),
+      fileRank: new RegExp(data.file_rank, 'i'),
+      times: [new RegExp(data.iso_time, 'g'), new RegExp(data.glog_time, 'g')],
+      enqueued: new RegExp(data.enqueued)
+    };
+  }
+
+  /* ---- Reading: exact-size reads from a Blob, or from its gzip stream. ---- */
+
+  function concat(a, b) {
+    var out = new Uint8Array(a.length + b.length);
+    out.set(a, 0);
+    out.set(b, a.length);
+    return out;
+  }
+
+  function blobReader(blob) {
+    var pos = 0;
+    return {
+      read: function (size) {
+        return blob.slice(pos, pos + size).arrayBuffer().then(function (buf) {
+          pos += buf.byteLength;
+          return new Uint8Array(buf);
+        });
+      },
+      position: function () { return pos; }
+    };
+  }
+
+  function gzipReader(blob) {
+    var consumed = 0;
+    var counted = blob.stream().pipeThrough(new TransformStream({
+      transform: function (chunk, controller) {
+        consumed += chunk.length;
+        controller.enqueue(chunk);
+      }
+    }));
+    var reader = counted.pipeThrough(new DecompressionStream('gzip')).getReader();
+    var pending = [];
+    var have = 0;
+    var ended = false;
+    function fill(size) {
+      if (have >= size || ended) return Promise.resolve();
+      return reader.read().then(function (step) {
+        if (step.done) ended = true;
+        else { pending.push(step.value); have += step.value.length; }
+        return fill(size);
+      });
+    }
+    return {
+      read: function (size) {
+        return fill(size).then(function () {
+          var n = Math.min(size, have);
+          var out = new Uint8Array(n);
+          var o = 0;
+          while (o < n) {
+            var head = pending[0];
+            var take = Math.min(head.length, n - o);
+            out.set(head.subarray(0, take), o);
+            o += take;
+            if (take === head.length) pending.shift();
+            else pending[0] = head.subarray(take);
+          }
+          have -= n;
+          return out;
+        });
+      },
+      position: function () { return consumed; }
+    };
+  }
+
+  function openLog(blob) {
+    return blob.slice(0, 2).arrayBuffer().then(function (buf) {
+      var head = new Uint8Array(buf);
+      var gzip = head.length === 2 && head[0] === 0x1f && head[1] === 0x8b;
+      return gzip ? gzipReader(blob) : blobReader(blob);
+    });
+  }
+
+  /* CRLF to LF, a lone CR (progress bars) to a space; a copy only when a CR is present. */
+  function normalise(bytes) {
+    var i = bytes.indexOf(CR);
+    if (i < 0) return bytes;
+    var out = new Uint8Array(bytes.length);
+    out.set(bytes.subarray(0, i), 0);
+    var o = i;
+    for (; i < bytes.length; i++) {
+      var b = bytes[i];
+      if (b === CR) {
+        if (bytes[i + 1] === NEWLINE) continue;
+        out[o++] = 32;
+      } else {
+        out[o++] = b;
+      }
+    }
+    return out.subarray(0, o);
+  }
+
+  /* The CLI's `buffers()`: calls `each(buffer)` for whole-line buffers, in order. */
+  function buffers(log, size, maxLine, each) {
+    var carry = null;
+    function step() {
+      return log.read(size).then(function (chunk) {
+        if (!chunk.length) {
+          if (carry && carry.length) return each(concat(normalise(carry), [NEWLINE]));
+          return undefined;
+        }
+        var data = carry && carry.length ? concat(carry, chunk) : chunk;
+        var cut = data.lastIndexOf(NEWLINE);
+        var out;
+        if (cut < 0) {
+          if (data.length < maxLine) { carry = data; return step(); }
+          carry = null;
+          out = data;
+        } else {
+          carry = data.subarray(cut + 1);
+          out = data.subarray(0, cut + 1);
+        }
+        return Promise.resolve(each(normalise(out))).then(step);
+      });
+    }
+    return step();
+  }
+
+  /* ---- Ranks and timestamps (diagnose.py: line_rank, file_rank, timestamp). ---- */
+
+  function firstGroup(found) {
+    for (var i = 1; i < found.length; i++) {
+      if (found[i] !== undefined) return parseInt(found[i], 10);
+    }
+    return null;
+  }
+
+  function lineRank(m, text, rankOfFile) {
+    var found = m.prefixRank.exec(text) || m.messageRank.exec(text);
+    return found ? firstGroup(found) : rankOfFile;
+  }
+
+  function fileRank(m, path) {
+    var parts = path.split('/').filter(function (p) { return p !== '' && p !== '.'; });
+    var name = parts.length ? parts[parts.length - 1] : '';
+    var found = m.fileRank.exec(name);
+    if (found) return parseInt(found[1], 10);
+    var dot = name.lastIndexOf('.');
+    var stem = dot > 0 && dot < name.length - 1 ? name.slice(0, dot) : name;
+    var parent = parts.length > 1 ? parts[parts.length - 2] : '';
+    if ((stem === 'stdout' || stem === 'stderr') && /^\d+$/.test(parent)) {
+      return parseInt(parent, 10);
+    }
+    return null;
+  }
+
+  function timestamp(m, text) {
+    for (var i = 0; i < m.times.length; i++) {
+      var re = m.times[i];
+      var last = null;
+      var found;
+      re.lastIndex = 0;
+      while ((found = re.exec(text)) !== null) last = found;
+      if (last) {
+        var frac = (last[6] || '').padEnd(9, '0').slice(0, 9);
+        return last[1].padStart(2, '0') + last[2] + last[3] + last[4] + last[5] + '.' + frac;
+      }
+    }
+    return null;
+  }
+
+  /* Python's text.strip()[:n] (n code points). */
+  function shown(text, n) {
+    var stripped = text.replace(STRIP, '');
+    if (stripped.length <= n) return stripped;
+    return Array.from(stripped).slice(0, n).join('');
+  }
+
+  /* ---- Scanning one log (diagnose.py: scan). ---- */
+
+  /* The probes that may match somewhere in the buffer, like the CLI's RE2 set: those without
+     literals, and those with an alternative whose literals all occur in it. */
+  function candidates(m, seen) {
+    var active = [];
+    m.probes.forEach(function (probe, index) {
+      var possible = !probe.branches || probe.branches.some(function (ids) {
+        return ids.every(function (id) { return seen[id]; });
+      });
+      if (possible) active.push(index);
+    });
+    return active;
+  }
+
+  /* (offset, probe index) of the first hit on every matching line, the CLI's "one hit per line". */
+  function locate(m, text, counts, active) {
+    var cap = m.data.evidence_cap;
+    var located = [];
+    for (var k = 0; k < active.length; k++) {
+      var index = active[k];
+      var probe = m.probes[index];
+      if (!probe.structural && counts[index] >= cap) continue;
+      var re = probe.find;
+      re.lastIndex = 0;
+      var found;
+      while ((found = re.exec(text)) !== null) {
+        var at = found.index;
+        var start = at === 0 ? 0 : text.lastIndexOf('\n', at - 1) + 1;
+        var end = text.indexOf('\n', at);
+        var line = text.slice(start, end < 0 ? text.length : end);
+        var confirmed = probe.test.exec(line);
+        if (confirmed !== null) {
+          located.push([start + confirmed.index, index]);
+          if (!probe.structural && ++counts[index] >= cap) break;
+        }
+        if (end < 0) break;
+        re.lastIndex = end + 1;
+      }
+    }
+    located.sort(function (a, b) { return a[0] - b[0] || a[1] - b[1]; });
+    return located;
+  }
+
+  function Timeout(file) { this.file = file; }
+
+  function scan(m, file, order, deadline, progress) {
+    var d = m.data;
+    var decoder = new TextDecoder('utf-8');
+    var rankOfFile = fileRank(m, file.path || file.name);
+    var evidence = [];
+    var counts = new Int32Array(m.probes.length);
+    var roots = [];
+    var rankLines = [];
+    var lineBase = 0;
+    var total = 0;
+    var lastText = '';
+    return openLog(file.blob).then(function (log) {
+      return buffers(log, d.buffer_bytes, d.max_line_bytes, function (buf) {
+        total += buf.length;
+        var swept = sweep(m.automaton, buf);
+        var active = candidates(m, swept.seen);
+        var text = active.length ? decoder.decode(buf) : '';
+        lastText = text;
+        var located = active.length ? locate(m, text, counts, active) : [];
+        var line = lineBase;
+        var sPos = 0;  /* start of the current line in `text` */
+        var bPos = 0;  /* and in `buf` */
+        for (var k = 0; k < located.length; k++) {
+          var offset = located[k][0];
+          var index = located[k][1];
+          var nl;
+          while ((nl = text.indexOf('\n', sPos)) !== -1 && nl < offset) {
+            sPos = nl + 1;
+            bPos = buf.indexOf(NEWLINE, bPos) + 1;
+            line++;
+          }
+          var end = text.indexOf('\n', sPos);
+          var lineText = text.slice(sPos, end < 0 ? text.length : end);
+          if (index === m.rootIndex) { roots.push(line + 1); continue; }
+          if (index === m.rootIndex + 1) {
+            rankLines.push([line + 1, parseInt(m.probes[index].test.exec(lineText)[1], 10)]);
+            continue;
+          }
+          var probe = m.probes[index];
+          var stamp = timestamp(m, lineText);
+          if (stamp === null) {
+            var from = Math.max(0, bPos - d.timestamp_window);
+            stamp = timestamp(m, decoder.decode(buf.subarray(from, bPos)));
+          }
+          evidence.push({
+            entry: probe.entry, title: probe.title, file: file.name, order: order,
+            line: line + 1, rank: lineRank(m, lineText, rankOfFile),
+            text: shown(lineText, d.text_chars), fingerprint: probe.id,
+            indicates: probe.indicates, timestamp: stamp, collateral: false
+          });
+        }
+        lineBase += swept.lines;
+        progress(buf.length, log.position());
+        if (performance.now() > deadline) throw new Timeout(file.name);
+      });
+    }).then(function () {
+      var rootRanks = [];
+      roots.forEach(function (root) {
+        for (var i = 0; i < rankLines.length; i++) {
+          var ln = rankLines[i][0];
+          if (root < ln && ln <= root + d.root_span) { rootRanks.push([root, rankLines[i][1]]); return; }
+        }
+      });
+      evidence.sort(function (a, b) { return a.line - b.line; });  /* stable, as Python's */
+      return { file: file.name, evidence: evidence, root_ranks: rootRanks, lines: lineBase,
+               bytes: total };
+    }, function (err) {
+      if (err instanceof Timeout) err.sample = lastText.slice(0, 1 << 20);
+      throw err;
+    });
+  }
+
+  /* The probe whose pattern alone takes longest on `sample` (named when the budget runs out). */
+  function slowest(m, sample) {
+    var worst = null;
+    var worstTime = -1;
+    for (var i = 0; i < m.rootIndex; i++) {
+      var re = m.probes[i].find;
+      var start = performance.now();
+      re.lastIndex = 0;
+      var found;
+      while ((found = re.exec(sample)) !== null) {
+        if (found[0] === '') re.lastIndex += 1;
+      }
+      var spent = performance.now() - start;
+      if (spent > worstTime) { worst = m.probes[i]; worstTime = spent; }
+    }
+    return worst;
+  }
+
+  /* ---- Ranking (diagnose.py: entry_score, first_failure, diagnose, _initiating). ---- */
+
+  function where(ev) { return ev.file + '\u0000' + ev.line; }
+
+  /* Python's round(x, 2); scores are sums of weights x (1 + 0.1 k), never an exact tie. */
+  function round2(x) { return Number(x.toFixed(2)); }
+
+  function entryScore(d, evidence, shared) {
+    var counts = new Map();
+    var weight = new Map();
+    evidence.forEach(function (ev) {
+      counts.set(ev.fingerprint, (counts.get(ev.fingerprint) || 0) + 1);
+      var w = d.weights[ev.indicates] * (ev.collateral ? d.collateral_factor : 1.0);
+      if (shared.has(where(ev))) w = Math.min(w, d.weights.supporting);
+      weight.set(ev.fingerprint, Math.max(weight.has(ev.fingerprint) ? weight.get(ev.fingerprint) : 0, w));
+    });
+    var score = 0;
+    weight.forEach(function (w, fp) {
+      score += w * (1 + 0.1 * Math.min(counts.get(fp) - 1, 5));
+    });
+    return round2(score);
+  }
+
+  function byFileLine(a, b) { return a.order - b.order || a.line - b.line; }
+
+  function minBy(items, less) {
+    var best = items[0];
+    for (var i = 1; i < items.length; i++) if (less(items[i], best)) best = items[i];
+    return best;
+  }
+
+  function firstFailure(evidence) {
+    if (!evidence.length) return null;
+    if (evidence.every(function (e) { return e.timestamp; })) {
+      return minBy(evidence, function (a, b) {
+        if (a.timestamp !== b.timestamp) return a.timestamp < b.timestamp;
+        return byFileLine(a, b) < 0;
+      });
+    }
+    return minBy(evidence, function (a, b) { return byFileLine(a, b) < 0; });
+  }
+
+  function initiating(m, matches, primary) {
+    if (primary.length) {
+      var how = primary.every(function (e) { return e.timestamp; }) ? 'timestamps' : 'line order';
+      return [firstFailure(primary), 'earliest decisive error (' + how + ')'];
+    }
+    if (!matches.length) return [null, null];
+    var top = matches[0].evidence;
+    var behind = [];
+    top.forEach(function (e) {
+      if (e.rank === null) return;
+      var found = m.enqueued.exec(e.text);
+      if (found) behind.push([parseInt(found[1], 10), e]);
+    });
+    var distinct = new Set(behind.map(function (b) { return b[0]; }));
+    if (distinct.size > 1) {
+      var lowest = Math.min.apply(null, Array.from(distinct));
+      var lagging = behind.filter(function (b) { return b[0] === lowest; })
+        .map(function (b) { return b[1]; });
+      return [minBy(lagging, function (a, b) { return byFileLine(a, b) < 0; }),
+        'lowest last enqueued NCCL work (the rank that fell behind)'];
+    }
+    return [firstFailure(top), 'earliest line of the best candidate'];
+  }
+
+  function diagnose(m, scans) {
+    var d = m.data;
+    var collateralEntries = new Set(d.collateral_entries);
+    var evidence = [];
+    scans.forEach(function (s) { evidence = evidence.concat(s.evidence); });
+    var primary = evidence.filter(function (e) {
+      return e.indicates === 'decisive' && !collateralEntries.has(e.entry);
+    });
+    if (primary.length) {
+      evidence.forEach(function (e) { if (collateralEntries.has(e.entry)) e.collateral = true; });
+    }
+    var byEntry = new Map();
+    var owners = new Map();
+    evidence.forEach(function (ev) {
+      if (!byEntry.has(ev.entry)) byEntry.set(ev.entry, []);
+      byEntry.get(ev.entry).push(ev);
+      if (!owners.has(where(ev))) owners.set(where(ev), new Set());
+      owners.get(where(ev)).add(ev.entry);
+    });
+    var shared = new Set();
+    owners.forEach(function (ids, key) { if (ids.size > 1) shared.add(key); });
+    var matches = [];
+    byEntry.forEach(function (found, id) {
+      found.sort(byFileLine);
+      matches.push({
+        id: id, title: found[0].title, score: entryScore(d, found, shared),
+        benign: found.every(function (e) { return e.indicates === 'benign'; }),
+        strongest: Math.max.apply(null, found.map(function (e) { return d.weights[e.indicates]; })),
+        evidence: found
+      });
+    });
+    /* Ties go to the entry that calls its evidence decisive, then to the id. */
+    matches.sort(function (a, b) {
+      return b.score - a.score || b.strongest - a.strongest || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+    });
+    var chosen = initiating(m, matches, primary);
+    var first = chosen[0];
+    var reason = chosen[1];
+    var rank = first ? first.rank : null;
+    var roots = [];
+    scans.forEach(function (s) { s.root_ranks.forEach(function (r) { roots.push(r[1]); }); });
+    if (roots.length) {
+      rank = roots[0];
+      reason = 'torchrun Root Cause (first observed failure) block';
+      var pool = primary.length ? primary : (matches.length ? matches[0].evidence : []);
+      first = firstFailure(pool.filter(function (e) { return e.rank === rank; }));
+    }
+    return { matches: matches, initiating_rank: rank, initiating: first, initiating_reason: reason };
+  }
+
+  /* The CLI's --json object (diagnose.as_json), with links relative to the site root. */
+  function evidenceJson(ev) {
+    return {
+      file: ev.file, line: ev.line, rank: ev.rank, text: ev.text, fingerprint: ev.fingerprint,
+      indicates: ev.indicates, collateral: ev.collateral, timestamp: ev.timestamp
+    };
+  }
+
+  function asJson(result, scans) {
+    return {
+      matches: result.matches.map(function (c) {
+        return {
+          id: c.id, title: c.title, score: c.score, benign: c.benign,
+          url: 'entries/' + c.id + '.html', evidence: c.evidence.map(evidenceJson)
+        };
+      }),
+      initiating_rank: result.initiating_rank,
+      initiating: result.initiating ? evidenceJson(result.initiating) : null,
+      initiating_reason: result.initiating_reason,
+      files: scans.map(function (s) { return { file: s.file, lines: s.lines, bytes: s.bytes }; })
+    };
+  }
+
+  /* ---- The worker's one job. ---- */
+
+  scope.onmessage = function (event) {
+    var msg = event.data;
+    var began = performance.now();
+    var deadline = began + msg.budgetMs;
+    var m = compile(msg.data);
+    var files = msg.files;
+    var total = files.reduce(function (n, f) { return n + f.blob.size; }, 0);
+    var before = 0;
+    var scans = [];
+    var current = '';
+    var chain = Promise.resolve();
+    files.forEach(function (file, i) {
+      chain = chain.then(function () {
+        current = file.name;
+        return scan(m, file, i, deadline, function (_, position) {
+          scope.postMessage({ type: 'progress', done: before + position, total: total, file: file.name });
+        }).then(function (s) { scans.push(s); before += file.blob.size; });
+      });
+    });
+    chain.then(function () {
+      var out = asJson(diagnose(m, scans), scans);
+      out.skipped = m.skipped;
+      out.seconds = (performance.now() - began) / 1000;
+      scope.postMessage({ type: 'done', result: out });
+    }, function (err) {
+      var message;
+      if (err instanceof Timeout) {
+        var slow = slowest(m, err.sample || '');
+        message = 'diagnosis stopped after ' + ((performance.now() - began) / 1000).toFixed(1) +
+          ' s while reading ' + current + '; the slowest fingerprint on the last buffer was ' +
+          (slow ? "'" + slow.entry + '/' + slow.id + "'" : 'none found');
+      } else {
+        message = 'cannot read ' + current + ': ' + (err && err.message ? err.message : String(err));
+      }
+      scope.postMessage({ type: 'error', message: message, timeout: err instanceof Timeout });
+    });
+  };
+};
