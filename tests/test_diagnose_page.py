@@ -196,6 +196,19 @@ def test_csp_forbids_connections_and_the_page_says_so(site, watched_page) -> Non
     assert any("connect-src" in v for v in watched_page.csp_violations)
 
 
+def test_time_budget_names_the_slowest_fingerprint(site, watched_page) -> None:
+    page = open_page(watched_page, site)
+    page.fill("#budget", "0.001")
+    page.fill("#log-text", f"step 1 loss 2.0\n{ERROR}\n")
+    page.click("#run")
+    page.wait_for_selector("#status[data-state=error]", state="attached")
+    message = page.text_content("#status-text") or ""
+    assert "diagnosis stopped" in message and "the slowest fingerprint on the last buffer was '" \
+        in message
+    assert page.locator("#results").is_hidden() and page.locator("#run").is_enabled()
+    watched_page.assert_clean()
+
+
 def test_every_page_links_to_the_diagnosis(site, watched_page) -> None:
     page = watched_page.page
     page.goto((site / "index.html").as_uri())

@@ -62,7 +62,7 @@
       setState('error', 'The fingerprint data did not load; rebuild the site.');
       return;
     }
-    var seconds = Math.max(1, Number(budget.value) || 120);
+    var seconds = Math.max(0.001, Number(budget.value) || 120);
     var code = '(' + source.toString() + ')(self);\n';
     var url = URL.createObjectURL(new Blob([code], { type: 'text/javascript' }));
     var worker = new Worker(url);

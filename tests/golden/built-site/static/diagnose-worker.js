@@ -494,14 +494,14 @@ self.NanopediaDiagnoseWorker = function (scope) {
     var rankLines = [];
     var lineBase = 0;
     var total = 0;
-    var lastText = '';
+    var lastBuf = new Uint8Array(0);
     return openLog(file.blob).then(function (log) {
       return buffers(log, d.buffer_bytes, d.max_line_bytes, function (buf) {
         total += buf.length;
         var swept = sweep(m.automaton, buf);
         var active = candidates(m, swept.seen);
         var text = active.length ? decoder.decode(buf) : '';
-        lastText = text;
+        lastBuf = buf;
         var located = active.length ? locate(m, text, counts, active) : [];
         var line = lineBase;
         var sPos = 0;  /* start of the current line in `text` */
@@ -551,7 +551,7 @@ self.NanopediaDiagnoseWorker = function (scope) {
       return { file: file.name, evidence: evidence, root_ranks: rootRanks, lines: lineBase,
                bytes: total };
     }, function (err) {
-      if (err instanceof Timeout) err.sample = lastText.slice(0, 1 << 20);
+      if (err instanceof Timeout) err.sample = decoder.decode(lastBuf.subarray(0, 1 << 20));
       throw err;
     });
   }
