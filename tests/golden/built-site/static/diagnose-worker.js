@@ -120,7 +120,7 @@ self.NanopediaDiagnoseWorker = function (scope) {
       var ch = p[i];
       if (ch === '\\') {
         var next = p[i + 1] || '';
-        i += 1;
+        i += next === 'x' ? 3 : 1;  /* \xHH is one character: not a literal we keep */
         if (depth === 0 && /[\x20-\x2f\x3a-\x40\x5b-\x60\x7b-\x7e]/.test(next)) run += next;
         else end();
       } else if (ch === '[') {
