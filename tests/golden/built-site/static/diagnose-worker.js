@@ -74,6 +74,9 @@ self.NanopediaDiagnoseWorker = function (scope) {
 
   /* Shortest literal worth a prefilter: shorter ones occur everywhere. */
   var MIN_LITERAL = 3;
+  /* Literals are cut to this length (a prefix of a required text is required too): a smaller
+     automaton stays in the CPU cache. */
+  var MAX_LITERAL = 12;
 
   /* Index of the ']' that closes the class opening at `i`. */
   function classEnd(p, i) {
@@ -113,7 +116,7 @@ self.NanopediaDiagnoseWorker = function (scope) {
     var run = '';
     var depth = 0;
     function end() {
-      if (run.length >= MIN_LITERAL) runs.push(run.toLowerCase());
+      if (run.length >= MIN_LITERAL) runs.push(run.slice(0, MAX_LITERAL).toLowerCase());
       run = '';
     }
     for (var i = 0; i < p.length; i++) {
