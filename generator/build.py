@@ -19,14 +19,14 @@ from tempfile import TemporaryDirectory
 from typing import Any, TypeVar
 
 from . import config as site_config
-from . import feed, gitdates, views
+from . import feed, gitdates, search, views
 from .cache import CACHE_DIR, Cache, key
 from .catalog import Catalog
 from .config import Config
 from .corpus import Loaded, display, gather, load_entry
 from .errors import NanopediaError, Problem
 from .load import Document
-from .render import render, static_files
+from .render import THEME, render, static_files
 from .validate import Source, markdown_fields
 from .write import MARKER, SiteWriter
 
@@ -67,6 +67,8 @@ class Extras:
     key: str
     card: views.Card
     export: str
+    search: search.Document
+    """The entry's search index data (`search.document`)."""
     cached: bool
     """Taken from the cache rather than computed in this build."""
 
@@ -78,9 +80,12 @@ _state: dict[str, Any] = {}
 
 def build(entries: Path, out: Path, config_path: Path | None = None, use_cache: bool = True,
           jobs: int | None = None, cache_root: Path | None = None,
+          theme: Path = THEME,
           dates: Mapping[str, gitdates.Dates] | None = None) -> Report:
     """Build the site from `entries` into `out`; raise `NanopediaError` and leave `out` untouched
-    when anything is wrong. `dates` (file stem to dates) defaults to the git history of `entries`;
+    when anything is wrong. `theme` holds the templates and static files (the single-file
+    bundle swaps its base template).
+    `dates` (file stem to dates) defaults to the git history of `entries`;
     tests pass fixed ones so a golden site does not change with every commit of its fixtures."""
     report = Report()
     jobs = jobs or os.cpu_count() or 1
@@ -112,7 +117,7 @@ def build(entries: Path, out: Path, config_path: Path | None = None, use_cache: 
                      for i, s in catalog.by_id.items()}
         # 3. Render every page, then swap the new site in.
         with report.stage("render+write"), SiteWriter(out) as writer:
-            for path, data in _pages(catalog, config, extras, dated, jobs):
+            for path, data in _pages(catalog, config, extras, dated, jobs, theme):
                 writer.write(path, data)
                 report.pages += 1
             writer.commit()
@@ -190,10 +195,11 @@ def _load_one(path: Path) -> tuple[Source | None, list[Problem], Extras | None]:
     if src is None or problems:
         return src, problems, None
     src = _slim(src)
-    extra = Extras(k, views.card(src.entry), views.export_record(src.entry), cached=True)
+    extra = Extras(k, views.card(src.entry), views.export_record(src.entry),
+                   search.document(src.entry), cached=True)
     _cache.put("fragments", k, views.fragments(src.entry))
     _cache.put("entries", k, (src, extra))
-    return src, [], Extras(k, extra.card, extra.export, cached=False)
+    return src, [], Extras(k, extra.card, extra.export, extra.search, cached=False)
 
 
 def _slim(src: Source) -> Source:
@@ -206,21 +212,22 @@ def _slim(src: Source) -> Source:
 
 
 def _pages(catalog: Catalog, config: Config, extras: dict[str, Extras],
-           dated: dict[str, gitdates.Dates | None], jobs: int) -> Iterator[tuple[str, bytes]]:
+           dated: dict[str, gitdates.Dates | None], jobs: int,
+           theme: Path) -> Iterator[tuple[str, bytes]]:
     """Every file of the site as (path, bytes)."""
     cards = {i: e.card for i, e in extras.items()}
     _state.update(catalog=catalog, config=config, extras=extras, cards=cards,
-                  suggestions=views.Suggestions(catalog), dates=dated)
+                  suggestions=views.Suggestions(catalog), theme=theme, dates=dated)
     try:
         yield from _map(_entry_page, list(catalog.by_id), jobs)
         others = [views.index_page(catalog, config, cards),
                   *views.tag_pages(catalog, config, cards),
                   *views.redirect_pages(catalog, config, cards),
                   views.diagnose_page(config), views.diagnose_data(catalog),
-                  views.not_found_page(config), views.stylesheet(),
+                  views.not_found_page(config), views.search_page(config), views.stylesheet(),
                   *feed.feeds(catalog, config, dated)]
         for page in others:
-            yield page.path, render(page)
+            yield page.path, render(page, theme)
         listed = [p.path for p in others
                   if p.template in ("index.html", "tag.html", "tags.html", "diagnose.html")]
         sitemap = views.sitemap(config, listed + [f"entries/{i}.html" for i in catalog.by_id])
@@ -228,7 +235,8 @@ def _pages(catalog: Catalog, config: Config, extras: dict[str, Extras],
             yield sitemap.path, render(sitemap)
         yield "entries.json", views.export(
             [views.with_dates(extras[i].export, dated[i]) for i in catalog.by_id], config)
-        yield from static_files()
+        yield from search.index_files([extras[i].search for i in catalog.by_id], catalog)
+        yield from static_files(theme)
     finally:
         _state.clear()
 
@@ -243,4 +251,4 @@ def _entry_page(ident: str) -> tuple[str, bytes]:
         frags = views.fragments(src.entry)
     page = views.entry_page(src, catalog, _state["config"], frags, _state["cards"],
                             _state["suggestions"], _state["dates"][ident])
-    return page.path, render(page)
+    return page.path, render(page, _state['theme'])

@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from . import __version__, build, diagnose, diff, new
+from . import __version__, build, bundle, diagnose, diff, new
 from .corpus import TAGS_FILE, entry_files, gather
 from .errors import NanopediaError, format_problems
 from .model import entry_json_schema
@@ -185,6 +185,24 @@ def _build(args: argparse.Namespace) -> int:
     return 0
 
 
+def _bundle(args: argparse.Namespace) -> int:
+    entries = Path(args.entries)
+    if not entries.is_dir():
+        raise UsageError(f"no such directory: {args.entries}")
+    config = Path(args.config) if args.config else None
+    if config is not None and not config.is_file():
+        raise UsageError(f"no such file: {args.config}")
+    make = bundle.single_file if args.single_file else bundle.zip_bundle
+    try:
+        made = make(entries, Path(args.out), config, use_cache=not args.no_cache)
+    except NanopediaError as err:
+        print(format_problems(err.problems, "text"))
+        print(f"{len(err.problems)} problem(s) found; nothing was written", file=sys.stderr)
+        return 1
+    print(f"wrote {made.path} ({made.size:,} bytes, sha256 {made.sha256})", file=sys.stderr)
+    return 0
+
+
 def parser() -> argparse.ArgumentParser:
     """The argument parser; each command module registers its own subcommand here."""
     p = argparse.ArgumentParser(
@@ -256,6 +274,15 @@ def parser() -> argparse.ArgumentParser:
     site.add_argument("--jobs", type=int, default=None, metavar="N",
                       help="worker processes (default: one per core)")
     site.set_defaults(run=_build)
+
+    pack = sub.add_parser("bundle", help="the site as a reproducible zip, or as one HTML file")
+    pack.add_argument("--entries", default="entries", help="entries directory (default: entries)")
+    pack.add_argument("--out", default="dist", help="output directory (default: dist)")
+    pack.add_argument("--config", help="site settings (default: nanopedia.toml when present)")
+    pack.add_argument("--no-cache", action="store_true", help="ignore .nanopedia-cache/")
+    pack.add_argument("--single-file", action="store_true",
+                      help="write dist/nanopedia-<version>.html with every page, search inlined")
+    pack.set_defaults(run=_bundle)
     return p
 
 

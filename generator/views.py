@@ -253,6 +253,13 @@ def not_found_page(config: Config) -> Page:
     return Page("404.html", "404.html", context)
 
 
+def search_page(config: Config) -> Page:
+    """The results page (`search.html?q=...`): `search.js` fills it in the browser."""
+    context = _site(config, "", "search.html", "Search",
+                    "Search every entry by title, exact error message, tag, symptom or cause.")
+    return Page("search.html", "search.html", context)
+
+
 def sitemap(config: Config, paths: list[str]) -> Page | None:
     """`sitemap.xml` of the pages worth indexing; only with a base URL (it needs absolute ones)."""
     if not config.base_url:

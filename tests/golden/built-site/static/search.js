@@ -51,7 +51,8 @@
       boost: BOOST,
       combineWith: combineWith,
       prefix: function (term) { return term.length > 1; },
-      fuzzy: function (term) { return term.length > 3 ? 1 : 0; }
+      /* One typo; a swap of two letters counts as two edits, allowed in words of 8 or more. */
+      fuzzy: function (term) { return term.length < 4 ? 0 : (term.length < 8 ? 1 : 2); }
     };
   }
 
@@ -93,8 +94,16 @@
     pending = [];
   }
 
+  /* Tells styles, tests and benchmarks how far the index is: loading, quick or complete. */
+  function announce(state) {
+    Array.prototype.forEach.call(document.querySelectorAll('form[data-search]'), function (f) {
+      f.setAttribute('data-index-state', state);
+    });
+  }
+
   function ready(eng) {
     engine = eng;
+    announce(eng.complete ? 'complete' : 'quick');
     var waiting = pending;
     pending = [];
     waiting.forEach(function (p) { p.ok(eng); });
@@ -111,6 +120,7 @@
     pending.push({ ok: ok, fail: failed || function () {} });
     if (loading) return;
     loading = true;
+    announce('loading');
     var index = form.getAttribute('data-index') || '';
     var base = index.slice(0, index.lastIndexOf('/') + 1);
     var needed = [];
@@ -150,6 +160,7 @@
       var shards = window.NANOPEDIA_SEARCH_TEXT || [];
       if (shard === text.shards.length) {
         engine = eng;
+        announce('complete');
         upgraded.forEach(function (fn) { fn(eng); });
         return;
       }
@@ -203,10 +214,18 @@
     });
   }
 
-  function countTerms(text, terms) {
+  /*
+   * How many of the query's words the text matches, each counted once: `dtype` and `dtypes`
+   * both match the query word `dtype` and count as one.
+   */
+  function countTerms(text, terms, queryTerms) {
+    var seen = {};
     var n = 0;
     text.split(SEPARATOR).forEach(function (part, i) {
-      if (i % 2 === 0 && terms[part.toLowerCase()]) n += 1;
+      var word = part.toLowerCase();
+      if (i % 2 !== 0 || !terms[word]) return;
+      var source = queryTerms.filter(function (q) { return word.indexOf(q) === 0; })[0] || word;
+      if (!seen[source]) { seen[source] = true; n += 1; }
     });
     return n;
   }
@@ -220,7 +239,7 @@
       if (value === undefined) return;
       var items = Array.isArray(value) ? value : [value];
       items.forEach(function (item) {
-        var n = countTerms(item, terms);
+        var n = countTerms(item, terms, hit.queryTerms);
         if (n && (!best || n > best.n)) best = { name: name, text: item, n: n };
       });
     });
@@ -415,7 +434,8 @@
     form.hidden = false;
     if (page) {
       var hash = window.location.hash;
-      var search = window.location.search || (hash.indexOf('?') >= 0 ? hash.slice(hash.indexOf('?')) : '');
+      var search = window.location.search ||
+        (hash.indexOf('?') >= 0 ? hash.slice(hash.indexOf('?')) : '');
       var given = new URLSearchParams(search).get('q');
       if (given) input.value = given;
       if (input.value.trim()) update();
