@@ -10,12 +10,13 @@ import io
 import json
 import os
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from . import __version__, build, bundle, diagnose, diff, new
+from . import __version__, build, bundle, diagnose, diff, new, serve
 from .corpus import TAGS_FILE, entry_files, gather
 from .errors import NanopediaError, format_problems
 from .model import entry_json_schema
@@ -128,6 +129,28 @@ def _new(args: argparse.Namespace) -> int:
         f"next: fill in every TODO, then run `nanopedia check {path.as_posix()}`",
         file=sys.stderr,
     )
+    return 0
+
+
+def _serve(args: argparse.Namespace) -> int:
+    """Runs until Ctrl-C (exit 130); a broken entry never stops it."""
+    entries = Path(args.entries)
+    if not entries.is_dir():
+        raise UsageError(f"no such directory: {args.entries}")
+    config = Path(args.config) if args.config else None
+
+    def log(message: str) -> None:
+        print(message, file=sys.stderr, flush=True)
+
+    def ready(port: int) -> None:
+        log(f"serving http://127.0.0.1:{port}/ (watching {args.entries}/ and theme/; Ctrl-C stops)")
+
+    with tempfile.TemporaryDirectory(prefix="nanopedia-serve-") as scratch:
+        out = Path(args.out) if args.out else Path(scratch) / "site"
+        try:
+            serve.serve(entries, out, config, args.port, log, ready)
+        except OSError as err:
+            raise UsageError(f"cannot serve on 127.0.0.1:{args.port}: {err.strerror}") from None
     return 0
 
 
@@ -265,6 +288,13 @@ def parser() -> argparse.ArgumentParser:
         "--entries", default="entries", help="entries directory (default: entries)"
     )
     changes.set_defaults(run=_diff)
+
+    live = sub.add_parser("serve", help="build, serve on 127.0.0.1 and rebuild and reload on save")
+    live.add_argument("--port", type=int, default=8000, help="port (default 8000; 0: any free)")
+    live.add_argument("--entries", default="entries", help="entries directory (default: entries)")
+    live.add_argument("--out", help="where the site is built (default: a temporary folder)")
+    live.add_argument("--config", help="site settings (default: nanopedia.toml when present)")
+    live.set_defaults(run=_serve)
 
     site = sub.add_parser("build", help="build the static site (the previous one stays on error)")
     site.add_argument("--entries", default="entries", help="entries directory (default: entries)")

@@ -1,0 +1,80 @@
+"""Save-to-reload latency of `nanopedia serve` in a real Chromium (not part of the tests).
+
+    .venv/bin/python bench/serve_latency.py DIR [--runs 5]
+
+DIR holds `entries/` (e.g. made by `make_corpus.py`). Starts `nanopedia serve` there, opens one
+entry page, then repeatedly rewrites that entry's title and times from the write to the moment the
+page shows the new title (watcher, rebuild, event stream, reload and render all included). Prints
+the time of the first build and the median and worst save-to-reload time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import queue
+import re
+import signal
+import statistics
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+from playwright.sync_api import sync_playwright
+
+CHROMIUM = "/usr/bin/chromium"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("dir", type=Path)
+    ap.add_argument("--runs", type=int, default=5)
+    args = ap.parse_args()
+    entry = sorted((args.dir / "entries").glob("*.yaml"))[0]
+    if entry.name == "tags.yaml":
+        entry = sorted((args.dir / "entries").glob("*.yaml"))[1]
+    start = time.perf_counter()
+    process = subprocess.Popen([sys.executable, "-m", "generator", "serve", "--port", "0",
+                                "--out", "site"], cwd=args.dir, stderr=subprocess.PIPE, text=True)
+    lines: queue.Queue[str] = queue.Queue()
+    assert process.stderr is not None
+    stream = process.stderr
+    threading.Thread(target=lambda: [lines.put(line) for line in stream], daemon=True).start()
+    while True:
+        line = lines.get(timeout=3600)
+        print(line, end="", file=sys.stderr)
+        if line.startswith("serving "):
+            url = re.search(r"http://127\.0\.0\.1:\d+/", line)[0]  # type: ignore[index]
+            break
+    print(f"first build and start: {time.perf_counter() - start:.1f}s")
+    original = entry.read_text(encoding="utf-8")
+    times = []
+    try:
+        with sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+            page = browser.new_page()
+            page.goto(f"{url}entries/{entry.stem}.html")
+            page.wait_for_timeout(500)
+            for run in range(args.runs):
+                title = f"Edited title number {run} for the latency benchmark"
+                text = re.sub(r"^title: .*$", f"title: {title}", original, count=1, flags=re.M)
+                t0 = time.perf_counter()
+                entry.write_text(text, encoding="utf-8")
+                page.locator("h1", has_text=title).wait_for(timeout=120_000)
+                times.append(time.perf_counter() - t0)
+                page.wait_for_timeout(300)
+            browser.close()
+    finally:
+        entry.write_text(original, encoding="utf-8")
+        process.send_signal(signal.SIGINT)
+        process.wait(timeout=60)
+    while not lines.empty():
+        print(lines.get(), end="", file=sys.stderr)
+    shown = ", ".join(f"{t:.2f}" for t in times)
+    print(f"save-to-reload: median {statistics.median(times):.2f}s, worst {max(times):.2f}s "
+          f"({shown})")
+
+
+if __name__ == "__main__":
+    main()
