@@ -63,7 +63,7 @@ def link(
 
     `invalid` holds the ids (file names) of entries that exist but failed validation: links to
     them are not reported again, and neither are unused tags, which only a corpus that loaded
-    completely can tell.
+    completely (and spelled every tag right) can tell.
     """
     ordered = sorted(sources, key=lambda s: s.entry.id)
     found: list[Problem] = []
@@ -145,7 +145,8 @@ def link(
                     )
                 )
     by_tag = {t: tuple(s.entry.id for s in ordered if t in s.entry.tags) for t in sorted(tags)}
-    if not invalid and tags_doc is not None:
+    unknown_tags = any(p.code == "E023" for p in found)
+    if not invalid and not unknown_tags and tags_doc is not None:
         for tag, users in by_tag.items():
             if not users:
                 found.append(

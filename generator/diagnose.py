@@ -36,10 +36,7 @@ EVIDENCE_CAP = 50
 TEXT_CHARS = 300
 #: Score of one fingerprint by what it indicates; extra lines of the same fingerprint add 10 % each,
 #: up to five.
-WEIGHTS: dict[str, float] = {"decisive": 10.0, "supporting": 3.0, "benign": 1.0}
-#: Entries whose evidence is the consequence of another rank's failure when one is present: a rank
-#: waiting in a collective times out because a peer already died.
-COLLATERAL_ENTRIES = frozenset({"nccl-watchdog-timeout"})
+WEIGHTS: dict[str, float] = {"decisive": 10.0, "context": 4.0, "supporting": 3.0, "benign": 1.0}
 #: Weight left to collateral evidence, so the cause ranks above its consequences.
 COLLATERAL_FACTOR = 0.1
 #: Bytes before an untimestamped evidence line searched for the nearest earlier timestamp.
@@ -92,8 +89,10 @@ class Evidence:
     """What the fingerprint indicates."""
     timestamp: str | None
     """Sortable `MMDDhhmmss.fffffffff` of the line or the nearest earlier timestamped line."""
+    consequence: bool = False
+    """The fingerprint describes a consequence of a failure elsewhere (its `collateral` field)."""
     collateral: bool = False
-    """A consequence of another rank's failure (e.g. a watchdog timeout after a peer died)."""
+    """Judged a consequence of another entry's decisive failure in this diagnosis."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -336,6 +335,7 @@ def scan(
                     text=text.strip()[:TEXT_CHARS],
                     fingerprint=probe.fingerprint.id,
                     indicates=probe.fingerprint.indicates,
+                    consequence=probe.fingerprint.collateral,
                     timestamp=timestamp(text) or earlier_timestamp(buf, start),
                 )
             )
@@ -390,22 +390,19 @@ def first_failure(evidence: list[Evidence], order: dict[str, int]) -> Evidence |
 def diagnose(scans: list[FileScan]) -> Diagnosis:
     """Rank the entries the scans point to and find the rank where the failure began.
 
-    Rules (mirrored in `diagnose-worker.js`): when an entry outside `COLLATERAL_ENTRIES` has
-    decisive evidence, evidence of the collateral entries is marked collateral and weighs little.
-    The first failure is the torchrun Root Cause rank when a block names one; else the earliest
-    decisive line that is not collateral; for a pure collective timeout, the rank whose last
-    enqueued NCCL work is lowest (it is the one behind); else the earliest line of the best
-    candidate.
+    Rules (mirrored in `diagnose-worker.js`): when there is decisive or supporting evidence from a
+    fingerprint that is not `collateral` (a rank that really failed), the lines of `collateral`
+    fingerprints are marked collateral and weigh little. An entry whose only evidence is `context`
+    lines is no candidate. The first failure is the torchrun Root Cause rank when a block names
+    one; else the earliest decisive line that is not collateral; for a pure collective timeout,
+    the rank whose last enqueued NCCL work is lowest (it is the one behind); else the earliest
+    line of the best candidate.
     """
     order = {s.file: i for i, s in enumerate(scans)}
     evidence = [ev for s in scans for ev in s.evidence]
-    primary = [
-        e for e in evidence if e.indicates == "decisive" and e.entry not in COLLATERAL_ENTRIES
-    ]
-    if primary:
-        evidence = [
-            replace(e, collateral=True) if e.entry in COLLATERAL_ENTRIES else e for e in evidence
-        ]
+    primary = [e for e in evidence if e.indicates == "decisive" and not e.consequence]
+    if any(e.indicates in ("decisive", "supporting") and not e.consequence for e in evidence):
+        evidence = [replace(e, collateral=True) if e.consequence else e for e in evidence]
     by_entry: dict[str, list[Evidence]] = {}
     owners: dict[tuple[str, int], set[str]] = {}
     for ev in evidence:
@@ -414,6 +411,8 @@ def diagnose(scans: list[FileScan]) -> Diagnosis:
     shared = {where for where, ids in owners.items() if len(ids) > 1}
     matches = []
     for entry_id, found in by_entry.items():
+        if all(e.indicates == "context" for e in found):
+            continue
         found.sort(key=lambda e: (order[e.file], e.line))
         benign = all(e.indicates == "benign" for e in found)
         score = entry_score(found, shared)
@@ -535,12 +534,12 @@ def export_data(entries: Iterable[Entry], base_url: str | None = None) -> dict[s
                 "pattern": fp.pattern,
                 "ignore_case": fp.ignore_case,
                 "indicates": fp.indicates,
+                "collateral": fp.collateral,
             }
             for e in sorted(entries, key=lambda e: e.id)
             for fp in e.fingerprints
         ],
         "weights": WEIGHTS,
-        "collateral_entries": sorted(COLLATERAL_ENTRIES),
         "collateral_factor": COLLATERAL_FACTOR,
         "evidence_cap": EVIDENCE_CAP,
         "text_chars": TEXT_CHARS,

@@ -48,7 +48,7 @@ Stack = Literal[
 ]
 Language = Literal["python", "yaml", "json", "bash", "shell", "toml", "text"]
 RefKind = Literal["docs", "source", "issue", "pull", "paper", "blog"]
-Indicates = Literal["decisive", "supporting", "benign"]
+Indicates = Literal["decisive", "supporting", "context", "benign"]
 
 
 class Strict(BaseModel):
@@ -145,7 +145,13 @@ class Fingerprint(Strict):
     """Match without regard to case (instead of an inline `(?i)` flag)."""
     indicates: Indicates
     """`decisive`: an exact error string of this failure; `supporting`: a symptom many failures
-    share; `benign`: a message that is normal in moderation and explained by this entry."""
+    share; `context`: a line that tells failures apart (a stack frame, a config echo) but means
+    nothing alone, so it counts only next to other evidence of the entry; `benign`: a message
+    that is normal in moderation and explained by this entry."""
+    collateral: bool = False
+    """The line is a consequence of a failure elsewhere (a rank timing out in a collective after a
+    peer died): when the log also shows a real failure (decisive or supporting evidence that is
+    not collateral), it weighs a tenth and is not taken as the first failure."""
     cause: Slug | None = None
     """Id of the root cause this line points to, when it points to one."""
     must_match: Annotated[list[LogLine], Field(min_length=1, max_length=20)]

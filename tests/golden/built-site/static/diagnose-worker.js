@@ -240,7 +240,8 @@ self.NanopediaDiagnoseWorker = function (scope) {
     data.fingerprints.forEach(function (fp) {
       try {
         add(fp.pattern, fp.ignore_case ? 'i' : '', {
-          entry: fp.entry, title: fp.title, id: fp.id, indicates: fp.indicates
+          entry: fp.entry, title: fp.title, id: fp.id, indicates: fp.indicates,
+          collateral: fp.collateral
         });
       } catch (err) {
         skipped.push(fp.entry + '/' + fp.id + ': ' + err.message);
@@ -535,7 +536,8 @@ self.NanopediaDiagnoseWorker = function (scope) {
             entry: probe.entry, title: probe.title, file: file.name, order: order,
             line: line + 1, rank: lineRank(m, lineText, rankOfFile),
             text: shown(lineText, d.text_chars), fingerprint: probe.id,
-            indicates: probe.indicates, timestamp: stamp, collateral: false
+            indicates: probe.indicates, consequence: probe.collateral, timestamp: stamp,
+            collateral: false
           });
         }
         lineBase += swept.lines;
@@ -645,14 +647,16 @@ self.NanopediaDiagnoseWorker = function (scope) {
 
   function diagnose(m, scans) {
     var d = m.data;
-    var collateralEntries = new Set(d.collateral_entries);
     var evidence = [];
     scans.forEach(function (s) { evidence = evidence.concat(s.evidence); });
     var primary = evidence.filter(function (e) {
-      return e.indicates === 'decisive' && !collateralEntries.has(e.entry);
+      return e.indicates === 'decisive' && !e.consequence;
     });
-    if (primary.length) {
-      evidence.forEach(function (e) { if (collateralEntries.has(e.entry)) e.collateral = true; });
+    var failed = evidence.some(function (e) {
+      return (e.indicates === 'decisive' || e.indicates === 'supporting') && !e.consequence;
+    });
+    if (failed) {
+      evidence.forEach(function (e) { if (e.consequence) e.collateral = true; });
     }
     var byEntry = new Map();
     var owners = new Map();
@@ -666,6 +670,7 @@ self.NanopediaDiagnoseWorker = function (scope) {
     owners.forEach(function (ids, key) { if (ids.size > 1) shared.add(key); });
     var matches = [];
     byEntry.forEach(function (found, id) {
+      if (found.every(function (e) { return e.indicates === 'context'; })) return;
       found.sort(byFileLine);
       matches.push({
         id: id, title: found[0].title, score: entryScore(d, found, shared),
