@@ -71,7 +71,10 @@ def edit_one(entries: Path, run: int) -> None:
     """Change one sentence of one entry (a different entry each run)."""
     path = sorted(entries.glob("*-0*.yaml"))[run]
     text = path.read_text()
-    path.write_text(text.replace("mechanism: |\n", f"mechanism: |\n  Edited in run {run}.\n", 1))
+    edited = text.replace("\nconfirm:\n", f"\nconfirm:\n- Edited in run {run}.\n", 1)
+    if edited == text:
+        raise SystemExit(f"could not edit {path}")
+    path.write_text(edited)
 
 
 def snapshot(work: Path) -> dict[str, str]:
