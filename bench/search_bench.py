@@ -30,7 +30,9 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 CORPUS = ROOT.parent / "shared" / "bench" / "corpus.py"
-NANOPEDIA = [sys.executable, "-m", "generator"]
+#: The generator of this checkout, whatever the working folder.
+NANOPEDIA = [sys.executable, "-c", f"import sys; sys.path.insert(0, {str(ROOT)!r}); "
+             "from generator.cli import main; sys.exit(main())"]
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu"]
 
 
@@ -118,7 +120,9 @@ def main() -> None:
 
     entries = corpus(args.n, args.work)
     site = entries.parent / "site"
-    seconds = run([*NANOPEDIA, "build", "--entries", str(entries), "--out", str(site)], ROOT)
+    # Run in the work folder, so the build cache (.nanopedia-cache) stays there too.
+    seconds = run([*NANOPEDIA, "build", "--entries", str(entries), "--out", str(site)],
+                  entries.parent)
     print(f"N={args.n}: site built in {seconds:.1f} s")
     for name, value in sizes(site).items():
         print(f"  {name}: {value:,}" + (" bytes" if "shards" not in name else ""))
@@ -135,7 +139,7 @@ def main() -> None:
             small = corpus(args.single_n, args.work)
             out = small.parent / "dist"
             seconds = run([*NANOPEDIA, "bundle", "--single-file", "--entries", str(small),
-                           "--out", str(out)], ROOT)
+                           "--out", str(out)], small.parent)
             single = next(out.glob("*.html"))
             print(f"N={args.single_n} single file: {single.stat().st_size:,} bytes "
                   f"({len(gzip.compress(single.read_bytes(), 9)):,} gzipped), "

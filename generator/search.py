@@ -2,11 +2,11 @@
 
 Browsers refuse `fetch` from `file://`, so the data ships as JavaScript loaded by `<script>` tags.
 The browser indexes it with the vendored MiniSearch the first time a reader uses a search box.
-Measured at 10,000 entries (`bench/search_bench.py`, figures in its docstring): indexing every
-field takes seconds, while the short fields that rank highest (title, error strings, tags,
-aliases) index in about half a second; a serialized MiniSearch index loads no faster than the
-text it indexes and would tie this file to MiniSearch's private format. So the index is sharded
-by field and by entry:
+Measured in Chromium at 10,000 benchmark entries (11.6 MB of text; `bench/search_bench.py`):
+indexing every field at once took 2 to 3 s, the short fields that rank highest (title, error
+strings, tags, aliases) about 0.5 s. A serialized MiniSearch index (12.6 MB more, to load besides
+the text shown in results) took 1 to 1.5 s to load and would tie this file to MiniSearch's
+private format and tokenizer. So the index is sharded by field and by entry:
 
 - `search/index.js` sets `window.NANOPEDIA_SEARCH`: the short fields of every entry, the tags and
   the names of the text shards. It is indexed first and answers the first query.
