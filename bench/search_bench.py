@@ -30,9 +30,7 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 CORPUS = ROOT.parent / "shared" / "bench" / "corpus.py"
-#: The generator of this checkout, whatever the working folder.
-NANOPEDIA = [sys.executable, "-c", f"import sys; sys.path.insert(0, {str(ROOT)!r}); "
-             "from generator.cli import main; sys.exit(main())"]
+NANOPEDIA = [sys.executable, "-m", "generator"]
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu"]
 
 
