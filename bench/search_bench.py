@@ -113,15 +113,20 @@ def main() -> None:
     ap.add_argument("--single-n", type=int, default=0, help="also time a single-file bundle")
     ap.add_argument("--work", type=Path, default=Path(tempfile.gettempdir()) / "nanopedia-search")
     ap.add_argument("--chromium", default="/usr/bin/chromium")
+    ap.add_argument("--reuse-site", action="store_true",
+                    help="time the site already built in the work folder (built by this code)")
     args = ap.parse_args()
     from playwright.sync_api import sync_playwright
 
     entries = corpus(args.n, args.work)
     site = entries.parent / "site"
-    # Run in the work folder, so the build cache (.nanopedia-cache) stays there too.
-    seconds = run([*NANOPEDIA, "build", "--entries", str(entries), "--out", str(site)],
-                  entries.parent)
-    print(f"N={args.n}: site built in {seconds:.1f} s")
+    if args.reuse_site and (site / "search" / "index.js").exists():
+        print(f"N={args.n}: reusing {site}")
+    else:
+        # Run in the work folder, so the build cache (.nanopedia-cache) stays there too.
+        seconds = run([*NANOPEDIA, "build", "--entries", str(entries), "--out", str(site)],
+                      entries.parent)
+        print(f"N={args.n}: site built in {seconds:.1f} s")
     for name, value in sizes(site).items():
         print(f"  {name}: {value:,}" + (" bytes" if "shards" not in name else ""))
     queries = first_words(entries)
