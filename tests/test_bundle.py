@@ -223,6 +223,14 @@ def test_bundle_refuses_a_bad_source_date_epoch(
     assert not (tmp_path / f"{TOP}.zip").exists()
 
 
+def test_single_file_is_reproducible(single: Path, corpus: Path, tmp_path: Path) -> None:
+    again = bundle.single_file(corpus, tmp_path, use_cache=False)
+    assert again.path.read_bytes() == single.read_bytes()
+    assert (tmp_path / f"{again.path.name}.sha256").read_text() == (
+        f"{again.sha256}  {again.path.name}\n"
+    )
+
+
 def test_single_file_allows_inline_code_only_by_hash(single: Path) -> None:
     html = single.read_text(encoding="utf-8")
     csp = re.search(r'http-equiv="Content-Security-Policy" content="([^"]+)"', html)
