@@ -29,8 +29,9 @@ class Repo:
         }
         done = subprocess.run(
             ["git", "-C", str(self.root), *args], env=env, capture_output=True, text=True,
-            check=True,
+            check=False,
         )
+        assert done.returncode == 0, f"git {' '.join(args)}: {done.stderr.strip()}"
         return done.stdout
 
     def write(self, name: str, text: str) -> None:
