@@ -385,7 +385,7 @@
 
     /* The full index replaced the first one: show its answer, keeping the selected link. */
     upgraded.push(function (eng) {
-      if (!shownFor) return;
+      if (!shownFor || !document.contains(form)) return;
       var opts = options();
       var href = active >= 0 && opts[active] ? opts[active].querySelector('a').href : null;
       var wasOpen = !list.hidden;
