@@ -1,0 +1,93 @@
+"""Per-line highlighting of Python gives exactly the HTML of lexing the whole block."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from pygments import format as pygments_format
+from pygments import lex
+
+from generator import highlight
+
+ROOT = Path(__file__).resolve().parent.parent
+BENCH = Path(os.environ.get("NANOPEDIA_BENCH", "/tmp/nanopedia-bench"))
+
+
+def whole_block(source: str) -> str:
+    lexer = highlight._lexer("python")
+    return pygments_format(highlight._merge_plain(lex(source, lexer)), highlight._FORMATTER)
+
+
+def _repo_blocks() -> list[str]:
+    blocks = []
+    for path in sorted((ROOT / "entries").glob("*.yaml")) + sorted(ROOT.glob("tests/**/*.yaml")):
+        try:
+            data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        except (yaml.YAMLError, UnicodeDecodeError):
+            continue
+        if isinstance(data, dict) and isinstance(data.get("code_examples"), list):
+            blocks += [x["code"] for x in data["code_examples"]
+                       if isinstance(x, dict) and isinstance(x.get("code"), str)]
+    return blocks
+
+
+def test_every_code_block_of_the_entries() -> None:
+    blocks = _repo_blocks()
+    assert blocks
+    for source in blocks:
+        assert highlight.code(source, "python") == whole_block(source), source
+
+
+def test_every_code_block_of_the_bench_corpus() -> None:
+    corpus = BENCH / "n1000" / "entries.jsonl"
+    if not corpus.exists():
+        pytest.skip(f"no bench corpus at {corpus} (bench/run.py makes one)")
+    with corpus.open(encoding="utf-8") as lines:
+        for line in lines:
+            for example in json.loads(line)["code_examples"]:
+                assert highlight.code(example["code"], "python") == whole_block(example["code"])
+
+
+TRICKY = [
+    "def", "class", "import", "from", "as", "lazy", "match", "case", "_", "None", "raise",
+    "x", "os.path", "f'", 'f"', "rf'", "t'", "b'", "'", '"', "'''", '"""', "{", "}", "{{", "}}",
+    "=", "!r", ":", "(", ")", "[", "]", ",", ".", "\\", "#", "#!", "@", "%s", "1", "1.5e3",
+    " ", "    ", "\t", "\n", "\n", "\n", "\r\n", "\x0c", "\ufeff", "é", "self", "print",
+    "__init__", "yield from", "lambda",
+]
+
+
+@settings(max_examples=1500, deadline=None)
+@given(st.lists(st.sampled_from(TRICKY), max_size=30))
+def test_generated_snippets(parts: list[str]) -> None:
+    source = "".join(parts)
+    highlight._LINE_CACHE.clear()
+    assert highlight.code(source, "python") == whole_block(source)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.lists(st.sampled_from(TRICKY), max_size=8).map("".join), max_size=8))
+def test_lines_shared_between_blocks(lines: list[str]) -> None:
+    """A line cached from one block is right in another (no state leaks through the cache)."""
+    for cut in range(len(lines) + 1):
+        source = "\n".join(lines[cut:] + lines[:cut])
+        assert highlight.code(source, "python") == whole_block(source)
+
+
+@pytest.mark.parametrize("source", [
+    "import a,\n    b\n", "import a\n, b\n", "import a\nas b\n", "from a\n import b\n",
+    "raise X from e\n    import os\n", "def\n  f(): pass\n", "class \\\n C: pass\n",
+    "f'{x\n}'\n", "f'{x=\n}'\n", "f'{\"}\"\n}'\n", "case _\n  _\n", "match\n  _\n",
+    "lazy\nfrom a import b\n", "x = 1 \\\n + 2\n", "#!/usr/bin/env python\n#!x\n",
+    "'''a\nb'''\n", "   \n\"\"\"doc\"\"\"\n", "s = 'abc\\\ndef'\n", "s = 'abc\nx = 1\n",
+    "import torch\nimport os, datetime\nimport torch.distributed as dist\n\nx = 1\n",
+])
+def test_lines_that_carry_state(source: str) -> None:
+    highlight._LINE_CACHE.clear()
+    assert highlight.code(source, "python") == whole_block(source)
