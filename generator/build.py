@@ -133,9 +133,33 @@ def _fingerprint(entries: Path, config: Config, out: Path,
     too: a commit changes them without changing a byte of the files)."""
     state = (config, display(out), sorted(history.items()), gitdates.fallback())
     digest = hashlib.sha256(repr(state).encode())
-    for path in sorted(entries.glob("*.yaml")):
-        digest.update(path.name.encode() + b"\0" + hashlib.sha256(path.read_bytes()).digest())
+    for name, content in _file_hashes(sorted(entries.glob("*.yaml"))):
+        digest.update(name.encode() + b"\0" + content)
     return key(digest.digest())
+
+
+STAT_TRUST_NS = 2_000_000_000
+"""A file modified this recently may change again within its timestamp's tick: hash it anew."""
+
+
+def _file_hashes(paths: list[Path]) -> Iterator[tuple[str, bytes]]:
+    """(name, sha256 of the bytes) of every file; a file whose size, modification time and inode
+    are those of the last build is not read again (measured at 10,000 entries: reading and
+    hashing 80 MB was most of an unchanged rebuild)."""
+    known: dict[str, tuple[int, int, int, bytes]] = _cache.get("stats", "entries") or {}
+    seen: dict[str, tuple[int, int, int, bytes]] = {}
+    recent = time.time_ns() - STAT_TRUST_NS
+    for path in paths:
+        info = path.stat()
+        stamp = (info.st_size, info.st_mtime_ns, info.st_ino)
+        hit = known.get(str(path))
+        content = hit[3] if hit is not None and hit[:3] == stamp else \
+            hashlib.sha256(path.read_bytes()).digest()
+        if info.st_mtime_ns < recent:
+            seen[str(path)] = (*stamp, content)
+        yield path.name, content
+    if seen != known:
+        _cache.put("stats", "entries", seen)
 
 
 def _manifest(out: Path) -> dict[str, tuple[int, int]]:
