@@ -14,6 +14,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from tempfile import TemporaryDirectory
 from typing import Any, TypeVar
@@ -23,8 +24,8 @@ from . import feed, gitdates, search, views
 from .cache import CACHE_DIR, Cache, key
 from .catalog import Catalog
 from .config import Config
-from .corpus import Loaded, display, gather, load_entry
-from .errors import NanopediaError, Problem
+from .corpus import Loaded, display, entry_files, gather, load_entry
+from .errors import NanopediaError, Problem, problem
 from .load import Document
 from .render import THEME, render, static_files
 from .validate import Source, markdown_fields
@@ -73,9 +74,8 @@ class Extras:
     """Taken from the cache rather than computed in this build."""
 
 
-# State shared with forked workers: set in the parent just before a pool starts.
+# The build cache, set before the workers fork so they share it.
 _cache: Cache
-_state: dict[str, Any] = {}
 
 
 def build(entries: Path, out: Path, config_path: Path | None = None, use_cache: bool = True,
@@ -103,24 +103,25 @@ def build(entries: Path, out: Path, config_path: Path | None = None, use_cache: 
                 report.up_to_date = True
                 return report
         # 2. Load, validate and link every entry (cached per file, parallel when large).
-        with report.stage("load"):
-            extras: dict[str, Extras] = {}
-            catalog, problems = gather(entries, load=_loader(extras, jobs))
-            errors = [p for p in problems if p.severity == "error"]
-            if errors:
-                raise NanopediaError(problems)
-            report.warnings = problems
-            report.entries = len(catalog.sources)
-            report.reused = sum(e.cached for e in extras.values())
-            fallback = gitdates.fallback()
-            dated = {i: gitdates.entry_dates(history, i, s.entry.aliases, fallback)
-                     for i, s in catalog.by_id.items()}
-        # 3. Render every page, then swap the new site in.
-        with report.stage("render+write"), SiteWriter(out) as writer:
-            for path, data in _pages(catalog, config, extras, dated, jobs, theme):
-                writer.write(path, data)
-                report.pages += 1
-            writer.commit()
+        #    The worker processes start now, while this process is small.
+        with _workers(jobs, len(entry_files(entries))):
+            with report.stage("load"):
+                extras: dict[str, Extras] = {}
+                catalog, problems = gather(entries, load=_loader(extras))
+                errors = [p for p in problems if p.severity == "error"]
+                if errors:
+                    raise NanopediaError(problems)
+                report.warnings = problems
+                report.entries = len(catalog.sources)
+                report.reused = sum(e.cached for e in extras.values())
+                fallback = gitdates.fallback()
+                dated = {i: gitdates.entry_dates(history, i, s.entry.aliases, fallback)
+                         for i, s in catalog.by_id.items()}
+            # 3. Render every page (entry pages in the workers, which write them too), then
+            #    swap the new site in.
+            with report.stage("render+write"), SiteWriter(out) as writer:
+                report.pages = _write_site(writer, catalog, config, extras, dated, theme)
+                writer.commit()
         # 4. Remember what was written, so an unchanged rebuild can stop at step 1.
         if use_cache:
             _cache.put("builds", inputs, _manifest(out))
@@ -181,21 +182,39 @@ def _intact(out: Path, manifest: dict[str, tuple[int, int]] | None) -> bool:
             and _manifest(out) == manifest)
 
 
-def _map(fn: Callable[[T], R], items: list[T], jobs: int) -> Iterable[R]:
-    """`map` over worker processes (forked, so they share the parent's state) when worthwhile."""
-    if jobs <= 1 or len(items) < PARALLEL_MIN:
-        yield from map(fn, items)
+_pool: Any = None
+"""The build's worker pool, while one runs."""
+
+
+@contextmanager
+def _workers(jobs: int, count: int) -> Iterator[None]:
+    """Worker processes for `_map`, when `count` entries make them worthwhile. They are forked
+    before any entry is loaded, so none of them carries a copy of the corpus."""
+    global _pool
+    if jobs <= 1 or count < PARALLEL_MIN:
+        yield
         return
     with multiprocessing.get_context("fork").Pool(jobs) as pool:
-        yield from pool.imap(fn, items, CHUNK)
+        _pool = pool
+        try:
+            yield
+        finally:
+            _pool = None
 
 
-def _loader(extras: dict[str, Extras], jobs: int) -> Callable[[list[Path]], list[Loaded]]:
+def _map(fn: Callable[[T], R], items: list[T]) -> Iterable[R]:
+    """`map`, over the worker processes when they run."""
+    if _pool is None:
+        return map(fn, items)
+    return _pool.imap(fn, items, CHUNK)
+
+
+def _loader(extras: dict[str, Extras]) -> Callable[[list[Path]], list[Loaded]]:
     """A `corpus.Loader` that keeps the cards and export records it computes in `extras`."""
 
     def load(paths: list[Path]) -> list[Loaded]:
         results = []
-        for src, problems, extra in _map(_load_one, paths, jobs):
+        for src, problems, extra in _map(_load_one, paths):
             if src is not None and extra is not None:
                 extras[src.entry.id] = extra
             results.append((src, problems))
@@ -235,44 +254,66 @@ def _slim(src: Source) -> Source:
     return Source(src.entry, Document(doc.path, None, marks, {}, doc.blocks & texts))
 
 
-def _pages(catalog: Catalog, config: Config, extras: dict[str, Extras],
-           dated: dict[str, gitdates.Dates | None], jobs: int,
-           theme: Path) -> Iterator[tuple[str, bytes]]:
-    """Every file of the site as (path, bytes)."""
+def _write_site(writer: SiteWriter, catalog: Catalog, config: Config, extras: dict[str, Extras],
+                dated: dict[str, gitdates.Dates | None], theme: Path) -> int:
+    """Write every file of the site; return how many. Entry pages go to the workers with only
+    what they show of other entries: each worker reads its entries back from the cache."""
     cards = {i: e.card for i, e in extras.items()}
-    _state.update(catalog=catalog, config=config, extras=extras, cards=cards,
-                  suggestions=views.Suggestions(catalog), theme=theme, dates=dated)
-    try:
-        yield from _map(_entry_page, list(catalog.by_id), jobs)
-        others = [views.index_page(catalog, config, cards),
-                  *views.tag_pages(catalog, config, cards),
-                  *views.redirect_pages(catalog, config, cards),
-                  views.diagnose_page(config), views.diagnose_data(catalog),
-                  views.not_found_page(config), views.search_page(config), views.stylesheet(),
-                  *feed.feeds(catalog, config, dated)]
-        for page in others:
-            yield page.path, render(page, theme)
-        listed = [p.path for p in others
-                  if p.template in ("index.html", "tag.html", "tags.html", "diagnose.html")]
-        sitemap = views.sitemap(config, listed + [f"entries/{i}.html" for i in catalog.by_id])
-        if sitemap is not None:
-            yield sitemap.path, render(sitemap)
-        yield "entries.json", views.export(
-            [views.with_dates(extras[i].export, dated[i]) for i in catalog.by_id], config)
-        yield from search.index_files([extras[i].search for i in catalog.by_id], catalog)
-        yield from static_files(theme)
-    finally:
-        _state.clear()
+    suggestions = views.Suggestions(catalog)
+    tasks = [_PageTask(display(Path(src.doc.path)), extras[i].key,
+                       views.neighbours(src.entry, catalog, cards, suggestions), dated[i])
+             for i, src in catalog.by_id.items()]
+    count = sum(1 for _ in _map(partial(_write_entry_page, writer, config, theme), tasks))
+    for path, data in _other_files(catalog, config, extras, cards, dated, theme):
+        writer.write(path, data)
+        count += 1
+    return count
 
 
-def _entry_page(ident: str) -> tuple[str, bytes]:
-    """Render one entry page from the shared state (runs in a worker for large corpora)."""
-    catalog: Catalog = _state["catalog"]
-    src = catalog.by_id[ident]
-    extra: Extras = _state["extras"][ident]
-    frags = _cache.get("fragments", extra.key)
-    if frags is None:  # removed from the cache folder while building
+@dataclass(frozen=True, slots=True)
+class _PageTask:
+    path: str
+    """The entry file, to load again should its cached form have vanished meanwhile."""
+    key: str
+    near: views.Neighbours
+    dates: gitdates.Dates | None
+
+
+def _write_entry_page(writer: SiteWriter, config: Config, theme: Path, task: _PageTask) -> None:
+    """Render and write one entry page (in a worker for large corpora)."""
+    hit = _cache.get("entries", task.key)
+    frags = _cache.get("fragments", task.key)
+    if hit is None or frags is None:  # removed from the cache folder while building
+        src, _, extra = _load_one(Path(task.path))
+        if src is None or extra is None or extra.key != task.key:
+            raise NanopediaError([problem(task.path, 0, 0, "E042",
+                                          "the entry changed while the site was being built",
+                                          "build again")])
         frags = views.fragments(src.entry)
-    page = views.entry_page(src, catalog, _state["config"], frags, _state["cards"],
-                            _state["suggestions"], _state["dates"][ident])
-    return page.path, render(page, _state['theme'])
+    else:
+        src = hit[0]
+    page = views.entry_page(src, task.near, config, frags, task.dates)
+    writer.write(page.path, render(page, theme))
+
+
+def _other_files(catalog: Catalog, config: Config, extras: dict[str, Extras],
+                 cards: dict[str, views.Card], dated: dict[str, gitdates.Dates | None],
+                 theme: Path) -> Iterator[tuple[str, bytes]]:
+    """Every file of the site but the entry pages, as (path, bytes)."""
+    others = [views.index_page(catalog, config, cards),
+              *views.tag_pages(catalog, config, cards),
+              *views.redirect_pages(catalog, config, cards),
+              views.diagnose_page(config), views.diagnose_data(catalog),
+              views.not_found_page(config), views.search_page(config), views.stylesheet(),
+              *feed.feeds(catalog, config, dated)]
+    for page in others:
+        yield page.path, render(page, theme)
+    listed = [p.path for p in others
+              if p.template in ("index.html", "tag.html", "tags.html", "diagnose.html")]
+    sitemap = views.sitemap(config, listed + [f"entries/{i}.html" for i in catalog.by_id])
+    if sitemap is not None:
+        yield sitemap.path, render(sitemap)
+    yield "entries.json", views.export(
+        [views.with_dates(extras[i].export, dated[i]) for i in catalog.by_id], config)
+    yield from search.index_files([extras[i].search for i in catalog.by_id], catalog)
+    yield from static_files(theme)

@@ -140,26 +140,50 @@ class Suggestions:
         return [i for _, i in heapq.nsmallest(SUGGESTIONS, candidates)]
 
 
-def entry_page(src: Source, catalog: Catalog, config: Config, frags: dict[str, str],
-               cards: dict[str, Card], suggestions: Suggestions,
+@dataclass(frozen=True, slots=True)
+class Neighbours:
+    """What an entry page shows of the rest of the corpus: small, so it travels to a worker."""
+
+    tags: dict[str, str]
+    """The entry's registered tags: slug to title."""
+    related: list[tuple[str, str]]
+    """(id, title) of each related entry that exists."""
+    backlinks: list[tuple[str, str]]
+    """(id, title) of each entry that links to this one."""
+    also: list[tuple[str, str]]
+    """(id, title) of the 'also tagged' suggestions."""
+
+
+def neighbours(entry: Entry, catalog: Catalog, cards: dict[str, Card],
+               suggestions: Suggestions) -> Neighbours:
+    back = catalog.backlinks.get(entry.id, ())
+    also = suggestions.of(entry, {entry.id, *entry.related, *back})
+    return Neighbours({t: catalog.tags[t].title for t in entry.tags if t in catalog.tags},
+                      [(i, cards[i].title) for i in entry.related if i in cards],
+                      [(i, cards[i].title) for i in back],
+                      [(i, cards[i].title) for i in also])
+
+
+def entry_page(src: Source, near: Neighbours, config: Config, frags: dict[str, str],
                dates: Dates | None = None) -> Page:
     """The entry page in the 3 a.m. reading order."""
     e = src.entry
     root = "../"
     md = {k: Markup(v) for k, v in frags.items()}
     causes = {c.id: c for c in e.root_causes}
-    related = [_link(cards[i], root) for i in e.related if i in cards]
-    backlinks = [_link(cards[i], root) for i in catalog.backlinks.get(e.id, ())]
-    seen = {e.id, *e.related, *catalog.backlinks.get(e.id, ())}
-    also = [_link(cards[i], root) for i in suggestions.of(e, seen)]
+
+    def links(pairs: list[tuple[str, str]]) -> list[dict[str, Any]]:
+        return [{"id": i, "title": t, "href": f"{root}entries/{i}.html"} for i, t in pairs]
+
+    related, backlinks, also = links(near.related), links(near.backlinks), links(near.also)
     context = _site(config, root, f"entries/{e.id}.html", e.title, _plain(e.summary))
     context["entry"] = {
         "id": e.id,
         "title": e.title,
         "category": {"slug": e.category, "title": CATEGORY_TITLES[e.category],
                      "href": f"{root}index.html#{e.category}"},
-        "tags": [{"slug": t, "title": catalog.tags[t].title, "href": f"{root}tags/{t}.html"}
-                 for t in e.tags if t in catalog.tags],
+        "tags": [{"slug": t, "title": title, "href": f"{root}tags/{t}.html"}
+                 for t, title in near.tags.items()],
         "summary": md["summary"],
         "causes": [{"anchor": f"cause-{c.id}", "title": c.title,
                     "explanation": md[f"root_causes[{i}].explanation"]}
