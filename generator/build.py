@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from functools import partial
+from functools import cache, partial
 from pathlib import Path
 from tempfile import TemporaryDirectory
 from typing import Any, TypeVar
@@ -120,11 +120,17 @@ def build(entries: Path, out: Path, config_path: Path | None = None, use_cache: 
             # 3. Render every page (entry pages in the workers, which write them too), then
             #    swap the new site in.
             with report.stage("render+write"), SiteWriter(out) as writer:
-                report.pages = _write_site(writer, catalog, config, extras, dated, theme)
+                previous = _cache.get("pages", _site_key(out)) or {}
+                report.pages, pages = _write_site(writer, catalog, config, extras, dated, theme,
+                                                  _reusable(out, previous))
                 writer.commit()
-        # 4. Remember what was written, so an unchanged rebuild can stop at step 1.
+        # 4. Remember what was written, so an unchanged rebuild can stop at step 1 and an edit
+        #    renders only the entry pages whose inputs changed.
         if use_cache:
-            _cache.put("builds", inputs, _manifest(out))
+            manifest = _manifest(out)
+            _cache.put("builds", inputs, manifest)
+            _cache.put("pages", _site_key(out), {
+                path: (k, *manifest[str(out / path)]) for path, k in pages.items()})
     return report
 
 
@@ -255,19 +261,58 @@ def _slim(src: Source) -> Source:
 
 
 def _write_site(writer: SiteWriter, catalog: Catalog, config: Config, extras: dict[str, Extras],
-                dated: dict[str, gitdates.Dates | None], theme: Path) -> int:
-    """Write every file of the site; return how many. Entry pages go to the workers with only
-    what they show of other entries: each worker reads its entries back from the cache."""
+                dated: dict[str, gitdates.Dates | None], theme: Path,
+                reusable: dict[str, str]) -> tuple[int, dict[str, str]]:
+    """Write every file of the site; return how many, and the key of every entry page.
+
+    Entry pages go to the workers with only what they show of other entries: each worker reads
+    its entries back from the cache. A page whose key (a hash of everything it shows) is in
+    `reusable` is taken from the previous site as it is."""
     cards = {i: e.card for i, e in extras.items()}
     suggestions = views.Suggestions(catalog)
-    tasks = [_PageTask(display(Path(src.doc.path)), extras[i].key,
-                       views.neighbours(src.entry, catalog, cards, suggestions), dated[i])
-             for i, src in catalog.by_id.items()]
-    count = sum(1 for _ in _map(partial(_write_entry_page, writer, config, theme), tasks))
+    setting = repr((config, theme, _theme_version(theme)))
+    tasks, keys = [], {}
+    for i, src in catalog.by_id.items():
+        task = _PageTask(display(Path(src.doc.path)), extras[i].key,
+                         views.neighbours(src.entry, catalog, cards, suggestions), dated[i])
+        path = f"entries/{i}.html"
+        keys[path] = key(setting.encode(), repr((task.key, task.near, task.dates)).encode())
+        if reusable.get(path) == keys[path]:
+            writer.reuse(path, writer.out / path)
+        else:
+            tasks.append(task)
+    count = len(keys) - len(tasks)
+    count += sum(1 for _ in _map(partial(_write_entry_page, writer, config, theme), tasks))
     for path, data in _other_files(catalog, config, extras, cards, dated, theme):
         writer.write(path, data)
         count += 1
-    return count
+    return count, keys
+
+
+def _site_key(out: Path) -> str:
+    return key(str(out.resolve()).encode())
+
+
+def _reusable(out: Path, previous: dict[str, tuple[str, int, int]]) -> dict[str, str]:
+    """Entry pages of the previous site still as we wrote them (size and mtime): path to key."""
+    found = {}
+    for path, (k, size, mtime) in previous.items():
+        try:
+            info = (out / path).stat()
+        except OSError:
+            continue
+        if (info.st_size, info.st_mtime_ns) == (size, mtime):
+            found[path] = k
+    return found
+
+
+@cache
+def _theme_version(theme: Path) -> bytes:
+    """A hash of a theme's files (the repository's own theme is in `code_version` already)."""
+    digest = hashlib.sha256()
+    for path in sorted(p for p in theme.rglob("*") if p.is_file()):
+        digest.update(path.as_posix().encode() + b"\0" + path.read_bytes())
+    return digest.digest()
 
 
 @dataclass(frozen=True, slots=True)

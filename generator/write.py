@@ -59,6 +59,36 @@ class SiteWriter:
         except OSError as err:
             raise _fail(self.out, f"cannot write {path}: {err.strerror}") from None
 
+    def reuse(self, path: str, previous: Path) -> None:
+        """Take one file of the site unchanged from the previous site (a hard link, or a copy
+        where links are not possible)."""
+        target = self._target(path)
+        try:
+            try:
+                os.link(previous, target)
+            except FileExistsError:
+                raise
+            except OSError:
+                shutil.copy2(previous, target)
+        except FileExistsError:
+            raise _fail(self.out, f"two pages want the same file: {path}") from None
+        except OSError as err:
+            raise _fail(self.out, f"cannot write {path}: {err.strerror}") from None
+
+    def _target(self, path: str) -> Path:
+        """Where `path` goes in the temporary folder, its folder created."""
+        rel = PurePosixPath(path)
+        if rel.is_absolute() or ".." in rel.parts or not rel.parts:
+            raise _fail(self.out, f"refusing to write outside the site: {path!r}")
+        target = self.tmp.joinpath(*rel.parts)
+        if target.parent not in self._dirs:
+            try:
+                target.parent.mkdir(parents=True, exist_ok=True)
+            except OSError as err:
+                raise _fail(self.out, f"cannot write {path}: {err.strerror}") from None
+            self._dirs.add(target.parent)
+        return target
+
     def commit(self) -> None:
         """Replace the previous site with the new one."""
         self.write(MARKER, b"")

@@ -243,6 +243,26 @@ def test_cached_and_parallel_builds_match_a_cold_build(tmp_corpus: Path, tmp_pat
     assert site(tmp_corpus, tmp_path / "parallel", jobs=2) == tree(tmp_path / "warm")
 
 
+def test_an_edit_rerenders_only_pages_whose_inputs_changed(tmp_corpus: Path,
+                                                            tmp_path: Path) -> None:
+    """Unchanged entry pages come from the previous site (the same file); a hand-edited one is
+    rendered again; the result is a cold build's, byte for byte."""
+    cache, warm = tmp_path / "cache", tmp_path / "warm"
+    build(tmp_corpus, warm, SITE_CONFIG, cache_root=cache, jobs=1, dates=DATES)
+    alpha, beta = warm / "entries" / "alpha-failure.html", warm / "entries" / "beta-failure.html"
+    before = alpha.stat().st_ino
+    beta.write_text("edited by hand")
+    path = tmp_corpus / "beta-failure.yaml"
+    path.write_text(path.read_text().replace("\nconfirm:\n", "\nconfirm:\n- Edited.\n", 1))
+    build(tmp_corpus, warm, SITE_CONFIG, cache_root=cache, jobs=1, dates=DATES)
+    assert alpha.stat().st_ino == before
+    assert tree(warm) == site(tmp_corpus, tmp_path / "cold", dates=DATES)
+    path.write_text(path.read_text().replace("Beta failure in NCCL", "Beta failure of NCCL"))
+    build(tmp_corpus, warm, SITE_CONFIG, cache_root=cache, jobs=1, dates=DATES)
+    assert alpha.stat().st_ino != before  # its related link shows beta's new title
+    assert tree(warm) == site(tmp_corpus, tmp_path / "cold2", dates=DATES)
+
+
 def test_deterministic_across_hash_seeds_and_time_zones(tmp_path: Path) -> None:
     outs = []
     for seed, tz in (("1", "UTC"), ("4242", "Asia/Kolkata")):
