@@ -208,7 +208,7 @@ def _workers(jobs: int, count: int) -> Iterator[None]:
             _pool = None
 
 
-def _map(fn: Callable[[T], R], items: list[T]) -> Iterable[R]:
+def _map(fn: Callable[[T], R], items: Iterable[T]) -> Iterable[R]:
     """`map`, over the worker processes when they run."""
     if _pool is None:
         return map(fn, items)
@@ -271,18 +271,23 @@ def _write_site(writer: SiteWriter, catalog: Catalog, config: Config, extras: di
     cards = {i: e.card for i, e in extras.items()}
     suggestions = views.Suggestions(catalog)
     setting = repr((config, theme, _theme_version(theme)))
-    tasks, keys = [], {}
-    for i, src in catalog.by_id.items():
-        task = _PageTask(display(Path(src.doc.path)), extras[i].key,
-                         views.neighbours(src.entry, catalog, cards, suggestions), dated[i])
-        path = f"entries/{i}.html"
-        keys[path] = key(setting.encode(), repr((task.key, task.near, task.dates)).encode())
-        if reusable.get(path) == keys[path]:
-            writer.reuse(path, writer.out / path)
-        else:
-            tasks.append(task)
-    count = len(keys) - len(tasks)
-    count += sum(1 for _ in _map(partial(_write_entry_page, writer, config, theme), tasks))
+    keys: dict[str, str] = {}
+
+    def tasks() -> Iterator[_PageTask]:
+        """Runs beside the workers, which start on the first pages while it makes the rest."""
+        for i, src in catalog.by_id.items():
+            task = _PageTask(src.doc.path, extras[i].key,
+                             views.neighbours(src.entry, catalog, cards, suggestions), dated[i])
+            path = f"entries/{i}.html"
+            keys[path] = key(setting.encode(), repr((task.key, task.near, task.dates)).encode())
+            if reusable.get(path) == keys[path]:
+                writer.reuse(path, writer.out / path)
+            else:
+                yield task
+
+    for _ in _map(partial(_write_entry_page, writer, config, theme), tasks()):
+        pass
+    count = len(keys)
     for path, data in _other_files(catalog, config, extras, cards, dated, theme):
         writer.write(path, data)
         count += 1

@@ -144,7 +144,12 @@ def link(
                         or "add it to entries/tags.yaml with a title and description",
                     )
                 )
-    by_tag = {t: tuple(s.entry.id for s in ordered if t in s.entry.tags) for t in sorted(tags)}
+    members: dict[str, list[str]] = {t: [] for t in sorted(tags)}
+    for src in ordered:
+        for tag in dict.fromkeys(src.entry.tags):
+            if tag in members:
+                members[tag].append(src.entry.id)
+    by_tag = {t: tuple(ids) for t, ids in members.items()}
     unknown_tags = any(p.code == "E023" for p in found)
     if not invalid and not unknown_tags and tags_doc is not None:
         for tag, users in by_tag.items():

@@ -1,0 +1,38 @@
+"""'Also tagged' ranks exactly as a full count of shared tags and causes would."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from generator.views import Suggestions
+
+IDS = [f"e{i:02d}" for i in range(30)]
+
+
+def _corpus(draw: Any) -> tuple[Any, list[Any]]:
+    entries = []
+    for ident in draw(st.lists(st.sampled_from(IDS), min_size=1, unique=True)):
+        tags = draw(st.lists(st.sampled_from("abcdef"), max_size=4, unique=True))
+        causes = draw(st.lists(st.sampled_from("xyz"), max_size=3, unique=True))
+        entries.append(SimpleNamespace(id=ident, tags=tags,
+                                       root_causes=[SimpleNamespace(id=c) for c in causes]))
+    entries.sort(key=lambda e: e.id)
+    by_tag = {t: tuple(e.id for e in entries if t in e.tags) for t in "abcdef"}
+    catalog = SimpleNamespace(sources=[SimpleNamespace(entry=e) for e in entries], by_tag=by_tag)
+    return catalog, entries
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.data())
+def test_same_ranking_as_a_full_count(data: st.DataObject) -> None:
+    catalog, entries = _corpus(data.draw)
+    suggestions = Suggestions(catalog)
+    for entry in entries:
+        exclude = {entry.id, *data.draw(st.lists(st.sampled_from(IDS), max_size=3))}
+        lists = [catalog.by_tag.get(t, ()) for t in entry.tags]
+        lists += [tuple(suggestions._causes.get(c.id, ())) for c in entry.root_causes]
+        assert suggestions.of(entry, exclude) == Suggestions._counted(lists, exclude)
