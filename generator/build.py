@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import multiprocessing
 import os
+import re
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
@@ -251,10 +252,16 @@ def _load_one(path: Path) -> tuple[Source | None, list[Problem], Extras | None]:
     return src, [], Extras(k, extra.card, extra.export, extra.search, cached=False)
 
 
+_MAY_LINK_ENTRY = re.compile(r"[&\\]|" + r"[\x00-\x20\x7f]*".join("entry:"), re.I)
+"""Text that may hold an `entry:` link: the scheme as `markdown.link_scheme` reads it (blanks
+and control characters ignored, any case), or an entity or escape that could spell it."""
+
+
 def _slim(src: Source) -> Source:
-    """The source without its parsed YAML data: only the marks linking may report at."""
+    """The source without its parsed YAML data: only the marks linking may report at (the
+    marks of texts with no possible entry link were a tenth of the build's memory)."""
     linked = {"id", "aliases", "related", "tags"}
-    texts = {where for where, _ in markdown_fields(src.entry)}
+    texts = {where for where, text in markdown_fields(src.entry) if _MAY_LINK_ENTRY.search(text)}
     doc = src.doc
     marks = {p: m for p, m in doc.marks.items() if (p and p[0] in linked) or p in texts}
     return Source(src.entry, Document(doc.path, None, marks, {}, doc.blocks & texts))
@@ -348,8 +355,8 @@ def _write_entry_page(writer: SiteWriter, config: Config, theme: Path, task: _Pa
 
 def _other_files(catalog: Catalog, config: Config, extras: dict[str, Extras],
                  cards: dict[str, views.Card], dated: dict[str, gitdates.Dates | None],
-                 theme: Path) -> Iterator[tuple[str, bytes]]:
-    """Every file of the site but the entry pages, as (path, bytes)."""
+                 theme: Path) -> Iterator[tuple[str, bytes | Iterator[bytes]]]:
+    """Every file of the site but the entry pages, as (path, bytes or parts)."""
     others = [views.index_page(catalog, config, cards),
               *views.tag_pages(catalog, config, cards),
               *views.redirect_pages(catalog, config, cards),
@@ -364,6 +371,7 @@ def _other_files(catalog: Catalog, config: Config, extras: dict[str, Extras],
     if sitemap is not None:
         yield sitemap.path, render(sitemap)
     yield "entries.json", views.export(
-        [views.with_dates(extras[i].export, dated[i]) for i in catalog.by_id], config)
+        (views.with_dates(extras[i].export, dated[i]) for i in catalog.by_id), len(catalog.by_id),
+        config)
     yield from search.index_files([extras[i].search for i in catalog.by_id], catalog)
     yield from static_files(theme)

@@ -11,7 +11,7 @@ import heapq
 import json
 import re
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from itertools import combinations, islice
 from typing import Any
@@ -353,8 +353,11 @@ def with_dates(record: str, dates: Dates | None) -> str:
     return f'{record[:-1]},"dates":{value}}}'
 
 
-def export(records: list[str], config: Config) -> bytes:
-    """`entries.json`: a versioned header, then every entry in id order."""
-    head = json.dumps({"version": EXPORT_VERSION, "site": config.title, "count": len(records)},
+def export(records: Iterable[str], count: int, config: Config) -> Iterator[bytes]:
+    """`entries.json` in parts: a versioned header, then the `count` entries in id order."""
+    head = json.dumps({"version": EXPORT_VERSION, "site": config.title, "count": count},
                       sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return (head[:-1] + ',"entries":[' + ",".join(records) + "]}\n").encode()
+    yield (head[:-1] + ',"entries":[').encode()
+    for n, record in enumerate(records):
+        yield (record if n == 0 else "," + record).encode()
+    yield b"]}\n"

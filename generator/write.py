@@ -12,6 +12,7 @@ import os
 import shutil
 import signal
 import tempfile
+from collections.abc import Iterable
 from pathlib import Path, PurePosixPath
 from types import TracebackType
 
@@ -42,18 +43,16 @@ class SiteWriter:
         self._dirs: set[Path] = {self.tmp}
         self._done = False
 
-    def write(self, path: str, data: bytes) -> None:
-        """Write one file of the site; `path` is relative and uses `/`."""
-        rel = PurePosixPath(path)
-        if rel.is_absolute() or ".." in rel.parts or not rel.parts:
-            raise _fail(self.out, f"refusing to write outside the site: {path!r}")
-        target = self.tmp.joinpath(*rel.parts)
+    def write(self, path: str, data: bytes | Iterable[bytes]) -> None:
+        """Write one file of the site; `path` is relative and uses `/`. A large file can come
+        in parts, so it is never whole in memory."""
+        target = self._target(path)
         try:
-            if target.parent not in self._dirs:
-                target.parent.mkdir(parents=True, exist_ok=True)
-                self._dirs.add(target.parent)
             with target.open("xb") as handle:
-                handle.write(data)
+                if isinstance(data, bytes):
+                    handle.write(data)
+                else:
+                    handle.writelines(data)
         except FileExistsError:
             raise _fail(self.out, f"two pages want the same file: {path}") from None
         except OSError as err:
