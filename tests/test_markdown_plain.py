@@ -1,0 +1,58 @@
+"""Text without markdown syntax skips the parser and gives exactly markdown-it's HTML."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from generator import markdown
+from generator.markdown import PageEnv
+
+BENCH = Path(os.environ.get("NANOPEDIA_BENCH", "/tmp/nanopedia-bench"))
+
+
+def check(text: str) -> None:
+    block = markdown._RENDERER.render(text, {"page": PageEnv()})
+    inline = markdown._RENDERER.renderInline(text, {"page": PageEnv()})
+    assert markdown.render(text, PageEnv()) == block
+    assert markdown.render_inline(text, PageEnv()) == inline
+
+
+@settings(max_examples=3000, deadline=None)
+@given(st.text(alphabet=st.sampled_from(
+    list("aZé1 ,.;'\"?()/\u00a0\u3000\u2028\x85\t\n") + list("!#$%&*+-:<=>@[\\]^_`{}~|")),
+    max_size=20))
+def test_generated_text(text: str) -> None:
+    check(text)
+
+
+@pytest.mark.parametrize("text", [
+    "Plain words", 'Say "hi" (twice), then stop.', "Ünïcode ok", "a  b", "x/y", "I) no list",
+    "A. not a list", "Loss is NaN at step 10", "e\u00a0", "\u3000lead", "ab\x85cd",
+])
+def test_examples(text: str) -> None:
+    check(text)
+
+
+def test_bench_corpus_fields() -> None:
+    corpus = BENCH / "n1000" / "entries.jsonl"
+    if not corpus.exists():
+        pytest.skip(f"no bench corpus at {corpus}")
+    plain = 0
+    with corpus.open(encoding="utf-8") as lines:
+        for n, line in enumerate(lines):
+            if n == 200:
+                break
+            raw = json.loads(line)
+            texts = [raw["quick_answer"], raw["mechanism"], *raw["confirmation_checklist"]]
+            texts += [s[k] for s in raw["symptoms"] for k in ("symptom", "why")]
+            texts += [q[k] for q in raw["faq"] for k in ("q", "a")]
+            for text in texts:
+                plain += markdown._plain(text)
+                check(text)
+    assert plain
