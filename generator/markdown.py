@@ -175,15 +175,37 @@ def _plain(text: str) -> bool:
     return _PLAIN.fullmatch(text) is not None and text == text.strip()
 
 
+_RENDERED: dict[tuple[bool, str, str], str] = {}
+"""(inline, entry base, text) -> HTML, for text that gave no heading: its HTML depends on
+nothing else (entries repeat texts: the benchmark's code examples repeat the summary, and every
+summary is rendered again for the tag pages)."""
+_RENDERED_MAX = 50_000
+
+
+def _memo(inline: bool, text: str, page: PageEnv) -> str:
+    base = page.entry_base if "[" in text or "<" in text else ""  # no link, no base in the HTML
+    found = _RENDERED.get((inline, base, text))
+    if found is not None:
+        return found
+    headings = len(page.ids)
+    env = {"page": page}
+    html = _RENDERER.renderInline(text, env) if inline else _RENDERER.render(text, env)
+    if len(page.ids) == headings:
+        if len(_RENDERED) >= _RENDERED_MAX:
+            _RENDERED.clear()
+        _RENDERED[inline, base, text] = html
+    return html
+
+
 def render(text: str, page: PageEnv) -> str:
     """Block markdown (paragraphs, lists, tables, code) to safe HTML."""
     if _plain(text):
         return f"<p>{escapeHtml(text)}</p>\n"
-    return _RENDERER.render(text, {"page": page})
+    return _memo(False, text, page)
 
 
 def render_inline(text: str, page: PageEnv) -> str:
     """One line of inline markdown to safe HTML, without a wrapping paragraph."""
     if _plain(text):
         return escapeHtml(text)
-    return _RENDERER.renderInline(text, {"page": page})
+    return _memo(True, text, page)

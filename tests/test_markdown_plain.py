@@ -56,3 +56,13 @@ def test_bench_corpus_fields() -> None:
                 plain += markdown._plain(text)
                 check(text)
     assert plain
+
+
+def test_repeated_text_renders_as_the_first_time() -> None:
+    """Remembered HTML is reused only where nothing but the text decides it."""
+    page = PageEnv()
+    assert markdown.render("# Title", page) != markdown.render("# Title", page)  # -2 suffix
+    for base in ("", "../entries/"):
+        fresh = markdown._RENDERER.render("see [x](entry:a) *b*", {"page": PageEnv(base)})
+        assert markdown.render("see [x](entry:a) *b*", PageEnv(base)) == fresh
+        assert markdown.render("see [x](entry:a) *b*", PageEnv(base)) == fresh
