@@ -239,7 +239,7 @@ def _load_one(path: Path) -> tuple[Source | None, list[Problem], Extras | None]:
     k = key(display(path).encode(), raw)
     hit = _cache.get("entries", k)
     if hit is not None:
-        src, extra = hit
+        src, extra, _ = hit
         return src, [], extra
     src, problems = load_entry(path)
     if src is None or problems:
@@ -247,8 +247,7 @@ def _load_one(path: Path) -> tuple[Source | None, list[Problem], Extras | None]:
     src = _slim(src)
     extra = Extras(k, views.card(src.entry), views.export_record(src.entry),
                    search.document(src.entry), cached=True)
-    _cache.put("fragments", k, views.fragments(src.entry))
-    _cache.put("entries", k, (src, extra))
+    _cache.put("entries", k, (src, extra, views.fragments(src.entry)))  # one file: opens are slow
     return src, [], Extras(k, extra.card, extra.export, extra.search, cached=False)
 
 
@@ -339,8 +338,7 @@ class _PageTask:
 def _write_entry_page(writer: SiteWriter, config: Config, theme: Path, task: _PageTask) -> None:
     """Render and write one entry page (in a worker for large corpora)."""
     hit = _cache.get("entries", task.key)
-    frags = _cache.get("fragments", task.key)
-    if hit is None or frags is None:  # removed from the cache folder while building
+    if hit is None:  # removed from the cache folder while building
         src, _, extra = _load_one(Path(task.path))
         if src is None or extra is None or extra.key != task.key:
             raise NanopediaError([problem(task.path, 0, 0, "E042",
@@ -348,7 +346,7 @@ def _write_entry_page(writer: SiteWriter, config: Config, theme: Path, task: _Pa
                                           "build again")])
         frags = views.fragments(src.entry)
     else:
-        src = hit[0]
+        src, _, frags = hit
     page = views.entry_page(src, task.near, config, frags, task.dates)
     writer.write(page.path, render(page, theme))
 

@@ -44,6 +44,7 @@ CODES: dict[str, str] = {
     "E033": "fingerprint pattern is too slow on an adversarial log",
     "E040": "template or rendering error",
     "E041": "could not write the output",
+    "E042": "an entry changed while the site was being built",
     "E050": "usage error",
     "E060": "a `TODO` placeholder from `nanopedia new` is not filled in yet",
 }
