@@ -25,7 +25,7 @@ from . import feed, gitdates, search, views
 from .cache import CACHE_DIR, Cache, key
 from .catalog import Catalog
 from .config import Config
-from .corpus import Loaded, display, entry_files, gather, load_entry
+from .corpus import Loaded, display, gather, load_entry
 from .errors import NanopediaError, Problem, problem
 from .load import Document
 from .render import THEME, render, static_files
@@ -105,7 +105,7 @@ def build(entries: Path, out: Path, config_path: Path | None = None, use_cache: 
                 return report
         # 2. Load, validate and link every entry (cached per file, parallel when large).
         #    The worker processes start now, while this process is small.
-        with _workers(jobs, len(entry_files(entries))):
+        with _workers(jobs, sum(1 for _ in entries.glob("*.yaml"))):
             with report.stage("load"):
                 extras: dict[str, Extras] = {}
                 catalog, problems = gather(entries, load=_loader(extras))

@@ -74,10 +74,11 @@ def gather(
     wanted = {p.resolve() for p in files} if files is not None else None
     sources: list[Source] = []
     invalid: set[str] = set()
-    paths = {p.resolve(): p for p in entry_files(root)}
+    base = root.resolve()
+    paths = {p.resolve() if p.is_symlink() else base / p.name: p for p in entry_files(root)}
     for p in files or ():
         paths.setdefault(p.resolve(), p)
-    ordered = [path for _, path in sorted(paths.items())]
+    ordered = [path for _, path in sorted(paths.items(), key=lambda item: item[0].parts)]
     for path, (src, problems) in zip(ordered, load(ordered), strict=True):
         if src is not None:
             sources.append(src)
