@@ -11,6 +11,17 @@ from conftest import FIXTURES
 from generator.build import build
 
 
+def follow(page: Any, selector: str, lands_on: str) -> None:
+    """Click a link and wait until the next page has loaded with its styles and scripts.
+
+    Without the wait, a loaded machine lets the next click abort the page's deferred script
+    (reported as a failed request) or read styles before the stylesheet arrived.
+    """
+    page.click(selector)
+    page.wait_for_url("**" + lands_on)
+    page.wait_for_load_state("load")
+
+
 def test_home_tag_entry_related_and_back(tmp_path: Path, watched_page: Any) -> None:
     out = tmp_path / "site"
     config = FIXTURES / "build-config" / "nanopedia.toml"
@@ -18,15 +29,11 @@ def test_home_tag_entry_related_and_back(tmp_path: Path, watched_page: Any) -> N
     page = watched_page.page
     page.goto((out / "index.html").as_uri())
     assert page.locator("h1").count() == 1
-    page.click("text=#FSDP")
-    assert page.url.endswith("/tags/fsdp.html")
-    page.click("h2 >> text=Alpha failure under FSDP")
-    assert page.url.endswith("/entries/alpha-failure.html")
+    follow(page, "text=#FSDP", "/tags/fsdp.html")
+    follow(page, "h2 >> text=Alpha failure under FSDP", "/entries/alpha-failure.html")
     assert page.locator("#cause-cast").is_visible()
-    page.click("#related >> text=Beta failure in NCCL collectives")
-    assert page.url.endswith("/entries/beta-failure.html")
-    page.click("#referenced-by >> text=Alpha failure under FSDP")
-    assert page.url.endswith("/entries/alpha-failure.html")
+    follow(page, "#related >> text=Beta failure in NCCL collectives", "/entries/beta-failure.html")
+    follow(page, "#referenced-by >> text=Alpha failure under FSDP", "/entries/alpha-failure.html")
     color = page.evaluate("getComputedStyle(document.querySelector('.quick')).borderLeftStyle")
     assert color == "solid", "the stylesheet did not load"
     page.goto((out / "entries" / "alpha-old.html").as_uri())
