@@ -132,12 +132,20 @@ def _new(args: argparse.Namespace) -> int:
     return 0
 
 
-def _serve(args: argparse.Namespace) -> int:
-    """Runs until Ctrl-C (exit 130); a broken entry never stops it."""
+def _site_inputs(args: argparse.Namespace) -> tuple[Path, Path | None]:
+    """The entries directory and optional config file of build, bundle and serve, checked."""
     entries = Path(args.entries)
     if not entries.is_dir():
         raise UsageError(f"no such directory: {args.entries}")
     config = Path(args.config) if args.config else None
+    if config is not None and not config.is_file():
+        raise UsageError(f"no such file: {args.config}")
+    return entries, config
+
+
+def _serve(args: argparse.Namespace) -> int:
+    """Runs until Ctrl-C (exit 130); a broken entry never stops it."""
+    entries, config = _site_inputs(args)
 
     def log(message: str) -> None:
         print(message, file=sys.stderr, flush=True)
@@ -184,12 +192,7 @@ def _progress(name: str, size: int, raw: Any) -> Callable[[int], None]:
 
 
 def _build(args: argparse.Namespace) -> int:
-    entries = Path(args.entries)
-    if not entries.is_dir():
-        raise UsageError(f"no such directory: {args.entries}")
-    config = Path(args.config) if args.config else None
-    if config is not None and not config.is_file():
-        raise UsageError(f"no such file: {args.config}")
+    entries, config = _site_inputs(args)
     try:
         report = build.build(entries, Path(args.out), config, use_cache=not args.no_cache,
                              jobs=args.jobs)
@@ -209,12 +212,7 @@ def _build(args: argparse.Namespace) -> int:
 
 
 def _bundle(args: argparse.Namespace) -> int:
-    entries = Path(args.entries)
-    if not entries.is_dir():
-        raise UsageError(f"no such directory: {args.entries}")
-    config = Path(args.config) if args.config else None
-    if config is not None and not config.is_file():
-        raise UsageError(f"no such file: {args.config}")
+    entries, config = _site_inputs(args)
     make = bundle.single_file if args.single_file else bundle.zip_bundle
     try:
         made = make(entries, Path(args.out), config, use_cache=not args.no_cache)
