@@ -349,7 +349,9 @@ class _QuietHandler(http.server.SimpleHTTPRequestHandler):
 def test_generated_page_in_a_real_browser(built: Built, watched_page: Any, serve: Any) -> None:
     base = serve(built.site)
     page = watched_page.page
-    page.goto(base + "failures/entries/alpha-failure/")
+    # The themes fetch their search index after load; navigating before it arrives aborts the
+    # request, which would count as a failed one. Let each page go quiet first.
+    page.goto(base + "failures/entries/alpha-failure/", wait_until="networkidle")
     assert page.locator("h1").first.inner_text().startswith("Alpha failure under FSDP")
     page.locator("table a[href='#cause-cast']").click()
     assert page.evaluate("location.hash") == "#cause-cast"
@@ -357,9 +359,11 @@ def test_generated_page_in_a_real_browser(built: Built, watched_page: Any, serve
     page.locator("article a[href='../beta-failure/'], div[role=main] a[href='../beta-failure/']"
                  ).last.click()
     page.wait_for_url("**/failures/entries/beta-failure/")
+    page.wait_for_load_state("networkidle")
     assert page.locator("h1").first.inner_text().startswith("Beta failure in NCCL collectives")
     page.locator("a[href='../alpha-failure/']").last.click()  # the back link
     page.wait_for_url("**/failures/entries/alpha-failure/")
+    page.wait_for_load_state("networkidle")
     watched_page.assert_clean()
 
 
