@@ -26,6 +26,7 @@ from generator.gitdates import Dates
 INLINE_SCRIPT = re.compile(r"<script(?![^>]*\bsrc=\")")
 """A script element without a `src`: no page may have one (the CSP would block it anyway)."""
 GOLDEN = ROOT / "tests" / "golden" / "built-site"
+THEME = ROOT / "theme"
 SITE_CONFIG = FIXTURES / "build-config" / "nanopedia.toml"
 DATES = {
     "alpha-failure": Dates(datetime(2024, 1, 1, tzinfo=UTC), datetime(2024, 3, 1, tzinfo=UTC)),
@@ -62,6 +63,11 @@ def site(entries: Path, out: Path, jobs: int = 1,
 def test_golden_site(tmp_path: Path, update_golden: bool) -> None:
     got = site(FIXTURES / "corpus", tmp_path / "site", dates=DATES)
     got = {p: b for p, b in got.items() if not p.startswith("static/vendor/")}
+    # Assets copied from theme/static must arrive unchanged; only generated files are golden.
+    copied = {p for p in got if p.startswith("static/") and (THEME / p).is_file()}
+    for path in sorted(copied):
+        assert got.pop(path) == (THEME / path).read_bytes(), f"{path} is not a copy of the theme's"
+    assert copied, "the site has no theme assets"
     if update_golden:
         for old in GOLDEN.rglob("*"):
             if old.is_file():
