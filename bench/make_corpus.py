@@ -10,20 +10,13 @@ import argparse
 import json
 import zlib
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 import yaml
 
-CATEGORIES = [
-    "mixed-precision",
-    "distributed",
-    "numerics",
-    "memory",
-    "performance",
-    "configuration",
-    "compilation",
-    "data",
-]
+from generator.model import Category
+
+CATEGORIES = list(get_args(Category))
 KINDS = {"arxiv.org": "paper", "/issues/": "issue", "github.com": "source"}
 
 

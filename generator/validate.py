@@ -71,15 +71,16 @@ def _model_at(model: type[BaseModel], path: Path_) -> type[BaseModel] | None:
         field = current.model_fields.get(part) if isinstance(current, type) else None
         if field is None:
             return None
-        current = _inner_model(field.annotation)
+        current = inner_model(field.annotation)
     return current if isinstance(current, type) and issubclass(current, BaseModel) else None
 
 
-def _inner_model(annotation: Any) -> Any:
+def inner_model(annotation: Any) -> Any:
+    """The model class inside a field's annotation (`list[X]`, `X | None`), or None."""
     if isinstance(annotation, type) and issubclass(annotation, BaseModel):
         return annotation
     for arg in get_args(annotation):
-        found = _inner_model(arg)
+        found = inner_model(arg)
         if found is not None:
             return found
     return None

@@ -7,13 +7,13 @@ import re
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any, get_args
 
 import pytest
+from conftest import ROOT
 from pydantic import BaseModel
 
-from conftest import ROOT
 from generator.model import Entry, entry_json_schema
+from generator.validate import inner_model
 
 
 def edit(path: Path, old: str, new: str) -> None:
@@ -141,20 +141,10 @@ def field_paths(model: type[BaseModel], prefix: str = "") -> list[str]:
     for name, info in model.model_fields.items():
         path = f"{prefix}{name}"
         paths.append(path)
-        inner = _model_in(info.annotation)
+        inner = inner_model(info.annotation)
         if inner is not None:
             paths.extend(field_paths(inner, path + "."))
     return paths
-
-
-def _model_in(annotation: Any) -> type[BaseModel] | None:
-    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
-        return annotation
-    for arg in get_args(annotation):
-        found = _model_in(arg)
-        if found is not None:
-            return found
-    return None
 
 
 def test_entries_readme_documents_every_field() -> None:
