@@ -1,8 +1,17 @@
 """`nanopedia build`: validated entries to a cross-linked static site, as one short pipeline.
 
-Work that depends on one entry alone (parsing, validation, markdown, highlighting) is cached by the
-entry's content hash and, for large corpora, spread over every core; pages are then rendered from
-the linked catalog and written through the one writer, which swaps the site in at the end.
+load -> link -> plan -> write:
+
+- load: every entry file is hashed (one whose size, mtime and inode the last build saw is not read
+  again). An entry the last build saw with the same bytes and dates keeps its `Kept` summary from
+  the build state; the others are parsed, validated and rendered, or taken from the per-entry
+  cache, on every core when there are many.
+- link: the `Node` of every entry is linked; no entry is read for it.
+- plan: every file of the site with a key, a hash of everything it shows.
+- write: a file whose key is the one the last build wrote is kept; the others are rendered. A
+  full build writes a new folder and swaps it in; a rebuild of an intact site updates it in place.
+
+The output never depends on which path made it: an edit rebuild is byte-identical to a cold build.
 """
 
 from __future__ import annotations
@@ -10,7 +19,6 @@ from __future__ import annotations
 import hashlib
 import multiprocessing
 import os
-import re
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
@@ -23,18 +31,18 @@ from typing import Any, TypeVar
 from . import config as site_config
 from . import feed, gitdates, search, views
 from .cache import CACHE_DIR, Cache, key
-from .catalog import Catalog
+from .catalog import Links, Node, link, node
 from .config import Config
-from .corpus import Loaded, display, gather, load_entry
+from .corpus import display, entry_files, load_entry, load_tags
 from .errors import NanopediaError, Problem, problem
-from .load import Document
+from .joined import EMPTY, Joined, Record, identity, kept, record
 from .render import THEME, render, static_files
-from .validate import Source, markdown_fields
-from .write import MARKER, SiteWriter
+from .write import MARKER, SiteWriter, Span
 
 PARALLEL_MIN = 200
-"""Below this many entries, starting worker processes costs more than it saves."""
+"""Below this many entries to load or pages to render, worker processes cost more than they save."""
 CHUNK = 16
+STATE_VERSION = 1
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -47,9 +55,11 @@ class Report:
     entries: int = 0
     pages: int = 0
     reused: int = 0
-    """Entries whose parsed and rendered form came from the cache."""
+    """Entries whose parsed and rendered form came from the last build or the cache."""
     up_to_date: bool = False
     """Nothing changed since the last build and the site is intact: nothing was written."""
+    rendered: int = 0
+    """Files rendered and written; the others were kept from the last build."""
     warnings: list[Problem] = field(default_factory=list)
     timings: dict[str, float] = field(default_factory=dict)
 
@@ -63,17 +73,53 @@ class Report:
 
 
 @dataclass(frozen=True, slots=True)
-class Extras:
-    """What the loader computes beside the `Source`, from the same entry."""
+class Parsed:
+    """What loading one entry gives the corpus-wide stages (the page itself is rendered from the
+    entry, read back from the cache)."""
 
     key: str
+    """Cache key of the entry file's path and bytes."""
+    node: Node
     card: views.Card
-    export: str
-    search: search.Document
-    """The entry's search index data (`search.document`)."""
-    cached: bool
-    """Taken from the cache rather than computed in this build."""
+    data: dict[str, bytes]
+    """The entry's record of each joined file (`entries.json` without the dates)."""
 
+
+@dataclass(frozen=True, slots=True)
+class Kept:
+    """What the build state remembers of one entry, so an unchanged one is not loaded again."""
+
+    key: str
+    node: Node
+    card: views.Card
+    card_key: str
+    dates: gitdates.Dates | None
+    names: dict[str, str]
+    """The name of the entry's record in each joined file."""
+
+
+@dataclass
+class State:
+    """What a build leaves for the next one, in the cache under the site folder's path."""
+
+    version: int
+    inputs: str
+    """Fingerprint of every input and setting: equal, and the site intact, means nothing to do."""
+    stamps: dict[str, tuple[int, int, int, bytes]]
+    """Entry file to (size, mtime_ns, inode, sha256 of its bytes)."""
+    entries: dict[str, Kept]
+    """Entry file to what is kept of it (entries with warnings are loaded again each time)."""
+    pages: dict[str, str]
+    """Site file to the key it was written with."""
+    spans: dict[str, dict[str, tuple[int, int]]]
+    """Joined file to the (offset, length) of each record in it, by record name."""
+    manifest: dict[str, tuple[int, int]]
+    """Site file to its (size, mtime_ns) after the build, to notice a hand-edited site."""
+
+
+KINDS = ("export", "search", "text", "diagnose")
+"""The joined files an entry has a record in: entries.json, search/index.js, a search text
+shard, static/diagnose-data.js."""
 
 # The build cache, set before the workers fork so they share it.
 _cache: Cache
@@ -98,95 +144,133 @@ def build(entries: Path, out: Path, config_path: Path | None = None, use_cache: 
         #    mean there is nothing to do.
         with report.stage("config"):
             config = site_config.read(config_path)
+            setting = repr((config, theme, _theme_version(theme)))
             history = gitdates.history(entries) if dates is None else dates
-            inputs = _fingerprint(entries, config, out, history)
-            if use_cache and _intact(out, _cache.get("builds", inputs)):
+            state = _cache.get("state", _site_key(out)) if use_cache else None
+            if not isinstance(state, State) or state.version != STATE_VERSION:
+                state = None
+            files = entry_files(entries)
+            stamps, hashes = _file_hashes(files, state.stamps if state else {})
+            inputs = key(repr((setting, display(out), sorted(history.items()),
+                               gitdates.fallback(), sorted(hashes.items()))).encode())
+            current = _manifest(out) if (out / MARKER).exists() else {}
+            trusted = {p for p, v in current.items() if state and state.manifest.get(p) == v}
+            if state is not None and state.inputs == inputs and \
+                    len(trusted) == len(current) == len(state.manifest):
                 report.up_to_date = True
                 return report
-        # 2. Load, validate and link every entry (cached per file, parallel when large).
-        #    The worker processes start now, while this process is small.
-        with _workers(jobs, sum(1 for _ in entries.glob("*.yaml"))):
-            with report.stage("load"):
-                extras: dict[str, Extras] = {}
-                catalog, problems = gather(entries, load=_loader(extras))
-                errors = [p for p in problems if p.severity == "error"]
-                if errors:
-                    raise NanopediaError(problems)
-                report.warnings = problems
-                report.entries = len(catalog.sources)
-                report.reused = sum(e.cached for e in extras.values())
-                fallback = gitdates.fallback()
-                dated = {i: gitdates.entry_dates(history, i, s.entry.aliases, fallback)
-                         for i, s in catalog.by_id.items()}
-            # 3. Render every page (entry pages in the workers, which write them too), then
-            #    swap the new site in.
-            with report.stage("render+write"), SiteWriter(out) as writer:
-                previous = _cache.get("pages", _site_key(out)) or {}
-                report.pages, pages = _write_site(writer, catalog, config, extras, dated, theme,
-                                                  _reusable(out, previous))
-                writer.commit()
-        # 4. Remember what was written, so an unchanged rebuild can stop at step 1 and an edit
-        #    renders only the entry pages whose inputs changed.
+            previous = {p: k for p, k in state.pages.items() if p in trusted} if state else {}
+            spans = {p: t for p, t in state.spans.items() if p in trusted} if state else {}
+            located = {name: (p, *span) for p, table in spans.items()
+                       for name, span in table.items()}
+        # 2. Load what changed, keep the rest, link all.
+        with report.stage("load"):
+            fallback = gitdates.fallback()
+            keys = {p.name: key(display(p).encode(), hashes[p.name]) for p in files}
+            known = state.entries if state else {}
+            kept: dict[str, Kept] = {}
+            for name, k in keys.items():
+                old = known.get(name)
+                if old is not None and old.key == k and old.dates == gitdates.entry_dates(
+                        history, old.node.id, old.node.aliases, fallback) and \
+                        all(n in located or n == EMPTY for n in old.names.values()):
+                    kept[name] = old
+            todo = [p for p in files if p.name not in kept]
+            with _workers(jobs, len(todo)):
+                loaded = list(_map(_load_one, todo))
+            tags, tags_doc, problems = load_tags(entries)
+            parsed: dict[str, Parsed] = {}
+            invalid: set[str] = set()
+            for path, (one, found, reused) in zip(todo, loaded, strict=True):
+                problems += found
+                report.reused += reused
+                if one is None:
+                    invalid.add(path.stem)
+                else:
+                    parsed[path.name] = one
+            nodes = [k.node for k in kept.values()] + [p.node for p in parsed.values()]
+            links, linked = link(nodes, tags, tags_doc, frozenset(invalid))
+            problems = sorted(problems + linked, key=Problem.sort_key)
+            if any(p.severity == "error" for p in problems):
+                raise NanopediaError(problems)
+            report.warnings = problems
+            report.entries = len(nodes)
+            report.reused += len(kept)
+            warned = {p.location.path for p in problems}
+            fresh: dict[str, dict[str, bytes]] = {}
+            for name, one in parsed.items():
+                kept[name], fresh[one.node.id] = _keep(one, gitdates.entry_dates(
+                    history, one.node.id, one.node.aliases, fallback))
+            by_id = {k.node.id: k for k in sorted(kept.values(), key=lambda k: k.node.id)}
+        # 3. Plan every file, then write those whose key changed.
+        with report.stage("render+write"):
+            site = _Site(links, by_id, fresh, config, theme, setting)
+            in_place = state is not None and bool(current)
+            with SiteWriter(out, in_place) as writer:
+                pages, spans = _write(writer, site, previous, spans, located, jobs, report)
+                writer.commit(current)
+            manifest = _updated(out, current, writer.written, writer.files) if in_place \
+                else _manifest(out)
+        # 4. Remember what was written.
         if use_cache:
-            manifest = _manifest(out)
-            _cache.put("builds", inputs, manifest)
-            _cache.put("pages", _site_key(out), {
-                path: (k, *manifest[str(out / path)]) for path, k in pages.items()})
+            _cache.put("state", _site_key(out), State(
+                STATE_VERSION, inputs, stamps,
+                {n: k for n, k in kept.items() if k.node.path not in warned},
+                pages, spans, manifest))
     return report
-
-
-def _fingerprint(entries: Path, config: Config, out: Path,
-                 history: Mapping[str, gitdates.Dates]) -> str:
-    """Hash of every input file's bytes and every setting that reaches the output (the git dates
-    too: a commit changes them without changing a byte of the files)."""
-    state = (config, display(out), sorted(history.items()), gitdates.fallback())
-    digest = hashlib.sha256(repr(state).encode())
-    for name, content in _file_hashes(sorted(entries.glob("*.yaml"))):
-        digest.update(name.encode() + b"\0" + content)
-    return key(digest.digest())
 
 
 STAT_TRUST_NS = 2_000_000_000
 """A file modified this recently may change again within its timestamp's tick: hash it anew."""
 
 
-def _file_hashes(paths: list[Path]) -> Iterator[tuple[str, bytes]]:
-    """(name, sha256 of the bytes) of every file; a file whose size, modification time and inode
+def _file_hashes(paths: list[Path], known: Mapping[str, tuple[int, int, int, bytes]]
+                 ) -> tuple[dict[str, tuple[int, int, int, bytes]], dict[str, bytes]]:
+    """The sha256 of every file's bytes, by name; a file whose size, modification time and inode
     are those of the last build is not read again (measured at 10,000 entries: reading and
-    hashing 80 MB was most of an unchanged rebuild)."""
-    known: dict[str, tuple[int, int, int, bytes]] = _cache.get("stats", "entries") or {}
+    hashing 80 MB was most of an unchanged rebuild). Also the stamps to trust next time."""
     seen: dict[str, tuple[int, int, int, bytes]] = {}
+    hashes: dict[str, bytes] = {}
     recent = time.time_ns() - STAT_TRUST_NS
     for path in paths:
         info = path.stat()
         stamp = (info.st_size, info.st_mtime_ns, info.st_ino)
-        hit = known.get(str(path))
+        hit = known.get(path.name)
         content = hit[3] if hit is not None and hit[:3] == stamp else \
             hashlib.sha256(path.read_bytes()).digest()
         if info.st_mtime_ns < recent:
-            seen[str(path)] = (*stamp, content)
-        yield path.name, content
-    if seen != known:
-        _cache.put("stats", "entries", seen)
+            seen[path.name] = (*stamp, content)
+        hashes[path.name] = content
+    return seen, hashes
 
 
 def _manifest(out: Path) -> dict[str, tuple[int, int]]:
-    """Size and modification time of every file of the site, to notice a hand-edited one."""
+    """Size and modification time of every file of the site, by site path."""
     found: dict[str, tuple[int, int]] = {}
-    stack = [out]
+    stack = [(out, "")]
     while stack:
-        for item in os.scandir(stack.pop()):
+        folder, prefix = stack.pop()
+        try:
+            items = list(os.scandir(folder))
+        except OSError:
+            continue
+        for item in items:
             if item.is_dir(follow_symlinks=False):
-                stack.append(Path(item.path))
+                stack.append((Path(item.path), f"{prefix}{item.name}/"))
             else:
                 info = item.stat(follow_symlinks=False)
-                found[item.path] = (info.st_size, info.st_mtime_ns)
+                found[prefix + item.name] = (info.st_size, info.st_mtime_ns)
     return found
 
 
-def _intact(out: Path, manifest: dict[str, tuple[int, int]] | None) -> bool:
-    return (manifest is not None and (out / MARKER).exists()
-            and _manifest(out) == manifest)
+def _updated(out: Path, manifest: dict[str, tuple[int, int]], written: list[str],
+             files: set[str]) -> dict[str, tuple[int, int]]:
+    """The manifest after an in-place update: the files written are stat'ed again."""
+    new = {p: v for p, v in manifest.items() if p in files}
+    for path in written:
+        info = (out / path).stat()
+        new[path] = (info.st_size, info.st_mtime_ns)
+    return new
 
 
 _pool: Any = None
@@ -195,10 +279,10 @@ _pool: Any = None
 
 @contextmanager
 def _workers(jobs: int, count: int) -> Iterator[None]:
-    """Worker processes for `_map`, when `count` entries make them worthwhile. They are forked
-    before any entry is loaded, so none of them carries a copy of the corpus."""
+    """Worker processes for `_map`, when `count` items make them worthwhile. For a cold build
+    they are forked before any entry is loaded, so none of them carries a copy of the corpus."""
     global _pool
-    if jobs <= 1 or count < PARALLEL_MIN:
+    if jobs <= 1 or count < PARALLEL_MIN or _pool is not None:
         yield
         return
     with multiprocessing.get_context("fork").Pool(jobs) as pool:
@@ -216,105 +300,156 @@ def _map(fn: Callable[[T], R], items: Iterable[T]) -> Iterable[R]:
     return _pool.imap(fn, items, CHUNK)
 
 
-def _loader(extras: dict[str, Extras]) -> Callable[[list[Path]], list[Loaded]]:
-    """A `corpus.Loader` that keeps the cards and export records it computes in `extras`."""
-
-    def load(paths: list[Path]) -> list[Loaded]:
-        results = []
-        for src, problems, extra in _map(_load_one, paths):
-            if src is not None and extra is not None:
-                extras[src.entry.id] = extra
-            results.append((src, problems))
-        return results
-
-    return load
-
-
-def _load_one(path: Path) -> tuple[Source | None, list[Problem], Extras | None]:
-    """Parse, validate and render one entry, or take all three from the cache."""
+def _entry_key(path: Path) -> str:
+    """The cache key of an entry file: its path and the hash of its bytes."""
     try:
         raw = path.read_bytes()
     except OSError:
         raw = b""
-    k = key(display(path).encode(), raw)
+    return key(display(path).encode(), hashlib.sha256(raw).digest())
+
+
+def _load_one(path: Path) -> tuple[Parsed | None, list[Problem], bool]:
+    """Parse, validate and render one entry, or take it from the cache (then True)."""
+    k = _entry_key(path)
     hit = _cache.get("entries", k)
     if hit is not None:
-        src, extra, _ = hit
-        return src, [], extra
+        return hit[1], [], True
     src, problems = load_entry(path)
-    if src is None or problems:
-        return src, problems, None
-    src = _slim(src)
-    extra = Extras(k, views.card(src.entry), views.export_record(src.entry),
-                   search.document(src.entry), cached=True)
-    _cache.put("entries", k, (src, extra, views.fragments(src.entry)))  # one file: opens are slow
-    return src, [], Extras(k, extra.card, extra.export, extra.search, cached=False)
+    if src is None:
+        return None, problems, False
+    e = src.entry
+    text = search.records(search.document(e))
+    one = Parsed(k, node(src), views.card(e), {
+        "export": views.export_record(e).encode(), "search": text[0], "text": text[1],
+        "diagnose": views.diagnose_record(e)})
+    if not problems:
+        _cache.put("entries", k, (e, one, views.fragments(e)))  # one file: opens are slow
+    return one, problems, False
 
 
-_MAY_LINK_ENTRY = re.compile(r"[&\\]|" + r"[\x00-\x20\x7f]*".join("entry:"), re.I)
-"""Text that may hold an `entry:` link: the scheme as `markdown.link_scheme` reads it (blanks
-and control characters ignored, any case), or an entity or escape that could spell it."""
+def _keep(one: Parsed, dates: gitdates.Dates | None) -> tuple[Kept, dict[str, bytes]]:
+    """What the state keeps of a freshly loaded entry, and its records with the dates in."""
+    data = dict(one.data, export=views.with_dates(one.data["export"], dates))
+    return Kept(one.key, one.node, one.card, identity(repr(one.card).encode()), dates,
+                {kind: identity(data[kind]) for kind in KINDS}), data
 
 
-def _slim(src: Source) -> Source:
-    """The source without its parsed YAML data: only the marks linking may report at (the
-    marks of texts with no possible entry link were a tenth of the build's memory)."""
-    linked = {"id", "aliases", "related", "tags"}
-    texts = {where for where, text in markdown_fields(src.entry) if _MAY_LINK_ENTRY.search(text)}
-    doc = src.doc
-    marks = {p: m for p, m in doc.marks.items() if (p and p[0] in linked) or p in texts}
-    return Source(src.entry, Document(doc.path, None, marks, {}, doc.blocks & texts))
+@dataclass(frozen=True, slots=True)
+class _Site:
+    """Everything the pages are planned from."""
+
+    links: Links
+    entries: dict[str, Kept]
+    """Every entry by id, sorted."""
+    fresh: dict[str, dict[str, bytes]]
+    """Records of the entries loaded in this build, by entry id."""
+    config: Config
+    theme: Path
+    setting: str
+
+    def records(self, kind: str) -> list[Record]:
+        out = []
+        for i, k in self.entries.items():
+            data = self.fresh.get(i)
+            out.append(record(data[kind]) if data is not None else kept(k.names[kind]))
+        return out
+
+    @property
+    def cards(self) -> dict[str, views.Card]:
+        return {i: k.card for i, k in self.entries.items()}
 
 
-def _write_site(writer: SiteWriter, catalog: Catalog, config: Config, extras: dict[str, Extras],
-                dated: dict[str, gitdates.Dates | None], theme: Path,
-                reusable: dict[str, str]) -> tuple[int, dict[str, str]]:
-    """Write every file of the site; return how many, and the key of every entry page.
+Make = Callable[[], bytes | Iterable[bytes] | Joined]
 
-    Entry pages go to the workers with only what they show of other entries: each worker reads
-    its entries back from the cache. A page whose key (a hash of everything it shows) is in
-    `reusable` is taken from the previous site as it is."""
-    cards = {i: e.card for i, e in extras.items()}
-    suggestions = views.Suggestions(catalog)
-    setting = repr((config, theme, _theme_version(theme)))
+
+def _others(site: _Site) -> Iterator[tuple[str, str, Make]]:
+    """Every file of the site but the entry pages: (path, key, how to make it)."""
+    links, config, theme = site.links, site.config, site.theme
+    cards = site.cards
+
+    def page(made: Callable[[], views.Page]) -> Make:
+        return lambda: render(made(), theme)
+
+    def k(*parts: object) -> str:
+        return key(site.setting.encode(), repr(parts).encode())
+
+    tag_list = [(t, tag, len(links.by_tag[t])) for t, tag in links.tags.items()]
+    yield "index.html", k("index", [(i, c.title, c.category) for i, c in cards.items()],
+                          tag_list), page(lambda: views.index_page(links, config, cards))
+    for slug, tag in links.tags.items():
+        members = [(i, site.entries[i].card_key) for i in links.by_tag[slug]]
+        yield f"tags/{slug}.html", k("tag", slug, tag, members), \
+            page(partial(views.tag_page, slug, links, config, cards))
+    yield "tags/index.html", k("tags", tag_list), page(lambda: views.tags_index(links, config))
+    for alias, current in links.aliases.items():
+        yield f"entries/{alias}.html", k("redirect", alias, cards[current]), \
+            page(partial(views.redirect_page, alias, cards[current], config))
+    dated = {i: e.dates for i, e in site.entries.items()}
+    for one in feed.plan(links, config, dated):
+        shown = [(i, d, site.entries[i].card_key) for i, d in one.recent]
+        yield one.path, k("feed", one.path, one.title, shown), \
+            page(partial(feed.page, one, cards, config))
+    fixed = [views.diagnose_page(config), views.not_found_page(config),
+             views.search_page(config), views.stylesheet()]
+    for one in fixed:
+        yield one.path, k(one.path), page(partial(lambda p: p, one))
+    listed = ["index.html", *(f"tags/{t}.html" for t in links.tags), "tags/index.html",
+              "diagnose.html", *(f"entries/{i}.html" for i in links.nodes)]
+    sitemap = views.sitemap(config, listed)
+    if sitemap is not None:
+        yield sitemap.path, k("sitemap", listed), lambda: render(sitemap)
+    joined = [("entries.json", views.export(site.records("export"), config)),
+              *search.index_files(site.records("search"), site.records("text"), links),
+              (views.DIAGNOSE_DATA, views.diagnose_data(site.records("diagnose")))]
+    for path, made in joined:
+        yield path, key(made.key()), partial(lambda j: j, made)
+    for path, data in static_files(theme):
+        yield path, k(path), partial(lambda d: d, data)
+
+
+def _write(writer: SiteWriter, site: _Site, previous: dict[str, str],
+           spans: dict[str, dict[str, tuple[int, int]]], located: dict[str, Span], jobs: int,
+           report: Report) -> tuple[dict[str, str], dict[str, dict[str, tuple[int, int]]]]:
+    """Write every file whose key is not the one in `previous`, keep the others (records of
+    joined files are copied from `located`); return the key of every file and the record spans
+    of every joined file."""
     keys: dict[str, str] = {}
-
-    def tasks() -> Iterator[_PageTask]:
-        """Runs beside the workers, which start on the first pages while it makes the rest."""
-        for i, src in catalog.by_id.items():
-            task = _PageTask(src.doc.path, extras[i].key,
-                             views.neighbours(src.entry, catalog, cards, suggestions), dated[i])
-            path = f"entries/{i}.html"
-            keys[path] = key(setting.encode(), repr((task.key, task.near, task.dates)).encode())
-            if reusable.get(path) == keys[path]:
-                writer.reuse(path, writer.out / path)
-            else:
-                yield task
-
-    for _ in _map(partial(_write_entry_page, writer, config, theme), tasks()):
-        pass
-    count = len(keys)
-    for path, data in _other_files(catalog, config, extras, cards, dated, theme):
-        writer.write(path, data)
-        count += 1
-    return count, keys
+    tasks = []
+    suggestions = views.Suggestions(site.links)
+    cards = site.cards
+    for i, kept_entry in site.entries.items():
+        near = views.neighbours(kept_entry.node, site.links, cards, suggestions)
+        path = f"entries/{i}.html"
+        keys[path] = key(site.setting.encode(),
+                         repr((kept_entry.key, near, kept_entry.dates)).encode())
+        if previous.get(path) == keys[path]:
+            writer.keep(path)
+        else:
+            tasks.append(_PageTask(kept_entry.node.path, kept_entry.key, near, kept_entry.dates))
+    with _workers(jobs, len(tasks)):
+        writer.adopt(_map(partial(_write_entry_page, writer, site.config, site.theme), tasks))
+    report.rendered += len(tasks)
+    new_spans: dict[str, dict[str, tuple[int, int]]] = {}
+    for path, k, make in _others(site):
+        keys[path] = k
+        if previous.get(path) == k:
+            writer.keep(path)
+            if path in spans:
+                new_spans[path] = spans[path]
+            continue
+        made = make()
+        if isinstance(made, Joined):
+            new_spans[path] = writer.write_joined(path, made, located)
+        else:
+            writer.write(path, made)
+        report.rendered += 1
+    report.pages = len(keys)
+    return keys, new_spans
 
 
 def _site_key(out: Path) -> str:
     return key(str(out.resolve()).encode())
-
-
-def _reusable(out: Path, previous: dict[str, tuple[str, int, int]]) -> dict[str, str]:
-    """Entry pages of the previous site still as we wrote them (size and mtime): path to key."""
-    found = {}
-    for path, (k, size, mtime) in previous.items():
-        try:
-            info = (out / path).stat()
-        except OSError:
-            continue
-        if (info.st_size, info.st_mtime_ns) == (size, mtime):
-            found[path] = k
-    return found
 
 
 @cache
@@ -335,41 +470,18 @@ class _PageTask:
     dates: gitdates.Dates | None
 
 
-def _write_entry_page(writer: SiteWriter, config: Config, theme: Path, task: _PageTask) -> None:
-    """Render and write one entry page (in a worker for large corpora)."""
+def _write_entry_page(writer: SiteWriter, config: Config, theme: Path, task: _PageTask) -> str:
+    """Render and write one entry page (in a worker for large corpora); return its path."""
     hit = _cache.get("entries", task.key)
-    if hit is None:  # removed from the cache folder while building
-        src, _, extra = _load_one(Path(task.path))
-        if src is None or extra is None or extra.key != task.key:
+    if hit is not None:
+        entry, _, frags = hit
+    else:  # an entry with warnings, or removed from the cache folder meanwhile
+        src = load_entry(Path(task.path))[0] if _entry_key(Path(task.path)) == task.key else None
+        if src is None:
             raise NanopediaError([problem(task.path, 0, 0, "E042",
                                           "the entry changed while the site was being built",
                                           "build again")])
-        frags = views.fragments(src.entry)
-    else:
-        src, _, frags = hit
-    page = views.entry_page(src, task.near, config, frags, task.dates)
+        entry, frags = src.entry, views.fragments(src.entry)
+    page = views.entry_page(entry, task.near, config, frags, task.dates)
     writer.write(page.path, render(page, theme))
-
-
-def _other_files(catalog: Catalog, config: Config, extras: dict[str, Extras],
-                 cards: dict[str, views.Card], dated: dict[str, gitdates.Dates | None],
-                 theme: Path) -> Iterator[tuple[str, bytes | Iterator[bytes]]]:
-    """Every file of the site but the entry pages, as (path, bytes or parts)."""
-    others = [views.index_page(catalog, config, cards),
-              *views.tag_pages(catalog, config, cards),
-              *views.redirect_pages(catalog, config, cards),
-              views.diagnose_page(config), views.diagnose_data(catalog),
-              views.not_found_page(config), views.search_page(config), views.stylesheet(),
-              *feed.feeds(catalog, config, dated)]
-    for page in others:
-        yield page.path, render(page, theme)
-    listed = [p.path for p in others
-              if p.template in ("index.html", "tag.html", "tags.html", "diagnose.html")]
-    sitemap = views.sitemap(config, listed + [f"entries/{i}.html" for i in catalog.by_id])
-    if sitemap is not None:
-        yield sitemap.path, render(sitemap)
-    yield "entries.json", views.export(
-        (views.with_dates(extras[i].export, dated[i]) for i in catalog.by_id), len(catalog.by_id),
-        config)
-    yield from search.index_files([extras[i].search for i in catalog.by_id], catalog)
-    yield from static_files(theme)
+    return page.path

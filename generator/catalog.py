@@ -1,7 +1,8 @@
 """Corpus-wide facts: unique ids and aliases, cross-references, back links and the tag index.
 
-Takes validated entries and returns a `Catalog` (plain, immutable data every later stage reads)
-plus the problems only the whole corpus can reveal.
+Linking reads one small `Node` per entry (what the entry says about other entries, with the file
+positions to report at), never the entries themselves: a build that changed one file links the
+nodes it kept from the last build with the one it computed, without loading the rest.
 """
 
 from __future__ import annotations
@@ -16,17 +17,51 @@ from .markdown import entry_target, links
 from .model import Entry, Tag
 from .validate import Source, dotted, markdown_fields, text_line
 
+Position = tuple[int, int]
+
 
 @dataclass(frozen=True, slots=True)
-class Catalog:
+class Node:
+    """One entry as the corpus sees it: its names, what it links to, and where each is written."""
+
+    id: str
+    path: str
+    """The entry file, as shown in messages."""
+    aliases: tuple[str, ...]
+    related: tuple[str, ...]
+    tags: tuple[str, ...]
+    causes: tuple[str, ...]
+    """Root-cause ids (entries sharing one are suggested together)."""
+    entry_links: tuple[tuple[str, int, int, str], ...]
+    """Every `entry:` link in the entry's markdown: (target id, line, column, field name)."""
+    at: dict[tuple[str | int, ...], Position]
+    """File position of the id and of each alias, related id and tag: `("tags", 2)`."""
+
+
+def node(src: Source) -> Node:
+    """The `Node` of a validated entry."""
+    e = src.entry
+    found: list[tuple[str, int, int, str]] = []
+    for where, text in markdown_fields(e):
+        for link in links(text):
+            target = entry_target(link.href)
+            if target is not None:
+                found.append((target, *text_line(src, where, link.line), dotted(where)))
+    at: dict[tuple[str | int, ...], Position] = {("id",): src.at("id")}
+    for name, values in (("aliases", e.aliases), ("related", e.related), ("tags", e.tags)):
+        at.update({(name, i): src.at(name, i) for i in range(len(values))})
+    return Node(e.id, src.doc.path, tuple(e.aliases), tuple(e.related), tuple(e.tags),
+                tuple(c.id for c in e.root_causes), tuple(found), at)
+
+
+@dataclass(frozen=True, slots=True)
+class Links:
     """Everything known about the corpus after linking; ordered by id for deterministic output."""
 
-    sources: tuple[Source, ...]
-    """Every valid entry with its document, sorted by id."""
+    nodes: dict[str, Node]
+    """Entry id to its node, sorted by id."""
     tags: dict[str, Tag]
     """The tag registry, sorted by slug."""
-    by_id: dict[str, Source]
-    """Entry id to its source."""
     aliases: dict[str, str]
     """Former id to current id."""
     backlinks: dict[str, tuple[str, ...]]
@@ -34,9 +69,31 @@ class Catalog:
     by_tag: dict[str, tuple[str, ...]]
     """Tag to the sorted ids of entries that carry it (every registered tag is a key)."""
 
+
+@dataclass(frozen=True, slots=True)
+class Catalog:
+    """A linked corpus with every entry loaded, for the commands that read whole entries."""
+
+    links: Links
+    sources: tuple[Source, ...]
+    """Every valid entry with its document, sorted by id."""
+    by_id: dict[str, Source]
+
     @property
     def entries(self) -> tuple[Entry, ...]:
         return tuple(s.entry for s in self.sources)
+
+    @property
+    def tags(self) -> dict[str, Tag]:
+        return self.links.tags
+
+    @property
+    def backlinks(self) -> dict[str, tuple[str, ...]]:
+        return self.links.backlinks
+
+    @property
+    def by_tag(self) -> dict[str, tuple[str, ...]]:
+        return self.links.by_tag
 
 
 def fold(ident: str) -> str:
@@ -44,56 +101,51 @@ def fold(ident: str) -> str:
     return unicodedata.normalize("NFC", ident).casefold()
 
 
-def entry_links(src: Source) -> Iterable[tuple[str, tuple[int, int], str]]:
-    """Every `entry:` link in an entry's markdown: (target id, file position, field name)."""
-    for where, text in markdown_fields(src.entry):
-        for link in links(text):
-            target = entry_target(link.href)
-            if target is not None:
-                yield target, text_line(src, where, link.line), dotted(where)
+def link_entries(sources: Iterable[Source], tags: dict[str, Tag], tags_doc: Document | None,
+            invalid: frozenset[str] = frozenset()) -> tuple[Catalog, list[Problem]]:
+    """Link loaded entries (`link` on their nodes) and keep the entries beside the result."""
+    ordered = sorted(sources, key=lambda s: s.entry.id)
+    linked, found = link([node(s) for s in ordered], tags, tags_doc, invalid)
+    return Catalog(linked, tuple(ordered), {s.entry.id: s for s in ordered}), found
 
 
 def link(
-    sources: Iterable[Source],
+    nodes: Iterable[Node],
     tags: dict[str, Tag],
     tags_doc: Document | None,
     invalid: frozenset[str] = frozenset(),
-) -> tuple[Catalog, list[Problem]]:
+) -> tuple[Links, list[Problem]]:
     """Resolve cross-references across the corpus.
 
     `invalid` holds the ids (file names) of entries that exist but failed validation: links to
     them are not reported again, and neither are unused tags, which only a corpus that loaded
     completely (and spelled every tag right) can tell.
     """
-    ordered = sorted(sources, key=lambda s: s.entry.id)
+    ordered = sorted(nodes, key=lambda n: n.id)
     found: list[Problem] = []
-    owners: dict[str, tuple[str, Source]] = {}
-    for src in ordered:
-        names = [(src.entry.id, ("id",))] + [
-            (a, ("aliases", i)) for i, a in enumerate(src.entry.aliases)
-        ]
+    owners: dict[str, tuple[str, Node]] = {}
+    for n in ordered:
+        names = [(n.id, ("id",))] + [(a, ("aliases", i)) for i, a in enumerate(n.aliases)]
         for name, where in names:
             key = fold(name)
             if key in owners:
                 _, first = owners[key]
-                line, col = first.at("id")
+                line, col = first.at[("id",)]
                 what = "alias" if where[0] == "aliases" else "id"
                 found.append(
                     problem(
-                        src.doc.path,
-                        *src.at(*where),
+                        n.path,
+                        *n.at[where],
                         "E020",
-                        f"{what} '{name}' is already used by entry '{first.entry.id}'",
-                        f"see {first.doc.path}:{line}:{col}; ids and aliases must be "
+                        f"{what} '{name}' is already used by entry '{first.id}'",
+                        f"see {first.path}:{line}:{col}; ids and aliases must be "
                         "unique (compared case-insensitively)",
                     )
                 )
             else:
-                owners[key] = (name, src)
-    by_id = {s.entry.id: s for s in ordered}
-    aliases = {
-        a: s.entry.id for s in ordered for a in s.entry.aliases if fold(a) != fold(s.entry.id)
-    }
+                owners[key] = (name, n)
+    by_id = {n.id: n for n in ordered}
+    aliases = {a: n.id for n in ordered for a in n.aliases if fold(a) != fold(n.id)}
     known = sorted(by_id)
 
     def target_problem(target: str, what: str) -> tuple[str, str]:
@@ -105,39 +157,38 @@ def link(
         )
 
     back: dict[str, set[str]] = {i: set() for i in by_id}
-    for src in ordered:
-        e = src.entry
-        for i, rel in enumerate(e.related):
-            if rel == e.id:
+    for n in ordered:
+        for i, rel in enumerate(n.related):
+            if rel == n.id:
                 found.append(
                     problem(
-                        src.doc.path,
-                        *src.at("related", i),
+                        n.path,
+                        *n.at[("related", i)],
                         "E021",
-                        f"entry '{e.id}' lists itself as related",
+                        f"entry '{n.id}' lists itself as related",
                         "remove it",
                     )
                 )
             elif rel in by_id:
-                back[rel].add(e.id)
+                back[rel].add(n.id)
             elif rel in invalid:
                 continue
             else:
                 msg, hint = target_problem(rel, "related entry")
-                found.append(problem(src.doc.path, *src.at("related", i), "E021", msg, hint))
-        for target, (line, col), field in entry_links(src):
+                found.append(problem(n.path, *n.at[("related", i)], "E021", msg, hint))
+        for target, line, col, field in n.entry_links:
             if target in by_id:
-                if target != e.id:
-                    back[target].add(e.id)
+                if target != n.id:
+                    back[target].add(n.id)
             elif target not in invalid:
                 msg, hint = target_problem(target, f"link in '{field}' to entry")
-                found.append(problem(src.doc.path, line, col, "E025", msg, hint))
-        for i, tag in enumerate(e.tags):
+                found.append(problem(n.path, line, col, "E025", msg, hint))
+        for i, tag in enumerate(n.tags):
             if tag not in tags:
                 found.append(
                     problem(
-                        src.doc.path,
-                        *src.at("tags", i),
+                        n.path,
+                        *n.at[("tags", i)],
                         "E023",
                         f"unknown tag '{tag}'",
                         suggest(tag, tags)
@@ -145,10 +196,10 @@ def link(
                     )
                 )
     members: dict[str, list[str]] = {t: [] for t in sorted(tags)}
-    for src in ordered:
-        for tag in dict.fromkeys(src.entry.tags):
+    for n in ordered:
+        for tag in dict.fromkeys(n.tags):
             if tag in members:
-                members[tag].append(src.entry.id)
+                members[tag].append(n.id)
     by_tag = {t: tuple(ids) for t, ids in members.items()}
     unknown_tags = any(p.code == "E023" for p in found)
     if not invalid and not unknown_tags and tags_doc is not None:
@@ -163,12 +214,11 @@ def link(
                         "remove it from the registry or tag an entry with it",
                     )
                 )
-    catalog = Catalog(
-        sources=tuple(ordered),
+    linked = Links(
+        nodes=by_id,
         tags={t: tags[t] for t in sorted(tags)},
-        by_id=by_id,
         aliases=dict(sorted(aliases.items())),
         backlinks={i: tuple(sorted(b)) for i, b in sorted(back.items())},
         by_tag=by_tag,
     )
-    return catalog, found
+    return linked, found

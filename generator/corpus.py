@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-from .catalog import Catalog, link
+from .catalog import Catalog, link_entries
 from .errors import NanopediaError, Problem
 from .load import Document, read
 from .model import Tag
@@ -86,7 +86,7 @@ def gather(
             invalid.add(path.stem)
         if wanted is None or path.resolve() in wanted:
             found.extend(problems)
-    catalog, linked = link(sources, tags, tags_doc, frozenset(invalid))
+    catalog, linked = link_entries(sources, tags, tags_doc, frozenset(invalid))
     if wanted is not None:
         shown = {display(p) for p in wanted}
         linked = [p for p in linked if p.location.path in shown]

@@ -523,22 +523,27 @@ def as_text(result: Diagnosis, base_url: str | None, top: int, shown: int = 5) -
     return "\n".join(out)
 
 
-def export_data(entries: Iterable[Entry], base_url: str | None = None) -> dict[str, Any]:
+def fingerprint_rows(entry: Entry) -> list[dict[str, Any]]:
+    """An entry's fingerprints as the browser matcher reads them."""
+    return [
+        {
+            "entry": entry.id,
+            "title": entry.title,
+            "id": fp.id,
+            "pattern": fp.pattern,
+            "ignore_case": fp.ignore_case,
+            "indicates": fp.indicates,
+            "collateral": fp.collateral,
+        }
+        for fp in entry.fingerprints
+    ]
+
+
+def export_data(entries: Iterable[Entry]) -> dict[str, Any]:
     """Everything the browser matcher needs, so its rules cannot drift from these constants."""
     return {
-        "fingerprints": [
-            {
-                "entry": e.id,
-                "title": e.title,
-                "id": fp.id,
-                "pattern": fp.pattern,
-                "ignore_case": fp.ignore_case,
-                "indicates": fp.indicates,
-                "collateral": fp.collateral,
-            }
-            for e in sorted(entries, key=lambda e: e.id)
-            for fp in e.fingerprints
-        ],
+        "fingerprints": [row for e in sorted(entries, key=lambda e: e.id)
+                         for row in fingerprint_rows(e)],
         "weights": WEIGHTS,
         "collateral_factor": COLLATERAL_FACTOR,
         "evidence_cap": EVIDENCE_CAP,

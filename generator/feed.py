@@ -10,13 +10,14 @@ absolute when the site's base URL is known (most readers ignore `xml:base`), rel
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from .catalog import Catalog
+from .catalog import Links
 from .config import Config
 from .gitdates import Dates, iso
 from .markdown import PageEnv, render
-from .views import Page
+from .views import Card, Page
 
 LIMIT = 50
 """Entries per feed: the recent changes a reader polls for, not an archive."""
@@ -31,45 +32,54 @@ def _recent(ids: Iterable[str], dates: Mapping[str, Dates | None]) -> list[tuple
     return dated[:LIMIT]
 
 
-def _feed(path: str, title: str, ids: Iterable[str], catalog: Catalog, config: Config,
-          dates: Mapping[str, Dates | None], feed_id: str) -> Page:
-    """One feed file; `path` decides how relative links are written."""
-    root = config.base_url or "../" * path.count("/")
-    recent = _recent(ids, dates)
+@dataclass(frozen=True, slots=True)
+class Feed:
+    """Which entries one feed lists: all its page shows but the entries' cards."""
+
+    path: str
+    title: str
+    id: str
+    recent: list[tuple[str, Dates]]
+
+
+def plan(links: Links, config: Config, dates: Mapping[str, Dates | None]) -> Iterator[Feed]:
+    """The site feed, then one feed per registered tag."""
+    yield Feed("feed.xml", f"{config.title}: new and updated entries", f"{URN}:feed",
+               _recent(links.nodes, dates))
+    for slug, tag in links.tags.items():
+        yield Feed(f"tags/{slug}.xml", f"{config.title}: #{tag.title}", f"{URN}:feed:tag:{slug}",
+                   _recent(links.by_tag[slug], dates))
+
+
+def page(feed: Feed, cards: Mapping[str, Card], config: Config) -> Page:
+    """One feed file; its path decides how relative links are written."""
+    root = config.base_url or "../" * feed.path.count("/")
     entries = []
-    for ident, when in recent:
-        entry = catalog.by_id[ident].entry
+    for ident, when in feed.recent:
+        card = cards[ident]
         new = when.first_published == when.last_updated
         entries.append({
             "id": f"{URN}:entry:{ident}",
-            "title": entry.title,
+            "title": card.title,
             "kind": "New entry" if new else "Updated",
             "href": f"{root}entries/{ident}.html",
             "published": iso(when.first_published),
             "updated": iso(when.last_updated),
-            "category": entry.category,
-            "tags": list(entry.tags),
+            "category": card.category,
+            "tags": list(card.tags),
             # A plain string on purpose: Atom's type="html" carries the HTML escaped, as text.
-            "summary": render(entry.summary, PageEnv(entry_base=f"{root}entries/")),
+            "summary": render(card.summary_source, PageEnv(entry_base=f"{root}entries/")),
         })
-    updated = max((d.last_updated for _, d in recent), default=EPOCH)
+    updated = max((d.last_updated for _, d in feed.recent), default=EPOCH)
     context = {
         "feed": {
-            "id": feed_id,
-            "title": title,
-            "self": f"{config.base_url}{path}" if config.base_url else path.rsplit("/", 1)[-1],
+            "id": feed.id,
+            "title": feed.title,
+            "self": f"{config.base_url}{feed.path}" if config.base_url
+            else feed.path.rsplit("/", 1)[-1],
             "home": root if config.base_url else f"{root}index.html",
             "updated": iso(updated),
         },
         "entries": entries,
     }
-    return Page(path, "feed.xml", context)
-
-
-def feeds(catalog: Catalog, config: Config, dates: Mapping[str, Dates | None]) -> Iterator[Page]:
-    """The site feed, then one feed per registered tag."""
-    yield _feed("feed.xml", f"{config.title}: new and updated entries", catalog.by_id, catalog,
-                config, dates, f"{URN}:feed")
-    for slug, tag in catalog.tags.items():
-        yield _feed(f"tags/{slug}.xml", f"{config.title}: #{tag.title}", catalog.by_tag[slug],
-                    catalog, config, dates, f"{URN}:feed:tag:{slug}")
+    return Page(feed.path, "feed.xml", context)

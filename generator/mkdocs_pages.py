@@ -111,7 +111,7 @@ class _Pages:
         self.catalog = catalog
         self.layout = layout
         self.env = environment()
-        self.suggestions = Suggestions(catalog)
+        self.suggestions = Suggestions(catalog.links)
 
     def resolver(self, page: str) -> mdx.Resolve:
         """`entry:<id>#anchor` as the relative link from `page` to that entry's page."""
@@ -170,7 +170,8 @@ class _Pages:
                            for r in e.references],
             "related": [self.entry_link(i, page) for i in e.related if i in self.catalog.by_id],
             "backlinks": [self.entry_link(i, page) for i in backlinks],
-            "also": [self.entry_link(i, page) for i in self.suggestions.of(e, seen)],
+            "also": [self.entry_link(i, page)
+                     for i in self.suggestions.of(self.catalog.links.nodes[e.id], seen)],
         }
         return page, self.render("entry.md.j2", entry=view)
 

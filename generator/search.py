@@ -33,7 +33,8 @@ from collections.abc import Iterable, Iterator, Sequence
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
-from .catalog import Catalog
+from .catalog import Catalog, Links
+from .joined import Joined, Record, record
 from .model import Entry
 
 #: Bumped when the layout of the data changes.
@@ -142,27 +143,36 @@ def shard_file(number: int) -> str:
     return f"{FOLDER}/text-{number}.js"
 
 
-def index_files(docs: Sequence[Document], catalog: Catalog) -> Iterator[tuple[str, bytes]]:
-    """The index scripts as (site path, bytes), for `docs` in the catalog's id order."""
-    shards = [docs[i : i + SHARD_SIZE] for i in range(0, len(docs), SHARD_SIZE)]
-    head = {
-        "version": FORMAT_VERSION,
+def records(doc: Document) -> tuple[bytes, bytes]:
+    """An entry's record in `search/index.js` and in its text shard (cached per entry)."""
+    return script_json(doc[0]).encode(), script_json(doc[1]).encode()
+
+
+def index_files(keys: Sequence[Record], texts: Sequence[Record],
+                links: Links) -> Iterator[tuple[str, Joined]]:
+    """The index scripts, from every entry's two `records` in the id order of `links`."""
+    shards = [texts[i : i + SHARD_SIZE] for i in range(0, len(texts), SHARD_SIZE)]
+    rest = {
         "fields": list(KEY_FIELDS),
-        "docs": [key for key, _ in docs],
-        "tags": [[slug, t.title, len(catalog.by_tag[slug])] for slug, t in catalog.tags.items()],
+        "tags": [[slug, t.title, len(links.by_tag[slug])] for slug, t in links.tags.items()],
         "text": {
             "fields": list(TEXT_FIELDS),
             "shard_size": SHARD_SIZE,
             "shards": [shard_file(n).removeprefix(f"{FOLDER}/") for n in range(len(shards))],
         },
+        "version": FORMAT_VERSION,
     }
-    yield INDEX_FILE, f"window.{GLOBAL}={script_json(head)};\n".encode()
+    # "docs" sorts first among the keys, so the object is its records between a head and a tail
+    yield INDEX_FILE, Joined(f'window.{GLOBAL}={{"docs":['.encode(), keys,
+                             f"],{script_json(rest)[1:]};\n".encode())
     for n, shard in enumerate(shards):
-        body = script_json([text for _, text in shard])
-        line = f"(window.{TEXT_GLOBAL}=window.{TEXT_GLOBAL}||[])[{n}]={body};\n"
-        yield shard_file(n), line.encode()
+        head = f"(window.{TEXT_GLOBAL}=window.{TEXT_GLOBAL}||[])[{n}]=["
+        yield shard_file(n), Joined(head.encode(), shard, b"];\n")
 
 
 def catalog_index(catalog: Catalog) -> Iterator[tuple[str, bytes]]:
     """The index scripts of a catalog, computing every document (uncached)."""
-    return index_files([document(e) for e in catalog.entries], catalog)
+    pairs = [records(document(e)) for e in catalog.entries]
+    files = index_files([record(k) for k, _ in pairs], [record(t) for _, t in pairs],
+                        catalog.links)
+    return ((path, b"".join(joined.parts())) for path, joined in files)

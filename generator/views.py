@@ -11,7 +11,7 @@ import heapq
 import json
 import re
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import combinations, islice
 from typing import Any
@@ -19,12 +19,14 @@ from typing import Any
 from markupsafe import Markup
 
 from . import diagnose, highlight
-from .catalog import Catalog
+from .catalog import Links, Node
 from .config import Config
 from .gitdates import Dates
+from .joined import Joined, Record
 from .markdown import PageEnv, render, render_inline
 from .model import Entry
-from .validate import Source, dotted, markdown_fields
+from .search import script_json
+from .validate import dotted, markdown_fields
 
 EXPORT_VERSION = 1
 """Version of `entries.json`; bump it when a field changes meaning or disappears."""
@@ -77,8 +79,11 @@ class Card:
     id: str
     title: str
     category: str
+    tags: tuple[str, ...]
     summary: str
     """Summary rendered for pages one folder below the root (tag pages)."""
+    summary_source: str
+    """The summary's markdown, for pages at other depths (feeds)."""
 
 
 def fragments(entry: Entry) -> dict[str, str]:
@@ -98,8 +103,8 @@ def fragments(entry: Entry) -> dict[str, str]:
 
 
 def card(entry: Entry) -> Card:
-    return Card(entry.id, entry.title, entry.category,
-                render(entry.summary, PageEnv(entry_base="../entries/")))
+    return Card(entry.id, entry.title, entry.category, tuple(entry.tags),
+                render(entry.summary, PageEnv(entry_base="../entries/")), entry.summary)
 
 
 def _site(config: Config, root: str, path: str, title: str, description: str) -> dict[str, Any]:
@@ -123,23 +128,23 @@ def _link(c: Card, root: str) -> dict[str, Any]:
 class Suggestions:
     """'Also tagged': entries sharing the most tags and root causes, ties broken by id."""
 
-    def __init__(self, catalog: Catalog) -> None:
+    def __init__(self, links: Links) -> None:
         causes: dict[str, list[str]] = {}
-        for src in catalog.sources:
-            for cause in src.entry.root_causes:
-                causes.setdefault(cause.id, []).append(src.entry.id)
-        self._catalog = catalog
+        for n in links.nodes.values():
+            for cause in n.causes:
+                causes.setdefault(cause, []).append(n.id)
+        self._by_tag = links.by_tag
         self._causes = {c: ids for c, ids in causes.items() if 1 < len(ids) <= COMMON_CAUSE}
         self._sets: dict[tuple[str, str], frozenset[str]] = {}
 
-    def of(self, entry: Entry, exclude: set[str]) -> list[str]:
+    def of(self, node: Node, exclude: set[str]) -> list[str]:
         """The entries in most of this entry's tag and cause lists, then the first ids of them.
 
         Scores are counted only for the few entries in two lists or more; the rest score one
         and come in id order, which each list (sorted by id) already has (at 10,000 entries,
         counting every member of every list took 10 s of a build)."""
-        named = [(("tag", t), self._catalog.by_tag.get(t, ())) for t in entry.tags]
-        named += [(("cause", c.id), tuple(self._causes.get(c.id, ()))) for c in entry.root_causes]
+        named = [(("tag", t), self._by_tag.get(t, ())) for t in node.tags]
+        named += [(("cause", c), tuple(self._causes.get(c, ()))) for c in node.causes]
         lists = [ids for _, ids in named]
         sets = [self._set(name, ids) for name, ids in named]
         if any(len(ids) != len(members) for ids, members in zip(lists, sets, strict=True)):
@@ -180,20 +185,19 @@ class Neighbours:
     """(id, title) of the 'also tagged' suggestions."""
 
 
-def neighbours(entry: Entry, catalog: Catalog, cards: dict[str, Card],
+def neighbours(node: Node, links: Links, cards: dict[str, Card],
                suggestions: Suggestions) -> Neighbours:
-    back = catalog.backlinks.get(entry.id, ())
-    also = suggestions.of(entry, {entry.id, *entry.related, *back})
-    return Neighbours({t: catalog.tags[t].title for t in entry.tags if t in catalog.tags},
-                      [(i, cards[i].title) for i in entry.related if i in cards],
+    back = links.backlinks.get(node.id, ())
+    also = suggestions.of(node, {node.id, *node.related, *back})
+    return Neighbours({t: links.tags[t].title for t in node.tags if t in links.tags},
+                      [(i, cards[i].title) for i in node.related if i in cards],
                       [(i, cards[i].title) for i in back],
                       [(i, cards[i].title) for i in also])
 
 
-def entry_page(src: Source, near: Neighbours, config: Config, frags: dict[str, str],
+def entry_page(e: Entry, near: Neighbours, config: Config, frags: dict[str, str],
                dates: Dates | None = None) -> Page:
     """The entry page in the 3 a.m. reading order."""
-    e = src.entry
     root = "../"
     md = {k: Markup(v) for k, v in frags.items()}
     causes = {c.id: c for c in e.root_causes}
@@ -254,7 +258,7 @@ def _plain(markdown_text: str) -> str:
     return " ".join(text.split())[:300]
 
 
-def index_page(catalog: Catalog, config: Config, cards: dict[str, Card]) -> Page:
+def index_page(links: Links, config: Config, cards: dict[str, Card]) -> Page:
     """Home: what Nanopedia is, entries by category, tags with counts."""
     context = _site(config, "", "index.html", config.title, config.description)
     groups: dict[str, list[dict[str, Any]]] = {}
@@ -262,38 +266,38 @@ def index_page(catalog: Catalog, config: Config, cards: dict[str, Card]) -> Page
         groups.setdefault(c.category, []).append(_link(c, ""))
     context["categories"] = [{"slug": slug, "title": title, "entries": groups[slug]}
                              for slug, title in CATEGORY_TITLES.items() if slug in groups]
-    context["tags"] = _tag_list(catalog, "tags/")
+    context["tags"] = _tag_list(links, "tags/")
     context["count"] = len(cards)
     return Page("index.html", "index.html", context)
 
 
-def _tag_list(catalog: Catalog, prefix: str) -> list[dict[str, Any]]:
-    return [{"slug": t, "title": tag.title, "count": len(catalog.by_tag[t]),
-             "href": f"{prefix}{t}.html"} for t, tag in catalog.tags.items()]
+def _tag_list(links: Links, prefix: str) -> list[dict[str, Any]]:
+    return [{"slug": t, "title": tag.title, "count": len(links.by_tag[t]),
+             "href": f"{prefix}{t}.html"} for t, tag in links.tags.items()]
 
 
-def tag_pages(catalog: Catalog, config: Config, cards: dict[str, Card]) -> Iterator[Page]:
-    """One page per registered tag, then the tag index."""
-    for slug, tag in catalog.tags.items():
-        context = _site(config, "../", f"tags/{slug}.html", f"#{tag.title}",
-                        _plain(tag.description))
-        context["tag"] = {"slug": slug, "title": tag.title,
-                          "description": Markup(render(tag.description, PageEnv("../entries/"))),
-                          "entries": [{**_link(cards[i], "../"),
-                                       "summary": Markup(cards[i].summary)}
-                                      for i in catalog.by_tag[slug] if i in cards]}
-        yield Page(f"tags/{slug}.html", "tag.html", context)
+def tag_page(slug: str, links: Links, config: Config, cards: dict[str, Card]) -> Page:
+    """A tag's title and description from the registry, then its entries with summaries."""
+    tag = links.tags[slug]
+    context = _site(config, "../", f"tags/{slug}.html", f"#{tag.title}", _plain(tag.description))
+    context["tag"] = {"slug": slug, "title": tag.title,
+                      "description": Markup(render(tag.description, PageEnv("../entries/"))),
+                      "entries": [{**_link(cards[i], "../"), "summary": Markup(cards[i].summary)}
+                                  for i in links.by_tag[slug] if i in cards]}
+    return Page(f"tags/{slug}.html", "tag.html", context)
+
+
+def tags_index(links: Links, config: Config) -> Page:
     context = _site(config, "../", "tags/index.html", "Tags", "Every tag with its entries.")
-    context["tags"] = _tag_list(catalog, "")
-    yield Page("tags/index.html", "tags.html", context)
+    context["tags"] = _tag_list(links, "")
+    return Page("tags/index.html", "tags.html", context)
 
 
-def redirect_pages(catalog: Catalog, config: Config, cards: dict[str, Card]) -> Iterator[Page]:
-    """A page at every former id that sends the reader to the current one."""
-    for alias, current in catalog.aliases.items():
-        context = _site(config, "../", f"entries/{current}.html", cards[current].title, "")
-        context["target"] = {"href": f"{current}.html", "title": cards[current].title}
-        yield Page(f"entries/{alias}.html", "redirect.html", context)
+def redirect_page(alias: str, current: Card, config: Config) -> Page:
+    """The page at a former id that sends the reader to the current one."""
+    context = _site(config, "../", f"entries/{current.id}.html", current.title, "")
+    context["target"] = {"href": f"{current.id}.html", "title": current.title}
+    return Page(f"entries/{alias}.html", "redirect.html", context)
 
 
 def not_found_page(config: Config) -> Page:
@@ -335,10 +339,21 @@ def diagnose_page(config: Config) -> Page:
     return Page("diagnose.html", "diagnose.html", context)
 
 
-def diagnose_data(catalog: Catalog) -> Page:
+DIAGNOSE_DATA = "static/diagnose-data.js"
+_DIAGNOSE_HEAD = ("/* Generated by `nanopedia build` from every entry's fingerprints "
+                  "(diagnose.export_data()). */\nself.NanopediaDiagnoseData=")
+
+
+def diagnose_record(entry: Entry) -> bytes:
+    """An entry's part of `static/diagnose-data.js`: its fingerprints (cached per entry)."""
+    return ",".join(script_json(row) for row in diagnose.fingerprint_rows(entry)).encode()
+
+
+def diagnose_data(records: Sequence[Record]) -> Joined:
     """`static/diagnose-data.js`: every fingerprint and the matcher's rules, for the worker."""
-    return Page("static/diagnose-data.js", "diagnose-data.js",
-                {"data": diagnose.export_data(catalog.entries)})
+    head, tail = script_json(diagnose.export_data(())).split('"fingerprints":[]')
+    return Joined(f'{_DIAGNOSE_HEAD}{head}"fingerprints":['.encode(), records,
+                  f"]{tail};\n".encode())
 
 
 def export_record(entry: Entry) -> str:
@@ -347,17 +362,14 @@ def export_record(entry: Entry) -> str:
                       ensure_ascii=False)
 
 
-def with_dates(record: str, dates: Dates | None) -> str:
+def with_dates(record: bytes, dates: Dates | None) -> bytes:
     """An `export_record` with the entry's git dates added (not cached: a commit changes them)."""
     value = json.dumps(dates.as_dict() if dates else None, sort_keys=True, separators=(",", ":"))
-    return f'{record[:-1]},"dates":{value}}}'
+    return record[:-1] + b',"dates":' + value.encode() + b"}"
 
 
-def export(records: Iterable[str], count: int, config: Config) -> Iterator[bytes]:
-    """`entries.json` in parts: a versioned header, then the `count` entries in id order."""
-    head = json.dumps({"version": EXPORT_VERSION, "site": config.title, "count": count},
+def export(records: Sequence[Record], config: Config) -> Joined:
+    """`entries.json`: a versioned header, then every entry (`with_dates`) in id order."""
+    head = json.dumps({"version": EXPORT_VERSION, "site": config.title, "count": len(records)},
                       sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    yield (head[:-1] + ',"entries":[').encode()
-    for n, record in enumerate(records):
-        yield (record if n == 0 else "," + record).encode()
-    yield b"]}\n"
+    return Joined((head[:-1] + ',"entries":[').encode(), records, b"]}\n")

@@ -1,9 +1,11 @@
-"""The only writer of the site: everything goes to a temporary folder beside the output, which
-replaces the previous site in one step only after the whole build succeeded.
+"""The only writer of the site. Nothing reaches the site folder before the whole build succeeded.
 
-On any failure (an invalid entry, a template error, a full disk, Ctrl-C) the temporary folder is
-removed and the previous site is left exactly as it was. The swap itself runs with SIGINT and
-SIGTERM held back, so an interrupt cannot land between its two renames.
+A full build writes a new site into a temporary folder beside the output, which replaces the
+previous site in one step. A rebuild of an intact site (`in_place`) stages only the files that
+changed, then renames each over its old version and removes the files no page wants any more.
+Either way, on any failure before `commit()` (an invalid entry, a template error, a full disk,
+Ctrl-C) the temporary folder is removed and the previous site is left exactly as it was; the
+renames of `commit()` run with SIGINT and SIGTERM held back, so an interrupt cannot split them.
 """
 
 from __future__ import annotations
@@ -12,15 +14,20 @@ import os
 import shutil
 import signal
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path, PurePosixPath
 from types import TracebackType
+from typing import Any
 
 from .errors import NanopediaError, problem
+from .joined import EMPTY, SEPARATOR, Joined
 
 MARKER = ".nanopedia-site"
 """Present in every site we write; a non-empty folder without it is never replaced."""
 _HELD = {signal.SIGINT, signal.SIGTERM}
+
+Span = tuple[str, int, int]
+"""Where a record of a joined file was written: (site path, offset, length)."""
 
 
 def _fail(out: Path, message: str, hint: str | None = None) -> NanopediaError:
@@ -28,10 +35,12 @@ def _fail(out: Path, message: str, hint: str | None = None) -> NanopediaError:
 
 
 class SiteWriter:
-    """Collects the new site in a temporary folder; `commit()` swaps it in."""
+    """Collects the new site (or, `in_place`, its changed files) in a temporary folder;
+    `commit()` puts it in place."""
 
-    def __init__(self, out: Path) -> None:
+    def __init__(self, out: Path, in_place: bool = False) -> None:
         self.out = out
+        self.in_place = in_place
         if out.exists() and not (out / MARKER).exists() and any(out.iterdir()):
             raise _fail(out, "the output folder exists and is not a Nanopedia site",
                         "choose an empty folder with --out, or remove it first")
@@ -41,44 +50,123 @@ class SiteWriter:
         except OSError as err:
             raise _fail(out, f"cannot create the output folder: {err.strerror}") from None
         self._dirs: set[Path] = {self.tmp}
+        self.files: set[str] = set()
+        """Every file of the new site, written or kept."""
+        self.written: list[str] = []
         self._done = False
 
     def write(self, path: str, data: bytes | Iterable[bytes]) -> None:
         """Write one file of the site; `path` is relative and uses `/`. A large file can come
         in parts, so it is never whole in memory."""
-        target = self._target(path)
         try:
-            with target.open("xb") as handle:
+            with self._open(path) as handle:
                 if isinstance(data, bytes):
                     handle.write(data)
                 else:
                     handle.writelines(data)
-        except FileExistsError:
-            raise _fail(self.out, f"two pages want the same file: {path}") from None
         except OSError as err:
             raise _fail(self.out, f"cannot write {path}: {err.strerror}") from None
 
-    def reuse(self, path: str, previous: Path) -> None:
-        """Take one file of the site unchanged from the previous site (a hard link, or a copy
-        where links are not possible)."""
-        target = self._target(path)
+    def write_joined(self, path: str, joined: Joined,
+                     previous: Mapping[str, Span]) -> dict[str, tuple[int, int]]:
+        """Write a joined file; a record without bytes is copied from its span in `previous`
+        (the previous site is still in place while a build writes). Runs of records that were
+        adjacent before are copied in one call. Return the span of every record written."""
+        spans: dict[str, tuple[int, int]] = {}
+        sources: dict[str, int] = {}
+        buffer: list[bytes] = []
+        run: list[Any] = []  # [site path, start, length] of old bytes still to copy
         try:
+            fd = os.open(self._target(path), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+            self.written.append(path)
             try:
-                os.link(previous, target)
-            except FileExistsError:
-                raise
-            except OSError:
-                shutil.copy2(previous, target)
-        except FileExistsError:
-            raise _fail(self.out, f"two pages want the same file: {path}") from None
+                def flush() -> None:
+                    _write_all(fd, b"".join(buffer))
+                    buffer.clear()
+                    if run:
+                        name, start, length = run
+                        if name not in sources:
+                            sources[name] = os.open(self.out / name, os.O_RDONLY)
+                        _copy(sources[name], fd, start, length)
+                        run.clear()
+
+                buffer.append(joined.head)
+                at, first = len(joined.head), True
+                for r in joined.records:
+                    if r.name == EMPTY:
+                        continue
+                    if not first:
+                        at += len(SEPARATOR)
+                    if r.data is None:
+                        name, start, length = previous[r.name]
+                        if run and not first and run[0] == name and \
+                                run[1] + run[2] + len(SEPARATOR) == start:
+                            run[2] += len(SEPARATOR) + length
+                        else:
+                            flush()
+                            if not first:
+                                buffer.append(SEPARATOR)
+                            run[:] = [name, start, length]
+                    else:
+                        if run:
+                            flush()
+                        buffer.append(r.data if first else SEPARATOR + r.data)
+                        length = len(r.data)
+                        if len(buffer) > 1024:
+                            flush()
+                    spans[r.name] = (at, length)
+                    at += length
+                    first = False
+                flush()
+                _write_all(fd, joined.tail)
+            finally:
+                os.close(fd)
         except OSError as err:
             raise _fail(self.out, f"cannot write {path}: {err.strerror}") from None
+        finally:
+            for source in sources.values():
+                os.close(source)
+        return spans
+
+    def adopt(self, paths: Iterable[str]) -> None:
+        """Files written through copies of this writer in worker processes (or through this
+        one: those are known already)."""
+        for path in paths:
+            if path not in self.files:
+                self.files.add(path)
+                self.written.append(path)
+
+    def keep(self, path: str) -> None:
+        """Take one file of the site unchanged from the previous site (in a full build, a hard
+        link, or a copy where links are not possible)."""
+        if self.in_place:
+            self._claim(path)
+            return
+        try:
+            target = self._target(path)
+            try:
+                os.link(self.out / path, target)
+            except OSError:
+                shutil.copy2(self.out / path, target)
+        except OSError as err:
+            raise _fail(self.out, f"cannot write {path}: {err.strerror}") from None
+
+    def _open(self, path: str):  # noqa: ANN202 - a buffered binary file
+        target = self._target(path)
+        self.written.append(path)
+        return target.open("xb")
+
+    def _claim(self, path: str) -> None:
+        if path in self.files:
+            raise _fail(self.out, f"two pages want the same file: {path}")
+        self.files.add(path)
 
     def _target(self, path: str) -> Path:
         """Where `path` goes in the temporary folder, its folder created."""
         rel = PurePosixPath(path)
         if rel.is_absolute() or ".." in rel.parts or not rel.parts:
             raise _fail(self.out, f"refusing to write outside the site: {path!r}")
+        self._claim(path)
         target = self.tmp.joinpath(*rel.parts)
         if target.parent not in self._dirs:
             try:
@@ -88,14 +176,18 @@ class SiteWriter:
             self._dirs.add(target.parent)
         return target
 
-    def commit(self) -> None:
-        """Replace the previous site with the new one."""
+    def commit(self, previous: Iterable[str] = ()) -> None:
+        """Put the new site in place. In place, `previous` lists the files of the site as it is,
+        so that those no page wants any more are removed."""
+        if self.in_place:
+            self._commit_in_place(previous)
+            return
         self.write(MARKER, b"")
         umask = os.umask(0)
         os.umask(umask)
         os.chmod(self.tmp, 0o777 & ~umask)
         old = self.out.parent / f".{self.out.name}.old-{os.getpid()}"
-        previous = signal.pthread_sigmask(signal.SIG_BLOCK, _HELD)
+        held = signal.pthread_sigmask(signal.SIG_BLOCK, _HELD)
         try:
             if self.out.exists():
                 os.rename(self.out, old)
@@ -109,8 +201,26 @@ class SiteWriter:
         except OSError as err:
             raise _fail(self.out, f"cannot replace the site: {err.strerror}") from None
         finally:
-            signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+            signal.pthread_sigmask(signal.SIG_SETMASK, held)
         shutil.rmtree(old, ignore_errors=True)
+
+    def _commit_in_place(self, previous: Iterable[str]) -> None:
+        self.files.add(MARKER)
+        stale = [p for p in previous if p not in self.files]
+        held = signal.pthread_sigmask(signal.SIG_BLOCK, _HELD)
+        try:
+            for path in self.written:
+                target = self.out / path
+                target.parent.mkdir(parents=True, exist_ok=True)
+                os.replace(self.tmp / path, target)
+            for path in stale:
+                (self.out / path).unlink(missing_ok=True)
+            self._done = True
+        except OSError as err:
+            raise _fail(self.out, f"cannot update the site: {err.strerror}") from None
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, held)
+            shutil.rmtree(self.tmp, ignore_errors=True)
 
     def __enter__(self) -> SiteWriter:
         return self
@@ -119,3 +229,24 @@ class SiteWriter:
                  tb: TracebackType | None) -> None:
         if not self._done:
             shutil.rmtree(self.tmp, ignore_errors=True)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+def _copy(src: int, dst: int, start: int, length: int) -> None:
+    """Copy `length` bytes at `start` of `src` to the end of `dst`, in the kernel when it can."""
+    while length:
+        try:
+            done = os.copy_file_range(src, dst, length, start)
+        except OSError:  # not on this file system: through this process
+            data = os.pread(src, min(length, 1 << 24), start)
+            _write_all(dst, data)
+            done = len(data)
+        if done == 0:
+            raise OSError(5, "the previous site file is shorter than recorded")
+        start += done
+        length -= done

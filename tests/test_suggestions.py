@@ -18,11 +18,10 @@ def _corpus(draw: Any) -> tuple[Any, list[Any]]:
     for ident in draw(st.lists(st.sampled_from(IDS), min_size=1, unique=True)):
         tags = draw(st.lists(st.sampled_from("abcdef"), max_size=4, unique=True))
         causes = draw(st.lists(st.sampled_from("xyz"), max_size=3, unique=True))
-        entries.append(SimpleNamespace(id=ident, tags=tags,
-                                       root_causes=[SimpleNamespace(id=c) for c in causes]))
+        entries.append(SimpleNamespace(id=ident, tags=tags, causes=causes))
     entries.sort(key=lambda e: e.id)
     by_tag = {t: tuple(e.id for e in entries if t in e.tags) for t in "abcdef"}
-    catalog = SimpleNamespace(sources=[SimpleNamespace(entry=e) for e in entries], by_tag=by_tag)
+    catalog = SimpleNamespace(nodes={e.id: e for e in entries}, by_tag=by_tag)
     return catalog, entries
 
 
@@ -34,5 +33,5 @@ def test_same_ranking_as_a_full_count(data: st.DataObject) -> None:
     for entry in entries:
         exclude = {entry.id, *data.draw(st.lists(st.sampled_from(IDS), max_size=3))}
         lists = [catalog.by_tag.get(t, ()) for t in entry.tags]
-        lists += [tuple(suggestions._causes.get(c.id, ())) for c in entry.root_causes]
+        lists += [tuple(suggestions._causes.get(c, ())) for c in entry.causes]
         assert suggestions.of(entry, exclude) == Suggestions._counted(lists, exclude)
