@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -21,7 +22,7 @@ BENCH = Path(os.environ.get("NANOPEDIA_BENCH", "/tmp/nanopedia-bench"))
 
 def whole_block(source: str) -> str:
     lexer = highlight._lexer("python")
-    return pygments_format(highlight._merge_plain(lex(source, lexer)), highlight._FORMATTER)
+    return pygments_format(highlight._canonical(lex(source, lexer)), highlight._FORMATTER)
 
 
 def _repo_blocks() -> list[str]:
@@ -91,3 +92,34 @@ def test_lines_shared_between_blocks(lines: list[str]) -> None:
 def test_lines_that_carry_state(source: str) -> None:
     highlight._LINE_CACHE.clear()
     assert highlight.code(source, "python") == whole_block(source)
+
+
+SAMPLES = {
+    "python": "@dataclass\nclass A(B):\n    def f(self, x: int = 1) -> None:\n"
+              "        '''Doc.'''\n        return x ** 2 if x not in {1, 2.5} else f'{x!r}'\n",
+    "pytb": 'Traceback (most recent call last):\n  File "a.py", line 1, in <module>\n'
+            "    f()\nRuntimeError: boom\n",
+    "diff": "--- a\n+++ b\n@@ -1 +1 @@\n-x\n+y\n",
+    "console": "$ torchrun --nproc-per-node 8 train.py\nNCCL WARN timeout\n",
+    "bash": 'export NCCL_DEBUG=INFO  # log\nfor i in 1 2; do echo "$i"; done\n',
+    "json": '{"fp16": {"enabled": true, "loss_scale": 0}}\n',
+    "yaml": "mixed_precision: bf16  # x\nsteps: [1, 2]\n",
+}
+
+
+@pytest.mark.parametrize("language", sorted(SAMPLES))
+def test_every_class_emitted_has_a_rule(language: str) -> None:
+    """A span carries one class, and pygments.css colours it in at least one scheme (classes
+    drawn like the text in both get no span at all)."""
+    css = "\n".join(highlight.styles().values())
+    classes = re.findall(r'<span class="([^"]*)">', highlight.code(SAMPLES[language], language))
+    assert classes, language
+    for cls in classes:
+        assert re.fullmatch(r"[a-z0-9]+", cls), (language, cls)
+        assert re.search(rf"\.{cls}[,{{)]", css), f"{language}: no rule for .{cls}"
+
+
+def test_symbol_operators_are_text_and_word_operators_keep_their_colour() -> None:
+    html = highlight.code("x = a.b ** 2 if a not in b else c\n", "python")
+    assert html.startswith("x = a.b ** ")
+    assert '<span class="ow">not</span> <span class="ow">in</span>' in html
