@@ -9,6 +9,7 @@ depth, and every scalar stays a string until the schema converts it, so `no`, `1
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -27,6 +28,10 @@ except ImportError:  # pragma: no cover - depends on how PyYAML was built
     from yaml import SafeLoader as _Loader  # type: ignore[assignment]
 
 Path_ = tuple[str | int, ...]
+
+_SCALAR, _MAPPING, _SEQUENCE = yaml.ScalarEvent, yaml.MappingStartEvent, yaml.SequenceStartEvent
+_MAPPING_END, _SEQUENCE_END = yaml.MappingEndEvent, yaml.SequenceEndEvent
+_DOCUMENT_START, _ALIAS = yaml.DocumentStartEvent, yaml.AliasEvent
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,9 +79,12 @@ def parse(text: str, path: str) -> Document:
         line, col = _mark(event.start_mark)
         return _Refused(problem(path, line, col, code, message, hint))
 
-    events = yaml.parse(text, Loader=_Loader)
     try:
-        data = _document(events, marks, key_marks, blocks, refuse)
+        loader = _Loader(text)  # the pure-Python reader refuses some text here already
+        try:
+            data = _document(iter(loader.get_event, None), marks, key_marks, blocks, refuse)
+        finally:
+            loader.dispose()
     except _Refused as err:
         raise NanopediaError([err.problem]) from None
     except yaml.MarkedYAMLError as err:
@@ -97,96 +105,99 @@ def parse(text: str, path: str) -> Document:
     return Document(path, data, marks, key_marks, frozenset(blocks))
 
 
-def _document(events: Any, marks: dict, key_marks: dict, blocks: set, refuse: Any) -> Any:
-    """Build plain data from the event stream; the one place the YAML structure is interpreted."""
+def _document(events: Iterator[Any], marks: dict, key_marks: dict, blocks: set,
+              refuse: Any) -> Any:
+    """Build plain data from the event stream; the one place the YAML structure is interpreted.
+
+    Dispatches on the exact event class and keeps the innermost container in locals: this loop
+    runs for every scalar of every entry (it was a tenth of a cold build as `isinstance` chains
+    and a helper per value)."""
     data: Any = None
     documents = 0
-    stack: list[tuple[Any, Path_, str | None]] = []  # (container, its path, pending key)
-    pending_key_mark: tuple[int, int] | None = None
-
-    def place(value: Any, event: Any) -> Path_ | None:
-        nonlocal data, pending_key_mark
-        if not stack:
-            data = value
-            marks[()] = _mark(event.start_mark)
-            return ()
-        container, cpath, key = stack[-1]
-        if isinstance(container, list):
-            vpath = (*cpath, len(container))
-            container.append(value)
-        else:
-            assert key is not None
-            vpath = (*cpath, key)
-            container[key] = value
-            key_marks[vpath] = pending_key_mark or _mark(event.start_mark)
-            stack[-1] = (container, cpath, None)
-        marks[vpath] = _mark(event.start_mark)
-        return vpath
-
+    stack: list[tuple[Any, Path_]] = []  # every open container with its path, innermost last
+    top: Any = None  # the innermost open container
+    top_path: Path_ = ()
+    key: str | None = None  # the key waiting for its value, when `top` is a mapping
+    key_mark = (0, 0)
     for event in events:
-        if isinstance(event, yaml.DocumentStartEvent):
+        kind = event.__class__
+        if kind is _SCALAR or kind is _MAPPING or kind is _SEQUENCE:
+            if event.anchor is not None:
+                raise refuse(
+                    event,
+                    "E003",
+                    f"YAML anchor '&{event.anchor}' is not allowed",
+                    "write the value out",
+                )
+            if event.tag is not None:
+                raise refuse(
+                    event,
+                    "E003",
+                    f"explicit YAML tag '{event.tag}' is not allowed",
+                    "remove the tag; values are read as plain text",
+                )
+            mark = event.start_mark
+            at = (mark.line + 1, mark.column + 1)
+            if key is None and top.__class__ is dict:  # this node is a key
+                if kind is not _SCALAR:
+                    raise refuse(event, "E002", "mapping keys must be plain text", None)
+                key = event.value
+                if key in top:
+                    first = key_marks.get((*top_path, key), (0, 0))
+                    raise refuse(
+                        event,
+                        "E004",
+                        f"duplicate key '{key}'",
+                        f"'{key}' is already set at line {first[0]}; keep one",
+                    )
+                key_mark = at
+                continue
+            value: Any
+            if kind is _SCALAR:
+                value = event.value
+                if value in NULLS and event.implicit[0] and event.style in (None, ""):
+                    value = None
+            else:
+                if len(stack) >= MAX_DEPTH:
+                    raise refuse(
+                        event,
+                        "E005",
+                        f"nesting deeper than {MAX_DEPTH} levels",
+                        "entries are shallow; check the indentation",
+                    )
+                value = {} if kind is _MAPPING else []
+            vpath: Path_
+            if top is None:
+                data = value
+                vpath = ()
+            elif key is None:  # in a sequence
+                vpath = (*top_path, len(top))
+                top.append(value)
+            else:
+                vpath = (*top_path, key)
+                top[key] = value
+                key_marks[vpath] = key_mark
+                key = None
+            marks[vpath] = at
+            if kind is _SCALAR:
+                if event.style in ("|", ">"):
+                    blocks.add(vpath)
+            else:
+                stack.append((value, vpath))
+                top, top_path = value, vpath
+        elif kind is _MAPPING_END or kind is _SEQUENCE_END:
+            stack.pop()
+            top, top_path = stack[-1] if stack else (None, ())
+        elif kind is _DOCUMENT_START:
             documents += 1
             if documents > 1:
                 raise refuse(
                     event, "E003", "several YAML documents in one file", "keep one entry per file"
                 )
-            continue
-        if isinstance(event, yaml.AliasEvent):
+        elif kind is _ALIAS:
             raise refuse(
                 event, "E003", f"YAML alias '*{event.anchor}' is not allowed", "write the value out"
             )
-        if not isinstance(event, yaml.NodeEvent):
-            if isinstance(event, yaml.CollectionEndEvent):
-                stack.pop()
-            continue
-        if event.anchor is not None:
-            raise refuse(
-                event,
-                "E003",
-                f"YAML anchor '&{event.anchor}' is not allowed",
-                "write the value out",
-            )
-        if getattr(event, "tag", None) is not None:
-            raise refuse(
-                event,
-                "E003",
-                f"explicit YAML tag '{event.tag}' is not allowed",
-                "remove the tag; values are read as plain text",
-            )
-        in_key = bool(stack) and isinstance(stack[-1][0], dict) and stack[-1][2] is None
-        if in_key:
-            if not isinstance(event, yaml.ScalarEvent):
-                raise refuse(event, "E002", "mapping keys must be plain text", None)
-            container, cpath, _ = stack[-1]
-            key = event.value
-            if key in container:
-                first = key_marks.get((*cpath, key), (0, 0))
-                raise refuse(
-                    event,
-                    "E004",
-                    f"duplicate key '{key}'",
-                    f"'{key}' is already set at line {first[0]}; keep one",
-                )
-            stack[-1] = (container, cpath, key)
-            pending_key_mark = _mark(event.start_mark)
-            continue
-        if isinstance(event, yaml.ScalarEvent):
-            plain = event.implicit[0] and event.style in (None, "")
-            value = None if plain and event.value in NULLS else event.value
-            vpath = place(value, event)
-            if event.style in ("|", ">") and vpath is not None:
-                blocks.add(vpath)
-            continue
-        if len(stack) >= MAX_DEPTH:
-            raise refuse(
-                event,
-                "E005",
-                f"nesting deeper than {MAX_DEPTH} levels",
-                "entries are shallow; check the indentation",
-            )
-        container: dict | list = {} if isinstance(event, yaml.MappingStartEvent) else []
-        vpath = place(container, event)
-        stack.append((container, vpath or (), None))
     return data
 
 
