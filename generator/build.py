@@ -36,6 +36,7 @@ from .config import Config
 from .corpus import display, entry_files, load_entry, load_tags
 from .errors import NanopediaError, Problem, problem
 from .joined import EMPTY, Joined, Record, identity, kept, record
+from .model import Tag
 from .render import THEME, render, static_files
 from .write import MARKER, SiteWriter, Span
 
@@ -85,17 +86,18 @@ class Parsed:
     """The entry's record of each joined file (`entries.json` without the dates)."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Kept:
-    """What the build state remembers of one entry, so an unchanged one is not loaded again."""
+    """What the build state remembers of one entry, so an unchanged one is not loaded again
+    (not slotted: unpickling 10,000 slotted objects was a third of an edit rebuild)."""
 
     key: str
     node: Node
     card: views.Card
     card_key: str
     dates: gitdates.Dates | None
-    names: dict[str, str]
-    """The name of the entry's record in each joined file."""
+    names: tuple[str, ...]
+    """The name of the entry's record in each joined file, in `KINDS` order."""
 
 
 @dataclass
@@ -115,6 +117,11 @@ class State:
     """Joined file to the (offset, length) of each record in it, by record name."""
     manifest: dict[str, tuple[int, int]]
     """Site file to its (size, mtime_ns) after the build, to notice a hand-edited site."""
+    setting: str
+    tags: dict[str, Tag]
+    also: dict[str, tuple[str, ...]]
+    """Entry id to its 'also tagged' suggestions, the one costly part of what a page shows of
+    others: only entries near a changed one get theirs computed again."""
 
 
 KINDS = ("export", "search", "text", "diagnose")
@@ -163,6 +170,9 @@ def build(entries: Path, out: Path, config_path: Path | None = None, use_cache: 
             spans = {p: t for p, t in state.spans.items() if p in trusted} if state else {}
             located = {name: (p, *span) for p, table in spans.items()
                        for name, span in table.items()}
+            last = _Last(previous, {k.node.id: k for k in state.entries.values()},
+                         state.also if state.setting == setting else None) if state \
+                else _Last({}, {}, None)
         # 2. Load what changed, keep the rest, link all.
         with report.stage("load"):
             fallback = gitdates.fallback()
@@ -173,7 +183,7 @@ def build(entries: Path, out: Path, config_path: Path | None = None, use_cache: 
                 old = known.get(name)
                 if old is not None and old.key == k and old.dates == gitdates.entry_dates(
                         history, old.node.id, old.node.aliases, fallback) and \
-                        all(n in located or n == EMPTY for n in old.names.values()):
+                        all(n in located or n == EMPTY for n in old.names):
                     kept[name] = old
             todo = [p for p in files if p.name not in kept]
             with _workers(jobs, len(todo)):
@@ -205,9 +215,11 @@ def build(entries: Path, out: Path, config_path: Path | None = None, use_cache: 
         # 3. Plan every file, then write those whose key changed.
         with report.stage("render+write"):
             site = _Site(links, by_id, fresh, config, theme, setting)
+            if state is None or state.tags != links.tags:
+                last = _Last(last.pages, last.entries, None)
             in_place = state is not None and bool(current)
             with SiteWriter(out, in_place) as writer:
-                pages, spans = _write(writer, site, previous, spans, located, jobs, report)
+                pages, spans, also = _write(writer, site, last, spans, located, jobs, report)
                 writer.commit(current)
             manifest = _updated(out, current, writer.written, writer.files) if in_place \
                 else _manifest(out)
@@ -216,7 +228,7 @@ def build(entries: Path, out: Path, config_path: Path | None = None, use_cache: 
             _cache.put("state", _site_key(out), State(
                 STATE_VERSION, inputs, stamps,
                 {n: k for n, k in kept.items() if k.node.path not in warned},
-                pages, spans, manifest))
+                pages, spans, manifest, setting, links.tags, also))
     return report
 
 
@@ -332,7 +344,7 @@ def _keep(one: Parsed, dates: gitdates.Dates | None) -> tuple[Kept, dict[str, by
     """What the state keeps of a freshly loaded entry, and its records with the dates in."""
     data = dict(one.data, export=views.with_dates(one.data["export"], dates))
     return Kept(one.key, one.node, one.card, identity(repr(one.card).encode()), dates,
-                {kind: identity(data[kind]) for kind in KINDS}), data
+                tuple(identity(data[kind]) for kind in KINDS)), data
 
 
 @dataclass(frozen=True, slots=True)
@@ -352,7 +364,8 @@ class _Site:
         out = []
         for i, k in self.entries.items():
             data = self.fresh.get(i)
-            out.append(record(data[kind]) if data is not None else kept(k.names[kind]))
+            out.append(record(data[kind]) if data is not None
+                       else kept(k.names[KINDS.index(kind)]))
         return out
 
     @property
@@ -408,22 +421,79 @@ def _others(site: _Site) -> Iterator[tuple[str, str, Make]]:
         yield path, k(path), partial(lambda d: d, data)
 
 
-def _write(writer: SiteWriter, site: _Site, previous: dict[str, str],
+@dataclass(frozen=True, slots=True)
+class _Last:
+    """What the last build's state says about the pages."""
+
+    pages: dict[str, str]
+    """Site file to its key, for the files still as that build wrote them."""
+    entries: dict[str, Kept]
+    """Entry id to what was kept of it."""
+    also: dict[str, tuple[str, ...]] | None
+    """Entry id to its suggestions; None when they must all be computed again (first build, or
+    the settings or the tag registry changed)."""
+
+
+def _affected(site: _Site, last: _Last, suggestions: views.Suggestions) -> set[str]:
+    """The entries whose page may show something new of another entry: the changed entries,
+    and for each whose title or links changed, every entry that shows it or is shown by it,
+    and for each whose tags or causes changed, every entry sharing one (their suggestions may
+    change)."""
+    assert last.also is not None
+    retitled, relinked = set(), set()
+    for i, k in site.entries.items():
+        old = last.entries.get(i)
+        if old is k:
+            continue
+        if old is None or old.node.linking != k.node.linking:
+            relinked.add(i)
+        elif old.card.title != k.card.title:
+            retitled.add(i)
+    relinked.update(last.entries.keys() - site.entries.keys())
+    if not retitled and not relinked:
+        return set()
+    suggesting: dict[str, set[str]] = {}
+    for i, also in last.also.items():
+        for j in also:
+            suggesting.setdefault(j, set()).add(i)
+    found = retitled | relinked
+    for i in retitled | relinked:
+        found.update(suggesting.get(i, ()), site.links.backlinks.get(i, ()))
+        for k in (site.entries.get(i), last.entries.get(i)):
+            if k is not None:
+                found.update(k.node.targets)
+                if i in relinked:
+                    found.update(suggestions.sharing(k.node))
+    return found & site.entries.keys()
+
+
+def _write(writer: SiteWriter, site: _Site, last: _Last,
            spans: dict[str, dict[str, tuple[int, int]]], located: dict[str, Span], jobs: int,
-           report: Report) -> tuple[dict[str, str], dict[str, dict[str, tuple[int, int]]]]:
-    """Write every file whose key is not the one in `previous`, keep the others (records of
-    joined files are copied from `located`); return the key of every file and the record spans
-    of every joined file."""
+           report: Report) -> tuple[dict[str, str], dict[str, dict[str, tuple[int, int]]],
+                                    dict[str, tuple[str, ...]]]:
+    """Write every file whose key is not the one it had, keep the others (records of joined
+    files are copied from `located`); return the key of every file, the record spans of every
+    joined file and every entry's suggestions."""
     keys: dict[str, str] = {}
     tasks = []
     suggestions = views.Suggestions(site.links)
+    affected = set(site.entries) if last.also is None else _affected(site, last, suggestions)
     cards = site.cards
+    also: dict[str, tuple[str, ...]] = {}
     for i, kept_entry in site.entries.items():
-        near = views.neighbours(kept_entry.node, site.links, cards, suggestions)
         path = f"entries/{i}.html"
+        old = last.pages.get(path)
+        if i in affected or i in site.fresh or old is None or last.also is None:
+            also[i] = suggestions.also(kept_entry.node) if i in affected else last.also[i]
+        else:  # nothing it shows changed
+            also[i] = last.also[i]
+            keys[path] = old
+            writer.keep(path)
+            continue
+        near = views.neighbours(kept_entry.node, site.links, cards, also[i])
         keys[path] = key(site.setting.encode(),
                          repr((kept_entry.key, near, kept_entry.dates)).encode())
-        if previous.get(path) == keys[path]:
+        if old == keys[path]:
             writer.keep(path)
         else:
             tasks.append(_PageTask(kept_entry.node.path, kept_entry.key, near, kept_entry.dates))
@@ -433,7 +503,7 @@ def _write(writer: SiteWriter, site: _Site, previous: dict[str, str],
     new_spans: dict[str, dict[str, tuple[int, int]]] = {}
     for path, k, make in _others(site):
         keys[path] = k
-        if previous.get(path) == k:
+        if last.pages.get(path) == k:
             writer.keep(path)
             if path in spans:
                 new_spans[path] = spans[path]
@@ -445,7 +515,7 @@ def _write(writer: SiteWriter, site: _Site, previous: dict[str, str],
             writer.write(path, made)
         report.rendered += 1
     report.pages = len(keys)
-    return keys, new_spans
+    return keys, new_spans, also
 
 
 def _site_key(out: Path) -> str:

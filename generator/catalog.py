@@ -20,9 +20,12 @@ from .validate import Source, dotted, markdown_fields, text_line
 Position = tuple[int, int]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Node:
-    """One entry as the corpus sees it: its names, what it links to, and where each is written."""
+    """One entry as the corpus sees it: its names, what it links to, and where each is written.
+
+    Not slotted, and positions in one flat tuple: the build state pickles one per entry, and
+    at 10,000 entries slotted classes and a dict of positions tripled its load time."""
 
     id: str
     path: str
@@ -34,8 +37,25 @@ class Node:
     """Root-cause ids (entries sharing one are suggested together)."""
     entry_links: tuple[tuple[str, int, int, str], ...]
     """Every `entry:` link in the entry's markdown: (target id, line, column, field name)."""
-    at: dict[tuple[str | int, ...], Position]
-    """File position of the id and of each alias, related id and tag: `("tags", 2)`."""
+    positions: tuple[int, ...]
+    """Line and column of the id, then of each alias, related id and tag, in that order."""
+
+    def at(self, field: str, index: int = 0) -> Position:
+        """Where the id (`at("id")`) or one alias, related id or tag is written."""
+        offset = {"id": 0, "aliases": 1, "related": 1 + len(self.aliases),
+                  "tags": 1 + len(self.aliases) + len(self.related)}[field] + index
+        return self.positions[2 * offset], self.positions[2 * offset + 1]
+
+    @property
+    def linking(self) -> tuple[object, ...]:
+        """Everything linking reads but the positions: equal means the same links."""
+        return (self.id, self.aliases, self.related, self.tags, self.causes,
+                tuple(link[0] for link in self.entry_links))
+
+    @property
+    def targets(self) -> set[str]:
+        """Every entry this one links to."""
+        return {*self.related, *(link[0] for link in self.entry_links)}
 
 
 def node(src: Source) -> Node:
@@ -47,11 +67,12 @@ def node(src: Source) -> Node:
             target = entry_target(link.href)
             if target is not None:
                 found.append((target, *text_line(src, where, link.line), dotted(where)))
-    at: dict[tuple[str | int, ...], Position] = {("id",): src.at("id")}
+    positions = [*src.at("id")]
     for name, values in (("aliases", e.aliases), ("related", e.related), ("tags", e.tags)):
-        at.update({(name, i): src.at(name, i) for i in range(len(values))})
+        for i in range(len(values)):
+            positions += src.at(name, i)
     return Node(e.id, src.doc.path, tuple(e.aliases), tuple(e.related), tuple(e.tags),
-                tuple(c.id for c in e.root_causes), tuple(found), at)
+                tuple(c.id for c in e.root_causes), tuple(found), tuple(positions))
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,12 +151,12 @@ def link(
             key = fold(name)
             if key in owners:
                 _, first = owners[key]
-                line, col = first.at[("id",)]
+                line, col = first.at("id")
                 what = "alias" if where[0] == "aliases" else "id"
                 found.append(
                     problem(
                         n.path,
-                        *n.at[where],
+                        *n.at(*where),
                         "E020",
                         f"{what} '{name}' is already used by entry '{first.id}'",
                         f"see {first.path}:{line}:{col}; ids and aliases must be "
@@ -163,7 +184,7 @@ def link(
                 found.append(
                     problem(
                         n.path,
-                        *n.at[("related", i)],
+                        *n.at("related", i),
                         "E021",
                         f"entry '{n.id}' lists itself as related",
                         "remove it",
@@ -175,7 +196,7 @@ def link(
                 continue
             else:
                 msg, hint = target_problem(rel, "related entry")
-                found.append(problem(n.path, *n.at[("related", i)], "E021", msg, hint))
+                found.append(problem(n.path, *n.at("related", i), "E021", msg, hint))
         for target, line, col, field in n.entry_links:
             if target in by_id:
                 if target != n.id:
@@ -188,7 +209,7 @@ def link(
                 found.append(
                     problem(
                         n.path,
-                        *n.at[("tags", i)],
+                        *n.at("tags", i),
                         "E023",
                         f"unknown tag '{tag}'",
                         suggest(tag, tags)

@@ -5,7 +5,9 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterable
+from functools import lru_cache
 from pathlib import Path
 
 from .catalog import Catalog, link_entries
@@ -19,13 +21,27 @@ TAGS_FILE = "tags.yaml"
 
 def entry_files(root: Path) -> list[Path]:
     """The entry files of a directory: every `*.yaml` except the tag registry, sorted."""
-    return sorted(p for p in root.glob("*.yaml") if p.name != TAGS_FILE)
+    try:
+        names = sorted(e.name for e in os.scandir(root)
+                       if e.name.endswith(".yaml") and e.name != TAGS_FILE)
+    except OSError:
+        return []
+    return [root / name for name in names]
 
 
 def display(path: Path) -> str:
     """How a path is shown in messages: relative to the working directory when below it."""
+    if path.is_symlink():
+        return _display(path, os.getcwd())
+    folder = _display(path.parent, os.getcwd())
+    return path.name if folder == "." else f"{folder}/{path.name}"
+
+
+@lru_cache(maxsize=64)
+def _display(path: Path, cwd: str) -> str:
+    """`display` of one path (resolving it is most of the cost: done once per folder)."""
     try:
-        return path.resolve().relative_to(Path.cwd().resolve()).as_posix()
+        return path.resolve().relative_to(Path(cwd).resolve()).as_posix()
     except ValueError:
         return path.as_posix()
 

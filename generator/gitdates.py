@@ -23,7 +23,7 @@ from .corpus import TAGS_FILE
 _COMMIT = "@"  # prefix of the per-commit line in our `git log` format; never starts a file name
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Dates:
     """The two dates shown on an entry page, in `entries.json` and in the feeds."""
 

@@ -138,7 +138,6 @@ class _Pages:
         inline = lambda s: Md(mdx.inline(s, resolve))  # noqa: E731
         causes = {c.id: c for c in e.root_causes}
         backlinks = self.catalog.backlinks.get(e.id, ())
-        seen = {e.id, *e.related, *backlinks}
         view = {
             "title": e.title,
             "category": {"title": CATEGORY_TITLES[e.category],
@@ -171,7 +170,7 @@ class _Pages:
             "related": [self.entry_link(i, page) for i in e.related if i in self.catalog.by_id],
             "backlinks": [self.entry_link(i, page) for i in backlinks],
             "also": [self.entry_link(i, page)
-                     for i in self.suggestions.of(self.catalog.links.nodes[e.id], seen)],
+                     for i in self.suggestions.also(self.catalog.links.nodes[e.id])],
         }
         return page, self.render("entry.md.j2", entry=view)
 

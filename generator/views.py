@@ -11,7 +11,7 @@ import heapq
 import json
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from itertools import combinations, islice
 from typing import Any
@@ -72,7 +72,7 @@ class Page:
     context: dict[str, Any]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Card:
     """What other pages show about an entry: small, so every entry's card fits in memory."""
 
@@ -134,8 +134,27 @@ class Suggestions:
             for cause in n.causes:
                 causes.setdefault(cause, []).append(n.id)
         self._by_tag = links.by_tag
+        self._backlinks = links.backlinks
+        self._members = causes
         self._causes = {c: ids for c, ids in causes.items() if 1 < len(ids) <= COMMON_CAUSE}
         self._sets: dict[tuple[str, str], frozenset[str]] = {}
+
+    def also(self, node: Node) -> tuple[str, ...]:
+        """The suggestions shown on an entry's page: none it links to or is linked from."""
+        back = self._backlinks.get(node.id, ())
+        return tuple(self.of(node, {node.id, *node.related, *back}))
+
+    def sharing(self, node: Node) -> set[str]:
+        """The entries whose suggestions can change when this entry's tags or causes do: the
+        members of its tag lists and of its cause lists that count (or are one short)."""
+        found: set[str] = set()
+        for tag in node.tags:
+            found.update(self._by_tag.get(tag, ()))
+        for cause in node.causes:
+            members = self._members.get(cause, ())
+            if len(members) <= COMMON_CAUSE + 1:
+                found.update(members)
+        return found
 
     def of(self, node: Node, exclude: set[str]) -> list[str]:
         """The entries in most of this entry's tag and cause lists, then the first ids of them.
@@ -186,12 +205,11 @@ class Neighbours:
 
 
 def neighbours(node: Node, links: Links, cards: dict[str, Card],
-               suggestions: Suggestions) -> Neighbours:
-    back = links.backlinks.get(node.id, ())
-    also = suggestions.of(node, {node.id, *node.related, *back})
+               also: Iterable[str]) -> Neighbours:
+    """What an entry page shows of others; `also` is `Suggestions.also` of the entry."""
     return Neighbours({t: links.tags[t].title for t in node.tags if t in links.tags},
                       [(i, cards[i].title) for i in node.related if i in cards],
-                      [(i, cards[i].title) for i in back],
+                      [(i, cards[i].title) for i in links.backlinks.get(node.id, ())],
                       [(i, cards[i].title) for i in also])
 
 

@@ -135,3 +135,77 @@ def test_a_broken_edit_leaves_the_site_alone(corpus: Corpus) -> None:
     assert tree(corpus.site) == before
     corpus.edit(ENTRY, lambda t: t.replace("related:\n  - no-such-entry\n", "related:\n", 1))
     corpus.check()
+
+
+def _entry(ident: str, title: str, tags: list[str], causes: list[str], related: list[str],
+           link: str | None) -> str:
+    """A small valid entry; `link` becomes an in-text `entry:` link in the mechanism."""
+    cause_items = "".join(f"  - id: {c}\n    title: Cause {c}\n    explanation: Why {c}.\n"
+                          for c in causes)
+    mechanism = f"See [the other one](entry:{link})." if link else "No links."
+    return (f"id: {ident}\ntitle: {title}\nsummary: The summary of entry {ident}.\n"
+            f"category: distributed\ntags: [{', '.join(tags)}]\nroot_causes:\n{cause_items}"
+            f"symptoms:\n  - text: Symptom of {ident}.\n    cause: {causes[0]}\n"
+            f"mechanism: {mechanism}\naffected_systems:\n  - name: PyTorch\n"
+            f"confirm:\n  - Check it.\nfix:\n  - title: Fix it\n    detail: Do it.\n"
+            f"prevention:\n  - Test it.\nreferences:\n  - title: Docs\n"
+            f"    url: https://docs.pytorch.org/\n    kind: docs\n"
+            + (f"related: [{', '.join(related)}]\n" if related else ""))
+
+
+def test_random_changes_rebuild_like_a_cold_build(tmp_path: Path) -> None:
+    """Forty random changes to titles, tags, causes, links, entries added and removed; after
+    each, the site updated in place is the cold build's. This is what proves that only the
+    entries `_affected` names needed their suggestions, back links and titles again."""
+    import random
+
+    rng = random.Random(20261130)
+    entries = tmp_path / "entries"
+    entries.mkdir()
+    shutil.copy(ROOT / "tests" / "fixtures" / "corpus" / "tags.yaml", entries)
+    corpus: dict[str, dict] = {}
+
+    def write() -> None:
+        for path in entries.glob("e*.yaml"):
+            path.unlink()
+        for ident, e in corpus.items():
+            related = [r for r in e["related"] if r in corpus and r != ident]
+            link = e["link"] if e["link"] in corpus and e["link"] != ident else None
+            (entries / f"{ident}.yaml").write_text(_entry(
+                ident, e["title"], e["tags"], e["causes"], related, link))
+
+    def new(n: int) -> dict:
+        return {"title": f"Entry {n}",
+                "tags": rng.sample(["bf16", "fsdp", "nccl"], rng.randint(1, 3)),
+                "causes": rng.sample(["a", "b", "c", "d"], rng.randint(1, 2)),
+                "related": [], "link": None}
+
+    corpus["e00"] = {**new(0), "tags": ["bf16", "fsdp", "nccl"]}
+    for n in range(1, 8):
+        corpus[f"e{n:02d}"] = new(n)
+    count = 8
+    write()
+    site, cache = tmp_path / "site", tmp_path / "cache"
+    for step in range(40):
+        ident = rng.choice(sorted(corpus))
+        e = corpus[ident]
+        action = rng.choice(["title", "tags", "causes", "related", "link", "add", "remove"])
+        if action == "title":
+            e["title"] = f"Entry {ident} retitled {step}"
+        elif action == "tags" and ident != "e00":
+            e["tags"] = rng.sample(["bf16", "fsdp", "nccl"], rng.randint(1, 3))
+        elif action == "causes":
+            e["causes"] = rng.sample(["a", "b", "c", "d"], rng.randint(1, 2))
+        elif action == "related":
+            e["related"] = rng.sample(sorted(corpus), rng.randint(0, 3))
+        elif action == "link":
+            e["link"] = rng.choice(sorted(corpus))
+        elif action == "add":
+            corpus[f"e{count:02d}"] = new(count)
+            count += 1
+        elif action == "remove" and ident != "e00":
+            del corpus[ident]
+        write()
+        build(entries, site, None, cache_root=cache, jobs=1, dates={})
+        build(entries, tmp_path / "cold", None, use_cache=False, jobs=1, dates={})
+        assert tree(site) == tree(tmp_path / "cold"), f"step {step}: {action} {ident}"

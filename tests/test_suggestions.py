@@ -21,7 +21,7 @@ def _corpus(draw: Any) -> tuple[Any, list[Any]]:
         entries.append(SimpleNamespace(id=ident, tags=tags, causes=causes))
     entries.sort(key=lambda e: e.id)
     by_tag = {t: tuple(e.id for e in entries if t in e.tags) for t in "abcdef"}
-    catalog = SimpleNamespace(nodes={e.id: e for e in entries}, by_tag=by_tag)
+    catalog = SimpleNamespace(nodes={e.id: e for e in entries}, by_tag=by_tag, backlinks={})
     return catalog, entries
 
 
