@@ -35,6 +35,7 @@ from markdown_it.token import Token
 
 from .catalog import Catalog, Links
 from .joined import Joined, Record, record
+from .markdown import is_plain
 from .model import Entry
 
 #: Bumped when the layout of the data changes.
@@ -83,6 +84,8 @@ def _one_line(text: str) -> str:
 
 def plain_text(markdown: str) -> str:
     """Block markdown reduced to the words a reader sees, on one line (code blocks included)."""
+    if is_plain(markdown):  # renders as itself: no need to parse it (most short fields)
+        return _one_line(markdown)
     parts: list[str] = []
     for tok in _PARSER.parse(markdown):
         if tok.type == "inline":
@@ -97,6 +100,8 @@ def inline_text(markdown: str) -> tuple[str, list[str]]:
 
     Inline fields hold no blocks, so the cheaper inline parser is enough (a third of the time).
     """
+    if is_plain(markdown):
+        return _one_line(markdown), []
     code: list[str] = []
     tokens = _PARSER.parseInline(markdown)
     text = "".join(_inline_text(tokens[0].children or () if tokens else (), code))
