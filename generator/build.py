@@ -35,7 +35,7 @@ from .catalog import Links, Node, link, node
 from .config import Config
 from .corpus import display, entry_files, load_entry, load_tags
 from .errors import NanopediaError, Problem, problem
-from .joined import EMPTY, Joined, Record, identity, kept, record
+from .joined import EMPTY, Joined, identity
 from .model import Tag
 from .render import THEME, render, static_files
 from .write import MARKER, SiteWriter, Span
@@ -360,13 +360,12 @@ class _Site:
     theme: Path
     setting: str
 
-    def records(self, kind: str) -> list[Record]:
-        out = []
-        for i, k in self.entries.items():
-            data = self.fresh.get(i)
-            out.append(record(data[kind]) if data is not None
-                       else kept(k.names[KINDS.index(kind)]))
-        return out
+    def records(self, kind: str) -> tuple[list[str], dict[str, bytes]]:
+        """Every entry's record name for one joined file, and the bytes of the fresh ones."""
+        at = KINDS.index(kind)
+        names = [k.names[at] for k in self.entries.values()]
+        fresh = {self.entries[i].names[at]: data[kind] for i, data in self.fresh.items()}
+        return names, fresh
 
     @property
     def cards(self) -> dict[str, views.Card]:
@@ -412,9 +411,10 @@ def _others(site: _Site) -> Iterator[tuple[str, str, Make]]:
     sitemap = views.sitemap(config, listed)
     if sitemap is not None:
         yield sitemap.path, k("sitemap", listed), lambda: render(sitemap)
-    joined = [("entries.json", views.export(site.records("export"), config)),
-              *search.index_files(site.records("search"), site.records("text"), links),
-              (views.DIAGNOSE_DATA, views.diagnose_data(site.records("diagnose")))]
+    (search_keys, fresh), (texts, fresh_texts) = site.records("search"), site.records("text")
+    joined = [("entries.json", views.export(*site.records("export"), config)),
+              *search.index_files(search_keys, texts, fresh | fresh_texts, links),
+              (views.DIAGNOSE_DATA, views.diagnose_data(*site.records("diagnose")))]
     for path, made in joined:
         yield path, key(made.key()), partial(lambda j: j, made)
     for path, data in static_files(theme):

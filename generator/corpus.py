@@ -30,9 +30,8 @@ def entry_files(root: Path) -> list[Path]:
 
 
 def display(path: Path) -> str:
-    """How a path is shown in messages: relative to the working directory when below it."""
-    if path.is_symlink():
-        return _display(path, os.getcwd())
+    """How a path is shown in messages: relative to the working directory when below it (a
+    symlink is shown where it is, not where it points)."""
     folder = _display(path.parent, os.getcwd())
     return path.name if folder == "." else f"{folder}/{path.name}"
 

@@ -10,7 +10,7 @@ inside the kernel, instead of this process reading and writing them again.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 SEPARATOR = b","
@@ -26,45 +26,33 @@ EMPTY = hashlib.blake2b(b"", digest_size=16).hexdigest()
 
 
 @dataclass(frozen=True, slots=True)
-class Record:
-    name: str
-    """`identity(data)`."""
-    data: bytes | None
-    """The bytes, or None when the last build wrote them and they are to be copied from there."""
-
-
-def record(data: bytes) -> Record:
-    return Record(identity(data), data)
-
-
-def kept(name: str) -> Record:
-    """A record the last build wrote, by its name: its bytes are copied from there."""
-    return Record(name, b"" if name == EMPTY else None)
-
-
-@dataclass(frozen=True, slots=True)
 class Joined:
     """`head`, then the non-empty records separated by commas, then `tail`."""
 
     head: bytes
-    records: Sequence[Record]
+    names: Sequence[str]
+    """Every record's name, in order."""
+    fresh: Mapping[str, bytes]
+    """The bytes of the records made in this build; the others were written by the last one."""
     tail: bytes
 
     def key(self) -> bytes:
         """What decides the file's bytes, without the bytes of the records."""
-        names = b"".join(r.name.encode() for r in self.records)
-        return b"\0".join((self.head, names, self.tail))
+        return b"\0".join((self.head, "".join(self.names).encode(), self.tail))
 
     def parts(self) -> Iterator[bytes]:
         """The whole file, when every record's bytes are at hand."""
         yield self.head
         first = True
-        for r in self.records:
-            if r.name == EMPTY:
-                continue
-            if r.data is None:
-                raise ValueError(f"record {r.name} has no bytes")
-            if r.data:
-                yield r.data if first else SEPARATOR + r.data
+        for name in self.names:
+            if name != EMPTY:
+                data = self.fresh[name]
+                yield data if first else SEPARATOR + data
                 first = False
         yield self.tail
+
+
+def joined(head: bytes, records: Sequence[bytes], tail: bytes) -> Joined:
+    """A joined file made entirely in this build."""
+    names = [identity(r) for r in records]
+    return Joined(head, names, dict(zip(names, records, strict=True)), tail)

@@ -28,13 +28,13 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
 from .catalog import Catalog, Links
-from .joined import Joined, Record, record
+from .joined import Joined, identity
 from .markdown import is_plain
 from .model import Entry
 
@@ -153,9 +153,10 @@ def records(doc: Document) -> tuple[bytes, bytes]:
     return script_json(doc[0]).encode(), script_json(doc[1]).encode()
 
 
-def index_files(keys: Sequence[Record], texts: Sequence[Record],
+def index_files(keys: Sequence[str], texts: Sequence[str], fresh: Mapping[str, bytes],
                 links: Links) -> Iterator[tuple[str, Joined]]:
-    """The index scripts, from every entry's two `records` in the id order of `links`."""
+    """The index scripts from every entry's two `records` (named, in the id order of `links`;
+    `fresh` has the bytes of those made in this build)."""
     shards = [texts[i : i + SHARD_SIZE] for i in range(0, len(texts), SHARD_SIZE)]
     rest = {
         "fields": list(KEY_FIELDS),
@@ -168,16 +169,17 @@ def index_files(keys: Sequence[Record], texts: Sequence[Record],
         "version": FORMAT_VERSION,
     }
     # "docs" sorts first among the keys, so the object is its records between a head and a tail
-    yield INDEX_FILE, Joined(f'window.{GLOBAL}={{"docs":['.encode(), keys,
+    yield INDEX_FILE, Joined(f'window.{GLOBAL}={{"docs":['.encode(), keys, fresh,
                              f"],{script_json(rest)[1:]};\n".encode())
     for n, shard in enumerate(shards):
         head = f"(window.{TEXT_GLOBAL}=window.{TEXT_GLOBAL}||[])[{n}]=["
-        yield shard_file(n), Joined(head.encode(), shard, b"];\n")
+        yield shard_file(n), Joined(head.encode(), shard, fresh, b"];\n")
 
 
 def catalog_index(catalog: Catalog) -> Iterator[tuple[str, bytes]]:
     """The index scripts of a catalog, computing every document (uncached)."""
     pairs = [records(document(e)) for e in catalog.entries]
-    files = index_files([record(k) for k, _ in pairs], [record(t) for _, t in pairs],
-                        catalog.links)
-    return ((path, b"".join(joined.parts())) for path, joined in files)
+    keys, texts = [identity(k) for k, _ in pairs], [identity(t) for _, t in pairs]
+    fresh = dict(zip(keys + texts, [k for k, _ in pairs] + [t for _, t in pairs], strict=True))
+    files = index_files(keys, texts, fresh, catalog.links)
+    return ((path, b"".join(made.parts())) for path, made in files)

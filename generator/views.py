@@ -11,7 +11,7 @@ import heapq
 import json
 import re
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import combinations, islice
 from typing import Any
@@ -22,7 +22,7 @@ from . import diagnose, highlight
 from .catalog import Links, Node
 from .config import Config
 from .gitdates import Dates
-from .joined import Joined, Record
+from .joined import Joined
 from .markdown import PageEnv, render, render_inline
 from .model import Entry
 from .search import script_json
@@ -367,10 +367,11 @@ def diagnose_record(entry: Entry) -> bytes:
     return ",".join(script_json(row) for row in diagnose.fingerprint_rows(entry)).encode()
 
 
-def diagnose_data(records: Sequence[Record]) -> Joined:
-    """`static/diagnose-data.js`: every fingerprint and the matcher's rules, for the worker."""
+def diagnose_data(names: Sequence[str], fresh: Mapping[str, bytes]) -> Joined:
+    """`static/diagnose-data.js`: every fingerprint and the matcher's rules, for the worker
+    (`diagnose_record` of every entry, named, as in `joined.Joined`)."""
     head, tail = script_json(diagnose.export_data(())).split('"fingerprints":[]')
-    return Joined(f'{_DIAGNOSE_HEAD}{head}"fingerprints":['.encode(), records,
+    return Joined(f'{_DIAGNOSE_HEAD}{head}"fingerprints":['.encode(), names, fresh,
                   f"]{tail};\n".encode())
 
 
@@ -386,8 +387,8 @@ def with_dates(record: bytes, dates: Dates | None) -> bytes:
     return record[:-1] + b',"dates":' + value.encode() + b"}"
 
 
-def export(records: Sequence[Record], config: Config) -> Joined:
+def export(names: Sequence[str], fresh: Mapping[str, bytes], config: Config) -> Joined:
     """`entries.json`: a versioned header, then every entry (`with_dates`) in id order."""
-    head = json.dumps({"version": EXPORT_VERSION, "site": config.title, "count": len(records)},
+    head = json.dumps({"version": EXPORT_VERSION, "site": config.title, "count": len(names)},
                       sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return Joined((head[:-1] + ',"entries":[').encode(), records, b"]}\n")
+    return Joined((head[:-1] + ',"entries":[').encode(), names, fresh, b"]}\n")

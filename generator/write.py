@@ -69,9 +69,9 @@ class SiteWriter:
 
     def write_joined(self, path: str, joined: Joined,
                      previous: Mapping[str, Span]) -> dict[str, tuple[int, int]]:
-        """Write a joined file; a record without bytes is copied from its span in `previous`
-        (the previous site is still in place while a build writes). Runs of records that were
-        adjacent before are copied in one call. Return the span of every record written."""
+        """Write a joined file; a record not made in this build is copied from its span in
+        `previous` (the previous site is still in place while a build writes). Runs of records
+        that were adjacent before are copied in one call. Return the span of every record."""
         spans: dict[str, tuple[int, int]] = {}
         sources: dict[str, int] = {}
         buffer: list[bytes] = []
@@ -84,37 +84,38 @@ class SiteWriter:
                     _write_all(fd, b"".join(buffer))
                     buffer.clear()
                     if run:
-                        name, start, length = run
-                        if name not in sources:
-                            sources[name] = os.open(self.out / name, os.O_RDONLY)
-                        _copy(sources[name], fd, start, length)
+                        site_path, start, length = run
+                        if site_path not in sources:
+                            sources[site_path] = os.open(self.out / site_path, os.O_RDONLY)
+                        _copy(sources[site_path], fd, start, length)
                         run.clear()
 
                 buffer.append(joined.head)
                 at, first = len(joined.head), True
-                for r in joined.records:
-                    if r.name == EMPTY:
+                for name in joined.names:
+                    if name == EMPTY:
                         continue
                     if not first:
                         at += len(SEPARATOR)
-                    if r.data is None:
-                        name, start, length = previous[r.name]
-                        if run and not first and run[0] == name and \
+                    data = joined.fresh.get(name)
+                    if data is None:
+                        site_path, start, length = previous[name]
+                        if run and not first and run[0] == site_path and \
                                 run[1] + run[2] + len(SEPARATOR) == start:
                             run[2] += len(SEPARATOR) + length
                         else:
                             flush()
                             if not first:
                                 buffer.append(SEPARATOR)
-                            run[:] = [name, start, length]
+                            run[:] = [site_path, start, length]
                     else:
                         if run:
                             flush()
-                        buffer.append(r.data if first else SEPARATOR + r.data)
-                        length = len(r.data)
+                        buffer.append(data if first else SEPARATOR + data)
+                        length = len(data)
                         if len(buffer) > 1024:
                             flush()
-                    spans[r.name] = (at, length)
+                    spans[name] = (at, length)
                     at += length
                     first = False
                 flush()
