@@ -48,18 +48,19 @@ class Cache:
     def __init__(self, root: Path) -> None:
         self.root = root
 
-    def _path(self, kind: str, k: str) -> Path:
+    def path(self, kind: str, k: str) -> Path:
+        """The file a value is kept in."""
         return self.root / kind / k[:2] / k
 
     def get(self, kind: str, k: str) -> Any | None:
         try:
-            with self._path(kind, k).open("rb") as handle:
+            with self.path(kind, k).open("rb") as handle:
                 return pickle.load(handle)
         except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError):
             return None
 
     def put(self, kind: str, k: str, value: Any) -> None:
-        path = self._path(kind, k)
+        path = self.path(kind, k)
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
         try:
