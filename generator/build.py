@@ -19,6 +19,7 @@ from __future__ import annotations
 import hashlib
 import multiprocessing
 import os
+import shutil
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -34,7 +35,7 @@ from . import feed, gitdates, search, views
 from .cache import CACHE_DIR, Cache, key
 from .catalog import Links, Node, link, node
 from .config import Config
-from .corpus import display, entry_files, load_entry, load_tags
+from .corpus import display, entry_names, load_entry, load_tags
 from .errors import NanopediaError, Problem, problem
 from .joined import EMPTY, Joined, identity
 from .model import Tag
@@ -144,6 +145,7 @@ def build(entries: Path, out: Path, config_path: Path | None = None, use_cache: 
     tests pass fixed ones so a golden site does not change with every commit of its fixtures."""
     report = Report()
     jobs = jobs or os.cpu_count() or 1
+    _wait()  # for the last build's jobs: no thread may run when the workers fork
     with TemporaryDirectory(prefix="nanopedia-cache-") as scratch:
         root = (cache_root or Path(CACHE_DIR)) if use_cache else Path(scratch)
         global _cache
@@ -155,8 +157,8 @@ def build(entries: Path, out: Path, config_path: Path | None = None, use_cache: 
             setting = repr((config, theme, _theme_version(theme)))
             history = gitdates.history(entries) if dates is None else dates
             state = _load_state(_site_key(out)) if use_cache else None
-            files = entry_files(entries)
-            stamps, hashes = _file_hashes(files, state.stamps if state else {})
+            names = entry_names(entries)
+            stamps, hashes = _file_hashes(entries, names, state.stamps if state else {})
             inputs = key(repr((setting, display(out), sorted(history.items()),
                                gitdates.fallback(), sorted(hashes.items()))).encode())
             current = _manifest(out) if (out / MARKER).exists() else {}
@@ -175,7 +177,8 @@ def build(entries: Path, out: Path, config_path: Path | None = None, use_cache: 
         # 2. Load what changed, keep the rest, link all.
         with report.stage("load"):
             fallback = gitdates.fallback()
-            keys = {p.name: key(display(p).encode(), hashes[p.name]) for p in files}
+            folder = display(entries / "x").removesuffix("x")  # each file is shown as folder+name
+            keys = {n: key(f"{folder}{n}".encode(), hashes[n]) for n in names}
             known = state.entries if state else {}
             kept: dict[str, Kept] = {}
             for name, k in keys.items():
@@ -184,7 +187,7 @@ def build(entries: Path, out: Path, config_path: Path | None = None, use_cache: 
                         history, old.node.id, old.node.aliases, fallback) and \
                         all(n in located or n == EMPTY for n in old.names):
                     kept[name] = old
-            todo = [p for p in files if p.name not in kept]
+            todo = [entries / n for n in names if n not in kept]
             with _workers(jobs, len(todo)):
                 loaded = list(_map(_load_one, todo))
             tags, tags_doc, problems = load_tags(entries)
@@ -220,11 +223,13 @@ def build(entries: Path, out: Path, config_path: Path | None = None, use_cache: 
             with SiteWriter(out, in_place) as writer:
                 pages, spans, also = _write(writer, site, last, spans, located, jobs, report)
                 writer.commit(current)
+            if writer.garbage is not None:
+                _later(shutil.rmtree, writer.garbage, ignore_errors=True)
             manifest = _updated(out, current, writer.written, writer.files) if in_place \
                 else _manifest(out)
         # 4. Remember what was written.
         if use_cache:
-            _save_state(_site_key(out), State(
+            _later(_save_state, _cache, _site_key(out), State(
                 STATE_VERSION, inputs, stamps,
                 {n: k for n, k in kept.items() if k.node.path not in warned},
                 pages, spans, manifest, setting, links.tags, also))
@@ -234,7 +239,27 @@ def build(entries: Path, out: Path, config_path: Path | None = None, use_cache: 
 _remembered: dict[Path, tuple[tuple[int, int, int], State]] = {}
 """The state file each build of this process saved, with its stamp: `serve` does not read back
 what it wrote (unpickling it took a third of a second at 10,000 entries)."""
-_saving: threading.Thread | None = None
+_jobs: list[threading.Thread] = []
+
+
+def _later(fn: Callable[..., object], *args: Any, **kwargs: Any) -> None:
+    """Run `fn` in a thread after the jobs before it: saving the state and deleting replaced
+    files, which `serve` need not wait for to reload the tabs. The next build waits for them,
+    and so does the end of the process."""
+    before = list(_jobs)
+
+    def run() -> None:
+        for job in before:
+            job.join()
+        fn(*args, **kwargs)
+
+    _jobs[:] = [threading.Thread(target=run, name="nanopedia-later")]
+    _jobs[0].start()
+
+
+def _wait() -> None:
+    for job in _jobs:
+        job.join()
 
 
 def _stamp(path: Path) -> tuple[int, int, int]:
@@ -247,8 +272,6 @@ def _stamp(path: Path) -> tuple[int, int, int]:
 
 def _load_state(k: str) -> State | None:
     """The last build's state of a site, when it is this version's."""
-    if _saving is not None:
-        _saving.join()
     path = _cache.path("state", k)
     hit = _remembered.get(path)
     if hit is not None and hit[0] == _stamp(path):
@@ -257,29 +280,21 @@ def _load_state(k: str) -> State | None:
     return found if isinstance(found, State) and found.version == STATE_VERSION else None
 
 
-def _save_state(k: str, state: State) -> None:
-    """Save the state in a thread, so `serve` reloads the browser tabs without waiting for it;
-    the next build waits for it, and so does the end of the process."""
-    global _saving
-    cache = _cache
-
-    def save() -> None:
-        try:
-            cache.put("state", k, state)
-        except OSError:  # without a state, the next build only takes longer
-            return
-        path = cache.path("state", k)
-        _remembered[path] = (_stamp(path), state)
-
-    _saving = threading.Thread(target=save, name="nanopedia-save-state")
-    _saving.start()
+def _save_state(cache: Cache, k: str, state: State) -> None:
+    try:
+        cache.put("state", k, state)
+    except OSError:  # without a state, the next build only takes longer
+        return
+    path = cache.path("state", k)
+    _remembered[path] = (_stamp(path), state)
 
 
 STAT_TRUST_NS = 2_000_000_000
 """A file modified this recently may change again within its timestamp's tick: hash it anew."""
 
 
-def _file_hashes(paths: list[Path], known: Mapping[str, tuple[int, int, int, bytes]]
+def _file_hashes(root: Path, names: list[str],
+                 known: Mapping[str, tuple[int, int, int, bytes]]
                  ) -> tuple[dict[str, tuple[int, int, int, bytes]], dict[str, bytes]]:
     """The sha256 of every file's bytes, by name; a file whose size, modification time and inode
     are those of the last build is not read again (measured at 10,000 entries: reading and
@@ -287,15 +302,23 @@ def _file_hashes(paths: list[Path], known: Mapping[str, tuple[int, int, int, byt
     seen: dict[str, tuple[int, int, int, bytes]] = {}
     hashes: dict[str, bytes] = {}
     recent = time.time_ns() - STAT_TRUST_NS
-    for path in paths:
-        info = path.stat()
-        stamp = (info.st_size, info.st_mtime_ns, info.st_ino)
-        hit = known.get(path.name)
-        content = hit[3] if hit is not None and hit[:3] == stamp else \
-            hashlib.sha256(path.read_bytes()).digest()
+    for name in names:
+        path = os.path.join(root, name)
+        try:
+            info = os.stat(path)
+            stamp = (info.st_size, info.st_mtime_ns, info.st_ino)
+            hit = known.get(name)
+            if hit is not None and hit[:3] == stamp:
+                content = hit[3]
+            else:
+                with open(path, "rb") as handle:
+                    content = hashlib.sha256(handle.read()).digest()
+        except OSError:  # unreadable: loading it reports where and why
+            hashes[name] = b""
+            continue
         if info.st_mtime_ns < recent:
-            seen[path.name] = (*stamp, content)
-        hashes[path.name] = content
+            seen[name] = (*stamp, content)
+        hashes[name] = content
     return seen, hashes
 
 

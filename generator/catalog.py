@@ -119,6 +119,8 @@ class Catalog:
 
 def fold(ident: str) -> str:
     """The form two ids are compared in: NFC, then case-folded."""
+    if ident.isascii():  # the usual case, and a tenth of the time
+        return ident.lower()
     return unicodedata.normalize("NFC", ident).casefold()
 
 

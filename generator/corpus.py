@@ -19,14 +19,19 @@ from .validate import Source, check_entry, check_tags
 TAGS_FILE = "tags.yaml"
 
 
-def entry_files(root: Path) -> list[Path]:
-    """The entry files of a directory: every `*.yaml` except the tag registry, sorted."""
+def entry_names(root: Path) -> list[str]:
+    """The file names of the entries of a directory: every `*.yaml` but the tag registry,
+    sorted."""
     try:
-        names = sorted(e.name for e in os.scandir(root)
-                       if e.name.endswith(".yaml") and e.name != TAGS_FILE)
+        return sorted(e.name for e in os.scandir(root)
+                      if e.name.endswith(".yaml") and e.name != TAGS_FILE)
     except OSError:
         return []
-    return [root / name for name in names]
+
+
+def entry_files(root: Path) -> list[Path]:
+    """The entry files of a directory, sorted."""
+    return [root / name for name in entry_names(root)]
 
 
 def display(path: Path) -> str:
