@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from conftest import ROOT
 
+from generator import build as build_module
 from generator.build import Report, build
 from generator.errors import NanopediaError
 from generator.gitdates import Dates
@@ -209,3 +210,24 @@ def test_random_changes_rebuild_like_a_cold_build(tmp_path: Path) -> None:
         build(entries, site, None, cache_root=cache, jobs=1, dates={})
         build(entries, tmp_path / "cold", None, use_cache=False, jobs=1, dates={})
         assert tree(site) == tree(tmp_path / "cold"), f"step {step}: {action} {ident}"
+
+
+def test_the_state_rewrites_only_the_bucket_of_an_edited_entry(tmp_path: Path) -> None:
+    entries, cache = tmp_path / "entries", tmp_path / "cache"
+    shutil.copytree(SOURCE, entries)
+    build(entries, tmp_path / "site", None, cache_root=cache, jobs=1, dates={})
+
+    def buckets() -> dict[str, int]:
+        build_module._wait()  # the state is saved in the background
+        return {p.name: p.stat().st_ino for p in (cache / "kept").rglob("*") if p.is_file()}
+
+    before = buckets()
+    path = entries / f"{ENTRY}.yaml"
+    path.write_text(path.read_text().replace("\nconfirm:\n", "\nconfirm:\n  - Edited.\n", 1))
+    build(entries, tmp_path / "site", None, cache_root=cache, jobs=1, dates={})
+    after = buckets()
+    assert len(after) == len(before)  # the replaced bucket is deleted
+    assert len(set(after) - set(before)) == 1
+    build_module._remembered.clear()  # as a new process would: read from the files
+    report = build(entries, tmp_path / "site", None, cache_root=cache, jobs=1, dates={})
+    assert report.up_to_date
