@@ -148,7 +148,9 @@ def link(
     found: list[Problem] = []
     owners: dict[str, tuple[str, Node]] = {}
     for n in ordered:
-        names = [(n.id, ("id",))] + [(a, ("aliases", i)) for i, a in enumerate(n.aliases)]
+        names = [(n.id, ("id",))]
+        if n.aliases:
+            names += [(a, ("aliases", i)) for i, a in enumerate(n.aliases)]
         for name, where in names:
             key = fold(name)
             if key in owners:
@@ -241,7 +243,7 @@ def link(
         nodes=by_id,
         tags={t: tags[t] for t in sorted(tags)},
         aliases=dict(sorted(aliases.items())),
-        backlinks={i: tuple(sorted(b)) for i, b in sorted(back.items())},
+        backlinks={i: tuple(sorted(b)) if b else () for i, b in back.items()},  # in id order
         by_tag=by_tag,
     )
     return linked, found
