@@ -1,7 +1,5 @@
 """`python -m generator`: the same as the `nanopedia` console script."""
 
-import sys
+from .cli import run
 
-from .cli import main
-
-sys.exit(main())
+run()

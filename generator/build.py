@@ -152,7 +152,7 @@ def build(entries: Path, out: Path, config_path: Path | None = None, use_cache: 
     tests pass fixed ones so a golden site does not change with every commit of its fixtures."""
     report = Report()
     jobs = jobs or os.cpu_count() or 1
-    _wait()  # for the last build's jobs: no thread may run when the workers fork
+    finish()  # the last build's jobs: no thread may run when the workers fork
     with TemporaryDirectory(prefix="nanopedia-cache-") as scratch:
         root = (cache_root or Path(CACHE_DIR)) if use_cache else Path(scratch)
         global _cache
@@ -266,7 +266,8 @@ def _later(fn: Callable[..., object], *args: Any, **kwargs: Any) -> None:
     _jobs[0].start()
 
 
-def _wait() -> None:
+def finish() -> None:
+    """Wait for the jobs `_later` started."""
     for job in _jobs:
         job.join()
 

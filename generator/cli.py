@@ -14,7 +14,7 @@ import tempfile
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from . import __version__, build, bundle, diagnose, diff, new, serve
 from .corpus import TAGS_FILE, entry_files, gather
@@ -329,6 +329,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         # by SIGPIPE would, and point stdout at /dev/null so the final flush cannot fail again.
         _silence_stdout()
         return 141
+
+
+def run() -> NoReturn:
+    """The console script: `main`, then exit without tearing the interpreter down. Freeing the
+    objects of a 10,000-entry build one by one took 0.4 s; every file is closed and every
+    background job of the build has finished by then, so nothing is lost."""
+    code = main()
+    build.finish()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    os._exit(code)
 
 
 def _silence_stdout() -> None:

@@ -218,7 +218,7 @@ def test_the_state_rewrites_only_the_bucket_of_an_edited_entry(tmp_path: Path) -
     build(entries, tmp_path / "site", None, cache_root=cache, jobs=1, dates={})
 
     def buckets() -> dict[str, int]:
-        build_module._wait()  # the state is saved in the background
+        build_module.finish()  # the state is saved in the background
         return {p.name: p.stat().st_ino for p in (cache / "kept").rglob("*") if p.is_file()}
 
     before = buckets()
