@@ -168,7 +168,7 @@ class _Pages:
             "references": [{"title": r.title, "href": r.url, "kind": r.kind}
                            for r in e.references],
             "related": [self.entry_link(i, page) for i in e.related if i in self.catalog.by_id],
-            "backlinks": [self.entry_link(i, page) for i in backlinks],
+            "backlinks": [self.entry_link(i, page) for i in backlinks if i not in e.related],
             "also": [self.entry_link(i, page)
                      for i in self.suggestions.also(self.catalog.links.nodes[e.id])],
         }

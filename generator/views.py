@@ -209,7 +209,8 @@ def neighbours(node: Node, links: Links, cards: dict[str, Card],
     """What an entry page shows of others; `also` is `Suggestions.also` of the entry."""
     return Neighbours({t: links.tags[t].title for t in node.tags if t in links.tags},
                       [(i, cards[i].title) for i in node.related if i in cards],
-                      [(i, cards[i].title) for i in links.backlinks.get(node.id, ())],
+                      [(i, cards[i].title) for i in links.backlinks.get(node.id, ())
+                       if i not in node.related],  # listed once, under related
                       [(i, cards[i].title) for i in also])
 
 

@@ -90,6 +90,9 @@ def test_pages_and_links(tmp_path: Path) -> None:
     assert alpha.count("<h1") == 1
     assert 'href="#cause-cast"' in alpha and 'id="cause-cast"' in alpha
     assert '<a href="beta-failure.html">beta</a>' in alpha  # in-text entry link
+    references = alpha.split('<ol class="references">')[1].split("</ol>")[0]
+    outside = re.findall(r'<a href="https?://[^"]*"([^>]*)>', references)
+    assert outside and all(rel == ' rel="noopener noreferrer"' for rel in outside)
     beta = files["entries/beta-failure.html"].decode()
     assert 'id="referenced-by"' in beta and "../entries/alpha-failure.html" in beta
     redirect = files["entries/alpha-old.html"].decode()
@@ -285,3 +288,13 @@ def test_deterministic_across_hash_seeds_and_time_zones(tmp_path: Path) -> None:
 def test_repository_entries_build(tmp_path: Path) -> None:
     report = build(ROOT / "entries", tmp_path / "site", None, use_cache=False, jobs=1)
     assert report.entries >= 1 and (tmp_path / "site" / "tags" / "amp.html").is_file()
+
+
+def test_an_entry_listed_as_related_is_not_repeated_under_referenced_by(
+        tmp_corpus: Path, tmp_path: Path) -> None:
+    beta = tmp_corpus / "beta-failure.yaml"
+    beta.write_text(beta.read_text() + "related: [alpha-failure]\n")
+    files = site(tmp_corpus, tmp_path / "site")
+    page = files["entries/beta-failure.html"].decode()
+    assert 'id="related"' in page and 'id="referenced-by"' not in page
+    assert page.count('href="../entries/alpha-failure.html"') == 1
