@@ -205,10 +205,19 @@ def _memo(inline: bool, text: str, page: PageEnv) -> str:
     return html
 
 
+_ONE_LINE = re.compile(r"[^\W\d_][^\n\r]*")
+"""Text that is one paragraph whatever it holds: one line (markdown-it breaks lines at `\\n` and
+`\\r`) starting with a letter, so no block rule applies (lists, headings, quotes, fences and
+tables need another start or a second line). Most fields of the benchmark are such."""
+
+
 def render(text: str, page: PageEnv) -> str:
     """Block markdown (paragraphs, lists, tables, code) to safe HTML."""
     if is_plain(text):
         return f"<p>{escapeHtml(text)}</p>\n"
+    if _ONE_LINE.fullmatch(text) is not None and text == text.strip():
+        # its paragraph holds its inline HTML: skip the block parser (a third of the time)
+        return f"<p>{_memo(True, text, page)}</p>\n"
     return _memo(False, text, page)
 
 
