@@ -17,6 +17,8 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from .theme_dir import THEME
+
 CACHE_DIR = ".nanopedia-cache"
 _LIBRARIES = ("markdown-it-py", "pygments", "jinja2", "pydantic", "pyyaml")
 
@@ -26,7 +28,7 @@ def code_version() -> bytes:
     """A fingerprint of the generator's source, the theme and the versions of its libraries."""
     digest = hashlib.sha256()
     here = Path(__file__).resolve().parent
-    for path in sorted([*here.glob("*.py"), *(here.parent / "theme").rglob("*")]):
+    for path in sorted([*here.glob("*.py"), *THEME.rglob("*")]):
         if path.is_file():
             digest.update(path.name.encode() + b"\0" + path.read_bytes())
     for name in _LIBRARIES:

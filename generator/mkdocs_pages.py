@@ -22,9 +22,10 @@ from . import mkdocs_markdown as mdx
 from .catalog import Catalog
 from .markdown import entry_target
 from .model import Entry
+from .theme_dir import THEME
 from .views import CATEGORY_TITLES, SECTIONS, Suggestions
 
-TEMPLATES = Path(__file__).resolve().parent.parent / "theme" / "mkdocs"
+TEMPLATES = THEME / "mkdocs"
 _SECTION_TITLES = dict(SECTIONS)
 
 

@@ -20,9 +20,10 @@ from .corpus import TAGS_FILE, display, entry_files
 from .errors import NanopediaError, problem, suggest
 from .load import read
 from .model import MAX_ID, SLUG_PATTERN, Category, RefKind, Stack
+from .theme_dir import THEME
 from .validate import PLACEHOLDER, _slugify
 
-SKELETON = Path(__file__).resolve().parent.parent / "theme" / "skeleton" / "entry.yaml"
+SKELETON = THEME / "skeleton" / "entry.yaml"
 # YAML, not HTML: nothing to escape, and a missing variable must fail loudly.
 _ENV = Environment(autoescape=False, keep_trailing_newline=True, undefined=StrictUndefined)
 

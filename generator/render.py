@@ -13,9 +13,8 @@ from pathlib import Path
 import jinja2
 
 from .errors import NanopediaError, problem
+from .theme_dir import THEME  # the default theme; `build` and `serve` import it from here
 from .views import Page
-
-THEME = Path(__file__).resolve().parent.parent / "theme"
 
 
 @cache
