@@ -3,9 +3,12 @@
     .venv/bin/python bench/serve_latency.py DIR [--runs 5]
 
 DIR holds `entries/` (e.g. made by `make_corpus.py`). Starts `nanopedia serve` there, opens one
-entry page, then repeatedly rewrites that entry's title and times from the write to the moment the
-page shows the new title (watcher, rebuild, event stream, reload and render all included). Prints
-the time of the first build and the median and worst save-to-reload time.
+entry page, then repeatedly edits that entry and times from the write to the moment the page shows
+the edit (watcher, rebuild, event stream, reload and render all included). `--edit title` (the
+default) renames the entry, which every page showing it must follow (index, tag pages, related
+pages, search index); `--edit body` adds a line to its "How to confirm" list, which only its own
+page and entries.json show. Prints the time of the first build and the median and worst
+save-to-reload time.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("dir", type=Path)
     ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--edit", choices=("title", "body"), default="title")
     args = ap.parse_args()
     entry = sorted((args.dir / "entries").glob("*.yaml"))[0]
     if entry.name == "tags.yaml":
@@ -58,10 +62,16 @@ def main() -> None:
             page.wait_for_timeout(500)
             for run in range(args.runs):
                 title = f"Edited title number {run} for the latency benchmark"
-                text = re.sub(r"^title: .*$", f"title: {title}", original, count=1, flags=re.M)
+                if args.edit == "title":
+                    text = re.sub(r"^title: .*$", f"title: {title}", original, count=1,
+                                  flags=re.M)
+                    shown = page.locator("h1", has_text=title)
+                else:
+                    text = original.replace("\nconfirm:\n", f"\nconfirm:\n- {title}.\n", 1)
+                    shown = page.locator("#confirm li", has_text=title)
                 t0 = time.perf_counter()
                 entry.write_text(text, encoding="utf-8")
-                page.locator("h1", has_text=title).wait_for(timeout=120_000)
+                shown.wait_for(timeout=120_000)
                 times.append(time.perf_counter() - t0)
                 page.wait_for_timeout(300)
             browser.close()
