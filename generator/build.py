@@ -25,8 +25,8 @@ import threading
 import time
 import zlib
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from functools import cache, partial
 from pathlib import Path
@@ -144,12 +144,16 @@ _cache: Cache
 def build(entries: Path, out: Path, config_path: Path | None = None, use_cache: bool = True,
           jobs: int | None = None, cache_root: Path | None = None,
           theme: Path = THEME,
-          dates: Mapping[str, gitdates.Dates] | None = None) -> Report:
+          dates: Mapping[str, gitdates.Dates] | None = None,
+          changed: Collection[Path] | None = None) -> Report:
     """Build the site from `entries` into `out`; raise `NanopediaError` and leave `out` untouched
     when anything is wrong. `theme` holds the templates and static files (the single-file
     bundle swaps its base template).
     `dates` (file stem to dates) defaults to the git history of `entries`;
-    tests pass fixed ones so a golden site does not change with every commit of its fixtures."""
+    tests pass fixed ones so a golden site does not change with every commit of its fixtures.
+    `changed` (from `serve`'s file watcher) lists the entry files changed since the last build
+    of this process: the others are not stat'ed, and the site is taken to be as that build
+    left it (at 10,000 entries, the two scans were a fifth of a rebuild)."""
     report = Report()
     jobs = jobs or os.cpu_count() or 1
     finish()  # the last build's jobs: no thread may run when the workers fork
@@ -163,12 +167,16 @@ def build(entries: Path, out: Path, config_path: Path | None = None, use_cache: 
             config = site_config.read(config_path)
             setting = repr((config, theme, _theme_version(theme)))
             history = gitdates.history(entries) if dates is None else dates
-            state = _load_state(_site_key(out)) if use_cache else None
+            state, warm = _load_state(_site_key(out)) if use_cache else (None, False)
             names = entry_names(entries)
-            stamps, hashes = _file_hashes(entries, names, state.stamps if state else {})
+            trust = set(names) - {p.name for p in changed} if changed is not None and warm \
+                else set()
+            stamps, hashes = _file_hashes(entries, names, state.stamps if state else {}, trust)
             inputs = key(repr((setting, display(out), sorted(history.items()),
                                gitdates.fallback(), sorted(hashes.items()))).encode())
-            current = _manifest(out) if (out / MARKER).exists() else {}
+            current = _manifest(out) if not (trust and state) else dict(state.manifest)
+            if not (out / MARKER).exists():
+                current = {}
             trusted = {p for p, v in current.items() if state and state.manifest.get(p) == v}
             if state is not None and state.inputs == inputs and \
                     len(trusted) == len(current) == len(state.manifest):
@@ -181,60 +189,63 @@ def build(entries: Path, out: Path, config_path: Path | None = None, use_cache: 
             last = _Last(previous, {k.node.id: k for k in state.entries.values()},
                          state.also if state.setting == setting else None) if state \
                 else _Last({}, {}, None)
-        # 2. Load what changed, keep the rest, link all.
-        with report.stage("load"):
-            fallback = gitdates.fallback()
-            folder = display(entries / "x").removesuffix("x")  # each file is shown as folder+name
-            keys = {n: key(f"{folder}{n}".encode(), hashes[n]) for n in names}
-            known = state.entries if state else {}
-            kept: dict[str, Kept] = {}
-            for name, k in keys.items():
-                old = known.get(name)
-                if old is not None and old.key == k and old.dates == gitdates.entry_dates(
-                        history, old.node.id, old.node.aliases, fallback) and \
-                        all(n in located or n == EMPTY for n in old.names):
-                    kept[name] = old
-            todo = [entries / n for n in names if n not in kept]
-            with _workers(jobs, len(todo)):
+        with ExitStack() as workers:
+            # 2. Load what changed, keep the rest, link all.
+            with report.stage("load"):
+                fallback = gitdates.fallback()
+                folder = display(entries / "x").removesuffix("x")  # how files are shown
+                keys = {n: key(f"{folder}{n}".encode(), hashes[n]) for n in names}
+                known = state.entries if state else {}
+                kept: dict[str, Kept] = {}
+                for name, k in keys.items():
+                    old = known.get(name)
+                    if old is not None and old.key == k and old.dates == gitdates.entry_dates(
+                            history, old.node.id, old.node.aliases, fallback) and \
+                            all(n in located or n == EMPTY for n in old.names):
+                        kept[name] = old
+                todo = [entries / n for n in names if n not in kept]
+                # Forked now, while this process is small, the workers also render the pages.
+                workers.enter_context(_workers(jobs, len(todo)))
                 loaded = list(_map(_load_one, todo))
-            tags, tags_doc, problems = load_tags(entries)
-            parsed: dict[str, Parsed] = {}
-            invalid: set[str] = set()
-            for path, (one, found, reused) in zip(todo, loaded, strict=True):
-                problems += found
-                report.reused += reused
-                if one is None:
-                    invalid.add(path.stem)
-                else:
-                    parsed[path.name] = one
-            nodes = [k.node for k in kept.values()] + [p.node for p in parsed.values()]
-            links, linked = _relink(state, known, parsed, nodes, tags) or \
-                link(nodes, tags, tags_doc, frozenset(invalid))
-            problems = sorted(problems + linked, key=Problem.sort_key)
-            if any(p.severity == "error" for p in problems):
-                raise NanopediaError(problems)
-            report.warnings = problems
-            report.entries = len(nodes)
-            report.reused += len(kept)
-            warned = {p.location.path for p in problems}
-            fresh: dict[str, dict[str, bytes]] = {}
-            for name, one in parsed.items():
-                kept[name], fresh[one.node.id] = _keep(one, gitdates.entry_dates(
-                    history, one.node.id, one.node.aliases, fallback))
-            by_id = {k.node.id: k for k in sorted(kept.values(), key=lambda k: k.node.id)}
-        # 3. Plan every file, then write those whose key changed.
-        with report.stage("render+write"):
-            site = _Site(links, by_id, fresh, config, theme, setting)
-            if state is None or state.tags != links.tags:
-                last = _Last(last.pages, last.entries, None)
-            in_place = state is not None and bool(current)
-            with SiteWriter(out, in_place) as writer:
-                pages, spans, also = _write(writer, site, last, spans, located, jobs, report)
-                writer.commit(current)
-            if writer.garbage is not None:
-                _later(shutil.rmtree, writer.garbage, ignore_errors=True)
-            manifest = _updated(out, current, writer.written, writer.files) if in_place \
-                else _manifest(out)
+                tags, tags_doc, problems = load_tags(entries)
+                parsed: dict[str, Parsed] = {}
+                invalid: set[str] = set()
+                for path, (one, found, reused) in zip(todo, loaded, strict=True):
+                    problems += found
+                    report.reused += reused
+                    if one is None:
+                        invalid.add(path.stem)
+                    else:
+                        parsed[path.name] = one
+                nodes = [k.node for k in kept.values()] + [p.node for p in parsed.values()]
+                links, linked = _relink(state, known, parsed, nodes, tags) or \
+                    link(nodes, tags, tags_doc, frozenset(invalid))
+                problems = sorted(problems + linked, key=Problem.sort_key)
+                if any(p.severity == "error" for p in problems):
+                    raise NanopediaError(problems)
+                report.warnings = problems
+                report.entries = len(nodes)
+                report.reused += len(kept)
+                warned = {p.location.path for p in problems}
+                fresh: dict[str, dict[str, bytes]] = {}
+                for name, one in parsed.items():
+                    kept[name], fresh[one.node.id] = _keep(one, gitdates.entry_dates(
+                        history, one.node.id, one.node.aliases, fallback))
+                parsed.clear()  # its records are in `fresh`, dated: hold them once
+                by_id = {k.node.id: k for k in sorted(kept.values(), key=lambda k: k.node.id)}
+            # 3. Plan every file, then write those whose key changed.
+            with report.stage("render+write"):
+                site = _Site(links, by_id, fresh, config, theme, setting)
+                if state is None or state.tags != links.tags:
+                    last = _Last(last.pages, last.entries, None)
+                in_place = state is not None and bool(current)
+                with SiteWriter(out, in_place) as writer:
+                    pages, spans, also = _write(writer, site, last, spans, located, jobs, report)
+                    writer.commit(current)
+                if writer.garbage is not None:
+                    _later(shutil.rmtree, writer.garbage, ignore_errors=True)
+                manifest = _updated(out, current, writer.written, writer.files) if in_place \
+                    else _manifest(out)
         # 4. Remember what was written.
         if use_cache:
             _later(_save_state, _cache, _site_key(out), State(
@@ -289,21 +300,22 @@ def _bucket(name: str) -> int:
     return zlib.crc32(name.encode()) % BUCKETS
 
 
-def _load_state(k: str) -> State | None:
-    """The last build's state of a site, when it is this version's and complete."""
+def _load_state(k: str) -> tuple[State | None, bool]:
+    """The last build's state of a site, when it is this version's and complete; and whether
+    this process saved it (and so still holds it)."""
     path = _cache.path("state", k)
     hit = _remembered.get(path)
     if hit is not None and hit[0] == _stamp(path):
-        return hit[1]
+        return hit[1], True
     found = _cache.get("state", k)
     if not isinstance(found, State) or found.version != STATE_VERSION:
-        return None
+        return None, False
     for bucket_key in found.buckets:
         part = _cache.get("kept", bucket_key)
         if not isinstance(part, dict):
-            return None
+            return None, False
         found.entries.update(part)
-    return found
+    return found, False
 
 
 def _save_state(cache: Cache, k: str, state: State, before: State | None) -> None:
@@ -337,7 +349,7 @@ STAT_TRUST_NS = 2_000_000_000
 
 
 def _file_hashes(root: Path, names: list[str],
-                 known: Mapping[str, tuple[int, int, int, bytes]]
+                 known: Mapping[str, tuple[int, int, int, bytes]], trust: Collection[str] = ()
                  ) -> tuple[dict[str, tuple[int, int, int, bytes]], dict[str, bytes]]:
     """The sha256 of every file's bytes, by name; a file whose size, modification time and inode
     are those of the last build is not read again (measured at 10,000 entries: reading and
@@ -347,6 +359,10 @@ def _file_hashes(root: Path, names: list[str],
     recent = time.time_ns() - STAT_TRUST_NS
     folder = os.fspath(root)
     for name in names:
+        if name in trust and name in known:  # unchanged, says the caller's file watcher
+            seen[name] = known[name]
+            hashes[name] = known[name][3]
+            continue
         path = os.path.join(folder, name)
         try:
             info = os.stat(path)

@@ -78,12 +78,13 @@ class Server:
         self.httpd = _HTTPServer(("127.0.0.1", port), _handler(self))
         self.port = self.httpd.server_address[1]
 
-    def rebuild(self, reason: str) -> None:
-        """Build once; never raises, because the server must outlive any broken entry."""
+    def rebuild(self, reason: str, changed: set[Path] | None = None) -> None:
+        """Build once; never raises, because the server must outlive any broken entry.
+        `changed` lists the entry files the watcher saw change (None: look at all)."""
         with self._lock:
             start = time.perf_counter()
             try:
-                report = build.build(self.entries, self.out, self.config)
+                report = build.build(self.entries, self.out, self.config, changed=changed)
             except NanopediaError as err:
                 self.log(f"{err}\n{len(err.problems)} problem(s); the last good site is served")
                 self.state.publish(err.problems)
@@ -109,11 +110,13 @@ class Server:
         for changes in watch(self.entries, theme, watch_filter=relevant, stop_event=self.stop,
                              step=20, debounce=400, raise_interrupt=False):
             paths = sorted({Path(p) for _, p in changes})
+            entries: set[Path] | None = set(paths)
             if any(theme in p.parents for p in paths):  # templates compile once per process
                 render.environment.cache_clear()
                 cache.code_version.cache_clear()
+                entries = None
             names = ", ".join(p.name for p in paths[:3]) + (" ..." if len(paths) > 3 else "")
-            self.rebuild(f"changed {names}")
+            self.rebuild(f"changed {names}", entries)
 
     def start(self) -> None:
         """Serve and watch in background threads (the first build has already run)."""

@@ -231,3 +231,26 @@ def test_the_state_rewrites_only_the_bucket_of_an_edited_entry(tmp_path: Path) -
     build_module._remembered.clear()  # as a new process would: read from the files
     report = build(entries, tmp_path / "site", None, cache_root=cache, jobs=1, dates={})
     assert report.up_to_date
+
+
+def test_rebuilds_told_what_changed_match_a_cold_build(tmp_path: Path) -> None:
+    """`serve` passes the files its watcher saw change; the rest is not looked at again."""
+    entries, site = tmp_path / "entries", tmp_path / "site"
+    shutil.copytree(SOURCE, entries)
+
+    def warm(*changed: Path) -> Report:
+        return build(entries, site, None, cache_root=tmp_path / "cache", jobs=1, dates={},
+                     changed=set(changed))
+
+    build(entries, site, None, cache_root=tmp_path / "cache", jobs=1, dates={})
+    edited = entries / f"{ENTRY}.yaml"
+    edited.write_text(edited.read_text().replace("title: 'NCCL", "title: 'Edited NCCL", 1))
+    copy = entries / "copied-entry.yaml"
+    copy.write_text(edited.read_text().replace(f"id: {ENTRY}", "id: copied-entry", 1))
+    assert warm(edited, copy).reused == 12
+    build(entries, tmp_path / "cold", None, use_cache=False, jobs=1, dates={})
+    assert tree(site) == tree(tmp_path / "cold")
+    copy.unlink()
+    warm(copy)
+    build(entries, tmp_path / "cold2", None, use_cache=False, jobs=1, dates={})
+    assert tree(site) == tree(tmp_path / "cold2")
