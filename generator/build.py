@@ -292,12 +292,14 @@ def _stamp(path: Path) -> tuple[int, int, int]:
 
 
 BUCKETS = 64
-"""The state keeps its entries in this many files, so that saving it after an edit rewrites a
-sixty-fourth of them (pickling all 10,000 took 0.2 s, and `serve` waited for it)."""
+"""The state keeps the entries of a large corpus in this many files, so that saving it after an
+edit rewrites a sixty-fourth of them (pickling all 10,000 took 0.2 s, and `serve` waited for
+it); a small corpus gets one file per `BUCKET_MIN` entries."""
+BUCKET_MIN = 128
 
 
-def _bucket(name: str) -> int:
-    return zlib.crc32(name.encode()) % BUCKETS
+def _bucket(name: str, count: int) -> int:
+    return zlib.crc32(name.encode()) % count
 
 
 def _load_state(k: str) -> tuple[State | None, bool]:
@@ -321,11 +323,12 @@ def _load_state(k: str) -> tuple[State | None, bool]:
 def _save_state(cache: Cache, k: str, state: State, before: State | None) -> None:
     """Save the state; a bucket of entries all unchanged since `before` is not written again,
     and a bucket replaced is deleted."""
-    parts: list[dict[str, Kept]] = [{} for _ in range(BUCKETS)]
+    count = max(1, min(BUCKETS, len(state.entries) // BUCKET_MIN))
+    parts: list[dict[str, Kept]] = [{} for _ in range(count)]
     for name, kept_entry in state.entries.items():
-        parts[_bucket(name)][name] = kept_entry
-    old = before.buckets if before is not None and len(before.buckets) == BUCKETS else None
-    sizes = Counter(_bucket(m) for m in before.entries) if before is not None else Counter()
+        parts[_bucket(name, count)][name] = kept_entry
+    old = before.buckets if before is not None and len(before.buckets) == count else None
+    sizes = Counter(_bucket(m, count) for m in before.entries) if old else Counter()
     try:
         for n, part in enumerate(parts):
             if old is not None and before is not None and sizes[n] == len(part) and \

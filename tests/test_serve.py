@@ -64,7 +64,12 @@ def served(tmp_path: Path) -> Iterator[Served]:
         yield served
     finally:
         process.send_signal(signal.SIGINT)
-        code = process.wait(timeout=10)
+        try:
+            code = process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            printed = "".join(lines.get() for _ in range(lines.qsize()))
+            pytest.fail(f"serve did not stop within 30 s of Ctrl-C; it printed:\n{printed}")
         reader.join(timeout=5)
         stream.close()
     assert code == 130
