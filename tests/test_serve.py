@@ -52,6 +52,9 @@ def served(tmp_path: Path) -> Iterator[Served]:
         [sys.executable, "-m", "generator", "serve", "--port", "0", "--entries", "entries",
          "--out", "site"],
         cwd=tmp_path, env=env, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True,
+        # A runner started in the background by a shell ignores SIGINT, and so would serve:
+        # Ctrl-C is what this test sends, so serve gets the default disposition back.
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     lines: queue.Queue[str] = queue.Queue()
     assert process.stderr is not None
