@@ -33,6 +33,8 @@ from pathlib import Path
 from tempfile import TemporaryDirectory
 from typing import Any, TypeVar
 
+from markupsafe import Markup
+
 from . import config as site_config
 from . import feed, gitdates, search, views
 from .cache import CACHE_DIR, Cache, key
@@ -521,6 +523,8 @@ class _Site:
 
 
 Make = Callable[[], bytes | Iterable[bytes] | Joined]
+_lists: dict[str, Markup] = {}
+"""The home page's rendered entry lists by key, kept by `serve` between rebuilds."""
 
 
 def _others(site: _Site) -> Iterator[tuple[str, str, Make]]:
@@ -535,9 +539,20 @@ def _others(site: _Site) -> Iterator[tuple[str, str, Make]]:
         return key(site.setting.encode(), repr(parts).encode())
 
     tag_list = [(t, tag, len(links.by_tag[t])) for t, tag in links.tags.items()]
-    listing = "\n".join(f"{i}\t{c.category}\t{c.title}" for i, c in cards.items())
-    yield "index.html", k("index", listing, tag_list), \
-        page(lambda: views.index_page(links, config, cards))
+    lists = views.entry_lists(cards)
+    list_keys = {slug: k(repr(one.context)) for slug, one in lists.items()}
+
+    def index() -> views.Page:
+        rendered = {}
+        for slug, one in lists.items():
+            if list_keys[slug] not in _lists:
+                if len(_lists) > 4 * len(views.CATEGORY_TITLES):
+                    _lists.clear()
+                _lists[list_keys[slug]] = Markup(render(one, theme).decode())
+            rendered[slug] = _lists[list_keys[slug]]
+        return views.index_page(links, config, len(cards), rendered)
+
+    yield "index.html", k("index", list_keys, tag_list), page(index)
     for slug, tag in links.tags.items():
         members = "".join(site.entries[i].card_key for i in links.by_tag[slug])
         yield f"tags/{slug}.html", k("tag", slug, tag, members), \

@@ -277,16 +277,24 @@ def _plain(markdown_text: str) -> str:
     return " ".join(text.split())[:300]
 
 
-def index_page(links: Links, config: Config, cards: dict[str, Card]) -> Page:
-    """Home: what Nanopedia is, entries by category, tags with counts."""
-    context = _site(config, "", "index.html", config.title, config.description)
-    groups: dict[str, list[dict[str, Any]]] = {}
+def entry_lists(cards: dict[str, Card]) -> dict[str, Page]:
+    """The home page's list of entries of each category, as fragments the build renders apart
+    (at 10,000 entries the lists are 1.8 MB; a new title changes one of them)."""
+    groups: dict[str, list[tuple[str, str]]] = {}
     for c in cards.values():
-        groups.setdefault(c.category, []).append(_link(c, ""))
-    context["categories"] = [{"slug": slug, "title": title, "entries": groups[slug]}
-                             for slug, title in CATEGORY_TITLES.items() if slug in groups]
+        groups.setdefault(c.category, []).append((f"entries/{c.id}.html", c.title))
+    return {slug: Page(f"index.html#{slug}", "entry-list.html", {"entries": groups[slug]})
+            for slug in CATEGORY_TITLES if slug in groups}
+
+
+def index_page(links: Links, config: Config, count: int, lists: dict[str, Markup]) -> Page:
+    """Home: what Nanopedia is, entries by category (`entry_lists`, rendered), tags with
+    counts."""
+    context = _site(config, "", "index.html", config.title, config.description)
+    context["categories"] = [{"slug": slug, "title": CATEGORY_TITLES[slug], "list": html}
+                             for slug, html in lists.items()]
     context["tags"] = _tag_list(links, "tags/")
-    context["count"] = len(cards)
+    context["count"] = count
     return Page("index.html", "index.html", context)
 
 
