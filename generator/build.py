@@ -196,8 +196,11 @@ def build(entries: Path, out: Path, config_path: Path | None = None, use_cache: 
             with report.stage("load"):
                 fallback = gitdates.fallback()
                 folder = display(entries / "x").removesuffix("x")  # how files are shown
-                keys = {n: key(f"{folder}{n}".encode(), hashes[n]) for n in names}
                 known = state.entries if state else {}
+                old_stamps = state.stamps if state else {}
+                keys = {n: known[n].key if n in known and n in old_stamps
+                        and old_stamps[n][3] == hashes[n] and known[n].node.path == folder + n
+                        else key(f"{folder}{n}".encode(), hashes[n]) for n in names}
                 kept: dict[str, Kept] = {}
                 for name, k in keys.items():
                     old = known.get(name)
@@ -539,6 +542,7 @@ def _others(site: _Site) -> Iterator[tuple[str, str, Make]]:
         return key(site.setting.encode(), repr(parts).encode())
 
     tag_list = [(t, tag, len(links.by_tag[t])) for t, tag in links.tags.items()]
+    card_keys = {i: e.card_key for i, e in site.entries.items()}
     lists = views.entry_lists(cards)
     list_keys = {slug: k(repr(one.context)) for slug, one in lists.items()}
 
@@ -554,7 +558,7 @@ def _others(site: _Site) -> Iterator[tuple[str, str, Make]]:
 
     yield "index.html", k("index", list_keys, tag_list), page(index)
     for slug, tag in links.tags.items():
-        members = "".join(site.entries[i].card_key for i in links.by_tag[slug])
+        members = "".join(map(card_keys.__getitem__, links.by_tag[slug]))
         yield f"tags/{slug}.html", k("tag", slug, tag, members), \
             page(partial(views.tag_page, slug, links, config, cards))
     yield "tags/index.html", k("tags", tag_list), page(lambda: views.tags_index(links, config))
@@ -598,11 +602,13 @@ class _Last:
     the settings or the tag registry changed)."""
 
 
-def _affected(site: _Site, last: _Last, suggestions: views.Suggestions) -> set[str]:
-    """The entries whose page may show something new of another entry: the changed entries,
-    and for each whose title or links changed, every entry that shows it or is shown by it,
-    and for each whose tags or causes changed, every entry sharing one (their suggestions may
-    change)."""
+def _affected(site: _Site, last: _Last,
+              suggestions: Callable[[], views.Suggestions]) -> tuple[set[str], set[str]]:
+    """The entries whose page may show something new of another entry, and those of them whose
+    suggestions may change. A changed entry, and for each whose title or links changed, every
+    entry that shows it or is shown by it; for each whose links, tags or causes changed, those
+    and every entry sharing a tag or cause with it also get their suggestions again (a new
+    title changes none)."""
     assert last.also is not None
     retitled, relinked = set(), set()
     for i, k in site.entries.items():
@@ -615,20 +621,21 @@ def _affected(site: _Site, last: _Last, suggestions: views.Suggestions) -> set[s
             retitled.add(i)
     relinked.update(last.entries.keys() - site.entries.keys())
     if not retitled and not relinked:
-        return set()
+        return set(), set()
     suggesting: dict[str, set[str]] = {}
     for i, also in last.also.items():
         for j in also:
             suggesting.setdefault(j, set()).add(i)
-    found = retitled | relinked
+    found, again = set(retitled), set(relinked)
     for i in retitled | relinked:
-        found.update(suggesting.get(i, ()), site.links.backlinks.get(i, ()))
+        near = found if i in retitled else again
+        near.update(suggesting.get(i, ()), site.links.backlinks.get(i, ()))
         for k in (site.entries.get(i), last.entries.get(i)):
             if k is not None:
-                found.update(k.node.targets)
+                near.update(k.node.targets)
                 if i in relinked:
-                    found.update(suggestions.sharing(k.node))
-    return found & site.entries.keys()
+                    near.update(suggestions().sharing(k.node))
+    return (found | again) & site.entries.keys(), again & site.entries.keys()
 
 
 def _write(writer: SiteWriter, site: _Site, last: _Last,
@@ -640,15 +647,16 @@ def _write(writer: SiteWriter, site: _Site, last: _Last,
     joined file and every entry's suggestions."""
     keys: dict[str, str] = {}
     tasks = []
-    suggestions = views.Suggestions(site.links)
-    affected = set(site.entries) if last.also is None else _affected(site, last, suggestions)
+    suggestions = cache(lambda: views.Suggestions(site.links))
+    affected, again = (set(site.entries),) * 2 if last.also is None else \
+        _affected(site, last, suggestions)
     cards = site.cards
     also: dict[str, tuple[str, ...]] = {}
     for i, kept_entry in site.entries.items():
         path = f"entries/{i}.html"
         old = last.pages.get(path)
         if i in affected or i in site.fresh or old is None or last.also is None:
-            also[i] = suggestions.also(kept_entry.node) if i in affected else last.also[i]
+            also[i] = suggestions().also(kept_entry.node) if i in again else last.also[i]
         else:  # nothing it shows changed
             also[i] = last.also[i]
             keys[path] = old
