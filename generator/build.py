@@ -21,10 +21,7 @@ import hashlib
 import multiprocessing
 import os
 import shutil
-import threading
 import time
-import zlib
-from collections import Counter
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
@@ -37,6 +34,7 @@ from markupsafe import Markup
 
 from . import config as site_config
 from . import feed, gitdates, search, views
+from . import state as saved
 from .cache import CACHE_DIR, Cache, key
 from .catalog import Links, Node, link, node
 from .config import Config
@@ -45,12 +43,12 @@ from .errors import NanopediaError, Problem, problem
 from .joined import EMPTY, Joined, identity
 from .model import Tag
 from .render import THEME, render, static_files
+from .state import Kept, State
 from .write import MARKER, SiteWriter, Span
 
 PARALLEL_MIN = 200
 """Below this many entries to load or pages to render, worker processes cost more than they save."""
 CHUNK = 16
-STATE_VERSION = 2
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -93,48 +91,6 @@ class Parsed:
     """The entry's record of each joined file (`entries.json` without the dates)."""
 
 
-@dataclass(frozen=True)
-class Kept:
-    """What the build state remembers of one entry, so an unchanged one is not loaded again
-    (not slotted: unpickling 10,000 slotted objects was a third of an edit rebuild)."""
-
-    key: str
-    node: Node
-    card: views.Card
-    card_key: str
-    dates: gitdates.Dates | None
-    names: tuple[str, ...]
-    """The name of the entry's record in each joined file, in `KINDS` order."""
-
-
-@dataclass
-class State:
-    """What a build leaves for the next one, in the cache under the site folder's path."""
-
-    version: int
-    inputs: str
-    """Fingerprint of every input and setting: equal, and the site intact, means nothing to do."""
-    stamps: dict[str, tuple[int, int, int, bytes]]
-    """Entry file to (size, mtime_ns, inode, sha256 of its bytes)."""
-    entries: dict[str, Kept]
-    """Entry file to what is kept of it (entries with warnings are loaded again each time)."""
-    pages: dict[str, str]
-    """Site file to the key it was written with."""
-    spans: dict[str, dict[str, tuple[int, int]]]
-    """Joined file to the (offset, length) of each record in it, by record name."""
-    manifest: dict[str, tuple[int, int]]
-    """Site file to its (size, mtime_ns) after the build, to notice a hand-edited site."""
-    setting: str
-    tags: dict[str, Tag]
-    also: dict[str, tuple[str, ...]]
-    """Entry id to its 'also tagged' suggestions, the one costly part of what a page shows of
-    others: only entries near a changed one get theirs computed again."""
-    links: Links | None = None
-    """The last build's links, with the nodes taken out (`entries` has them)."""
-    buckets: list[str] = field(default_factory=list)
-    """Cache keys of the files that hold `entries` (which the state file itself does not)."""
-
-
 KINDS = ("export", "search", "text", "diagnose")
 """The joined files an entry has a record in: entries.json, search/index.js, a search text
 shard, static/diagnose-data.js."""
@@ -158,7 +114,7 @@ def build(entries: Path, out: Path, config_path: Path | None = None, use_cache: 
     left it (at 10,000 entries, the two scans were a fifth of a rebuild)."""
     report = Report()
     jobs = jobs or os.cpu_count() or 1
-    finish()  # the last build's jobs: no thread may run when the workers fork
+    saved.finish()  # the last build's jobs: no thread may run when the workers fork
     with TemporaryDirectory(prefix="nanopedia-cache-") as scratch:
         root = (cache_root or Path(CACHE_DIR)) if use_cache else Path(scratch)
         global _cache
@@ -169,7 +125,7 @@ def build(entries: Path, out: Path, config_path: Path | None = None, use_cache: 
             config = site_config.read(config_path)
             setting = repr((config, theme, _theme_version(theme)))
             history = gitdates.history(entries) if dates is None else dates
-            state, warm = _load_state(_site_key(out)) if use_cache else (None, False)
+            state, warm = saved.load(_cache, _site_key(out)) if use_cache else (None, False)
             names = entry_names(entries)
             trust = set(names) - {p.name for p in changed} if changed is not None and warm \
                 else set()
@@ -248,108 +204,17 @@ def build(entries: Path, out: Path, config_path: Path | None = None, use_cache: 
                     pages, spans, also = _write(writer, site, last, spans, located, jobs, report)
                     writer.commit(current)
                 if writer.garbage is not None:
-                    _later(shutil.rmtree, writer.garbage, ignore_errors=True)
+                    saved.later(shutil.rmtree, writer.garbage, ignore_errors=True)
                 manifest = _updated(out, current, writer.written, writer.files) if in_place \
                     else _manifest(out)
         # 4. Remember what was written.
         if use_cache:
-            _later(_save_state, _cache, _site_key(out), State(
-                STATE_VERSION, inputs, stamps,
+            saved.later(saved.save, _cache, _site_key(out), State(
+                saved.VERSION, inputs, stamps,
                 {n: k for n, k in kept.items() if k.node.path not in warned},
                 pages, spans, manifest, setting, links.tags, also,
                 dataclasses.replace(links, nodes={})), state)
     return report
-
-
-_remembered: dict[Path, tuple[tuple[int, int, int], State]] = {}
-"""The state file each build of this process saved, with its stamp: `serve` does not read back
-what it wrote (unpickling it took a third of a second at 10,000 entries)."""
-_jobs: list[threading.Thread] = []
-
-
-def _later(fn: Callable[..., object], *args: Any, **kwargs: Any) -> None:
-    """Run `fn` in a thread after the jobs before it: saving the state and deleting replaced
-    files, which `serve` need not wait for to reload the tabs. The next build waits for them,
-    and so does the end of the process."""
-    before = list(_jobs)
-
-    def run() -> None:
-        for job in before:
-            job.join()
-        fn(*args, **kwargs)
-
-    _jobs[:] = [threading.Thread(target=run, name="nanopedia-later")]
-    _jobs[0].start()
-
-
-def finish() -> None:
-    """Wait for the jobs `_later` started."""
-    for job in _jobs:
-        job.join()
-
-
-def _stamp(path: Path) -> tuple[int, int, int]:
-    try:
-        info = path.stat()
-    except OSError:
-        return (0, 0, 0)
-    return (info.st_size, info.st_mtime_ns, info.st_ino)
-
-
-BUCKETS = 64
-"""The state keeps the entries of a large corpus in this many files, so that saving it after an
-edit rewrites a sixty-fourth of them (pickling all 10,000 took 0.2 s, and `serve` waited for
-it); a small corpus gets one file per `BUCKET_MIN` entries."""
-BUCKET_MIN = 128
-
-
-def _bucket(name: str, count: int) -> int:
-    return zlib.crc32(name.encode()) % count
-
-
-def _load_state(k: str) -> tuple[State | None, bool]:
-    """The last build's state of a site, when it is this version's and complete; and whether
-    this process saved it (and so still holds it)."""
-    path = _cache.path("state", k)
-    hit = _remembered.get(path)
-    if hit is not None and hit[0] == _stamp(path):
-        return hit[1], True
-    found = _cache.get("state", k)
-    if not isinstance(found, State) or found.version != STATE_VERSION:
-        return None, False
-    for bucket_key in found.buckets:
-        part = _cache.get("kept", bucket_key)
-        if not isinstance(part, dict):
-            return None, False
-        found.entries.update(part)
-    return found, False
-
-
-def _save_state(cache: Cache, k: str, state: State, before: State | None) -> None:
-    """Save the state; a bucket of entries all unchanged since `before` is not written again,
-    and a bucket replaced is deleted."""
-    count = max(1, min(BUCKETS, len(state.entries) // BUCKET_MIN))
-    parts: list[dict[str, Kept]] = [{} for _ in range(count)]
-    for name, kept_entry in state.entries.items():
-        parts[_bucket(name, count)][name] = kept_entry
-    old = before.buckets if before is not None and len(before.buckets) == count else None
-    sizes = Counter(_bucket(m, count) for m in before.entries) if old else Counter()
-    try:
-        for n, part in enumerate(parts):
-            if old is not None and before is not None and sizes[n] == len(part) and \
-                    all(before.entries.get(m) is v for m, v in part.items()):
-                state.buckets.append(old[n])
-                continue
-            content = repr(sorted((m, v.key, v.dates) for m, v in part.items())).encode()
-            state.buckets.append(key(k.encode(), str(n).encode(), content))
-            cache.put("kept", state.buckets[-1], part)
-        cache.put("state", k, dataclasses.replace(state, entries={}))
-    except OSError:  # without a state, the next build only takes longer
-        return
-    for gone in set(old or ()) - set(state.buckets):
-        cache.path("kept", gone).unlink(missing_ok=True)
-    path = cache.path("state", k)
-    _remembered[path] = (_stamp(path), state)
 
 
 STAT_TRUST_NS = 2_000_000_000

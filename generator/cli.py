@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
-from . import __version__, build, bundle, diagnose, diff, new, serve
+from . import __version__, build, bundle, diagnose, diff, new, serve, state
 from .corpus import TAGS_FILE, entry_files, gather
 from .errors import NanopediaError, format_problems
 from .model import entry_json_schema
@@ -336,7 +336,7 @@ def run() -> NoReturn:
     objects of a 10,000-entry build one by one took 0.4 s; every file is closed and every
     background job of the build has finished by then, so nothing is lost."""
     code = main()
-    build.finish()
+    state.finish()
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from conftest import ROOT
 
-from generator import build as build_module
+from generator import state as build_state
 from generator.build import Report, build
 from generator.errors import NanopediaError
 from generator.gitdates import Dates
@@ -218,7 +218,7 @@ def test_the_state_rewrites_only_the_bucket_of_an_edited_entry(tmp_path: Path) -
     build(entries, tmp_path / "site", None, cache_root=cache, jobs=1, dates={})
 
     def buckets() -> dict[str, int]:
-        build_module.finish()  # the state is saved in the background
+        build_state.finish()  # the state is saved in the background
         return {p.name: p.stat().st_ino for p in (cache / "kept").rglob("*") if p.is_file()}
 
     before = buckets()
@@ -228,7 +228,7 @@ def test_the_state_rewrites_only_the_bucket_of_an_edited_entry(tmp_path: Path) -
     after = buckets()
     assert len(after) == len(before)  # the replaced bucket is deleted
     assert len(set(after) - set(before)) == 1
-    build_module._remembered.clear()  # as a new process would: read from the files
+    build_state._remembered.clear()  # as a new process would: read from the files
     report = build(entries, tmp_path / "site", None, cache_root=cache, jobs=1, dates={})
     assert report.up_to_date
 
