@@ -213,7 +213,9 @@ def serve(entries: Path, out: Path, config: Path | None, port: int,
     server.start()
     ready(server.port)
     try:
-        while not server.stop.wait(3600):
+        # Short waits: a Ctrl-C the kernel hands to another thread (the watcher's, say) only
+        # sets a flag, which this thread sees when it next wakes; a long wait did not notice it.
+        while not server.stop.wait(0.5):
             pass
     finally:
         server.close()
