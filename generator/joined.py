@@ -50,9 +50,3 @@ class Joined:
                 yield data if first else SEPARATOR + data
                 first = False
         yield self.tail
-
-
-def joined(head: bytes, records: Sequence[bytes], tail: bytes) -> Joined:
-    """A joined file made entirely in this build."""
-    names = [identity(r) for r in records]
-    return Joined(head, names, dict(zip(names, records, strict=True)), tail)
