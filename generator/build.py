@@ -38,7 +38,7 @@ from . import state as saved
 from .cache import CACHE_DIR, Cache, key
 from .catalog import Links, Node, link, node
 from .config import Config
-from .corpus import display, entry_names, load_entry, load_tags
+from .corpus import display, display_prefix, entry_names, load_entry, load_tags
 from .errors import NanopediaError, Problem, problem
 from .joined import EMPTY, Joined, identity
 from .model import Tag
@@ -151,7 +151,7 @@ def build(entries: Path, out: Path, config_path: Path | None = None, use_cache: 
             # 2. Load what changed, keep the rest, link all.
             with report.stage("load"):
                 fallback = gitdates.fallback()
-                folder = display(entries / "x").removesuffix("x")  # how files are shown
+                folder = display_prefix(entries)
                 known = state.entries if state else {}
                 old_stamps = state.stamps if state else {}
                 keys = {n: known[n].key if n in known and n in old_stamps
@@ -340,7 +340,9 @@ def _entry_key(path: Path) -> str:
 
 
 def _load_one(path: Path) -> tuple[Parsed | None, list[Problem], bool]:
-    """Parse, validate and render one entry, or take it from the cache (then True)."""
+    """Parse, validate and render one entry, or take it from the cache (then True). The key is
+    hashed from the bytes read here, not taken from the caller: a file saved in between must
+    not be cached under its former key."""
     k = _entry_key(path)
     hit = _cache.get("entries", k)
     if hit is not None:

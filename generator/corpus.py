@@ -37,8 +37,13 @@ def entry_files(root: Path) -> list[Path]:
 def display(path: Path) -> str:
     """How a path is shown in messages: relative to the working directory when below it (a
     symlink is shown where it is, not where it points)."""
-    folder = _display(path.parent, os.getcwd())
-    return path.name if folder == "." else f"{folder}/{path.name}"
+    return display_prefix(path.parent) + path.name
+
+
+def display_prefix(folder: Path) -> str:
+    """What `display` puts before the name of a file in `folder`: "" or "entries/"."""
+    shown = _display(folder, os.getcwd())
+    return "" if shown == "." else f"{shown}/"
 
 
 @lru_cache(maxsize=64)
