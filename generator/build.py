@@ -23,7 +23,7 @@ import os
 import shutil
 import time
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack, contextmanager, nullcontext
 from dataclasses import dataclass, field
 from functools import cache, partial
 from pathlib import Path
@@ -42,7 +42,7 @@ from .corpus import display, display_prefix, entry_names, load_entry, load_tags
 from .errors import NanopediaError, Problem, problem
 from .joined import EMPTY, Joined, identity
 from .model import Tag
-from .render import THEME, render, static_files
+from .render import THEME, keep_compiled, render, static_files
 from .state import Kept, State
 from .write import MARKER, SiteWriter, Span
 
@@ -115,10 +115,13 @@ def build(entries: Path, out: Path, config_path: Path | None = None, use_cache: 
     report = Report()
     jobs = jobs or os.cpu_count() or 1
     saved.finish()  # the last build's jobs: no thread may run when the workers fork
-    with TemporaryDirectory(prefix="nanopedia-cache-") as scratch:
-        root = (cache_root or Path(CACHE_DIR)) if use_cache else Path(scratch)
+    # Without the cache, a scratch one (removing even an empty folder can wait a tenth of a
+    # second for the file system's journal after a large write, so only then).
+    with nullcontext(cache_root or CACHE_DIR) if use_cache else \
+            TemporaryDirectory(prefix="nanopedia-cache-") as root:
         global _cache
-        _cache = Cache(root)
+        _cache = Cache(Path(root))
+        keep_compiled(Path(root) / "templates", theme)
         # 1. Settings and the fingerprint of every input: unchanged inputs and an intact site
         #    mean there is nothing to do.
         with report.stage("config"):
@@ -154,20 +157,27 @@ def build(entries: Path, out: Path, config_path: Path | None = None, use_cache: 
                 folder = display_prefix(entries)
                 known = state.entries if state else {}
                 old_stamps = state.stamps if state else {}
-                keys = {n: known[n].key if n in known and n in old_stamps
-                        and old_stamps[n][3] == hashes[n] and known[n].node.path == folder + n
-                        else key(f"{folder}{n}".encode(), hashes[n]) for n in names}
+                # Records of the last build no trusted joined file holds (usually none).
+                lost = {n for k in known.values() for n in k.names}
+                lost.difference_update(located.keys(), (EMPTY,))
                 kept: dict[str, Kept] = {}
-                for name, k in keys.items():
+                for name in names:
                     old = known.get(name)
-                    if old is not None and old.key == k and old.dates == gitdates.entry_dates(
-                            history, old.node.id, old.node.aliases, fallback) and \
-                            all(n in located or n == EMPTY for n in old.names):
+                    if old is None:
+                        continue
+                    stamp = old_stamps.get(name)
+                    same = stamp is not None and stamp[3] == hashes[name] and \
+                        old.node.path == folder + name
+                    if (same or old.key == key(f"{folder}{name}".encode(), hashes[name])) and \
+                            old.dates == gitdates.entry_dates(history, old.node.id,
+                                                              old.node.aliases, fallback) and \
+                            not (lost and not lost.isdisjoint(old.names)):
                         kept[name] = old
                 todo = [entries / n for n in names if n not in kept]
                 # Forked now, while this process is small, the workers also render the pages.
                 workers.enter_context(_workers(jobs, len(todo)))
-                loaded = list(_map(_load_one, todo))
+                loaded = list(_map(_load_one, [(p, known[p.name].key if p.name in known else None)
+                                               for p in todo]))
                 tags, tags_doc, problems = load_tags(entries)
                 parsed: dict[str, Parsed] = {}
                 invalid: set[str] = set()
@@ -203,8 +213,6 @@ def build(entries: Path, out: Path, config_path: Path | None = None, use_cache: 
                 with SiteWriter(out, in_place) as writer:
                     pages, spans, also = _write(writer, site, last, spans, located, jobs, report)
                     writer.commit(current)
-                if writer.garbage is not None:
-                    saved.later(shutil.rmtree, writer.garbage, ignore_errors=True)
                 manifest = _updated(out, current, writer.written, writer.files) if in_place \
                     else _manifest(out)
         # 4. Remember what was written.
@@ -214,6 +222,8 @@ def build(entries: Path, out: Path, config_path: Path | None = None, use_cache: 
                 {n: k for n, k in kept.items() if k.node.path not in warned},
                 pages, spans, manifest, setting, links.tags, also,
                 dataclasses.replace(links, nodes={})), state)
+        if writer.garbage is not None:  # after the state, which the next build waits for
+            saved.later(shutil.rmtree, writer.garbage, ignore_errors=True)
     return report
 
 
@@ -339,10 +349,12 @@ def _entry_key(path: Path) -> str:
     return key(display(path).encode(), hashlib.sha256(raw).digest())
 
 
-def _load_one(path: Path) -> tuple[Parsed | None, list[Problem], bool]:
-    """Parse, validate and render one entry, or take it from the cache (then True). The key is
-    hashed from the bytes read here, not taken from the caller: a file saved in between must
-    not be cached under its former key."""
+def _load_one(item: tuple[Path, str | None]) -> tuple[Parsed | None, list[Problem], bool]:
+    """Parse, validate and render one entry file, or take it from the cache (then True); the
+    second item is the key of the file's last version, if any. The key is hashed from the bytes
+    read here, not taken from the caller: a file saved in between must not be cached under its
+    former key."""
+    path, before = item
     k = _entry_key(path)
     hit = _cache.get("entries", k)
     if hit is not None:
@@ -356,8 +368,20 @@ def _load_one(path: Path) -> tuple[Parsed | None, list[Problem], bool]:
         "export": views.export_record(e).encode(), "search": text[0], "text": text[1],
         "diagnose": views.diagnose_record(e)})
     if not problems:
-        _cache.put("entries", k, (e, one, views.fragments(e)))  # one file: opens are slow
+        _cache.put("entries", k, (e, one, views.fragments(e, _highlighted(before))))
     return one, problems, False
+
+
+def _highlighted(k: str | None) -> dict[tuple[str, str], str]:
+    """The highlighted code examples of an entry's cached version, by (code, language): an edit
+    that leaves them alone runs no Pygments lexer (the first use of one compiles its patterns,
+    a tenth of a second for Python's)."""
+    hit = _cache.get("entries", k) if k else None
+    if hit is None:
+        return {}
+    entry, _, frags = hit
+    return {(ex.code, ex.language): frags[f"code_examples[{i}].code"]
+            for i, ex in enumerate(entry.code_examples)}
 
 
 def _keep(one: Parsed, dates: gitdates.Dates | None) -> tuple[Kept, dict[str, bytes]]:
@@ -489,14 +513,15 @@ def _affected(site: _Site, last: _Last,
     relinked.update(last.entries.keys() - site.entries.keys())
     if not retitled and not relinked:
         return set(), set()
-    suggesting: dict[str, set[str]] = {}
-    for i, also in last.also.items():
-        for j in also:
-            suggesting.setdefault(j, set()).add(i)
+    changed = retitled | relinked
     found, again = set(retitled), set(relinked)
-    for i in retitled | relinked:
+    for j, also in last.also.items():
+        if not changed.isdisjoint(also):
+            for i in changed.intersection(also):
+                (found if i in retitled else again).add(j)
+    for i in changed:
         near = found if i in retitled else again
-        near.update(suggesting.get(i, ()), site.links.backlinks.get(i, ()))
+        near.update(site.links.backlinks.get(i, ()))
         for k in (site.entries.get(i), last.entries.get(i)):
             if k is not None:
                 near.update(k.node.targets)

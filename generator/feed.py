@@ -9,6 +9,7 @@ absolute when the site's base URL is known (most readers ignore `xml:base`), rel
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -25,11 +26,14 @@ EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 URN = "urn:nanopedia"
 
 
-def _recent(ids: Iterable[str], dates: Mapping[str, Dates | None]) -> list[tuple[str, Dates]]:
-    """Dated entries, newest update first (ties by id, so the order never depends on the run)."""
-    dated = [(i, d) for i in ids if (d := dates.get(i)) is not None]
-    dated.sort(key=lambda item: (-item[1].last_updated.timestamp(), item[0]))
-    return dated[:LIMIT]
+def _recent(ids: Iterable[str], rank: Mapping[str, int],
+            dates: Mapping[str, Dates | None]) -> list[tuple[str, Dates]]:
+    """Dated entries, newest update first (ties by id, so the order never depends on the run);
+    `rank` is every dated entry's place in that order."""
+    if not rank:
+        return []
+    return [(i, dates[i]) for i in heapq.nsmallest(LIMIT, filter(rank.__contains__, ids),
+                                                    key=rank.__getitem__)]
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,11 +48,13 @@ class Feed:
 
 def plan(links: Links, config: Config, dates: Mapping[str, Dates | None]) -> Iterator[Feed]:
     """The site feed, then one feed per registered tag."""
+    dated = sorted((-d.last_updated.timestamp(), i) for i, d in dates.items() if d is not None)
+    rank = {i: n for n, (_, i) in enumerate(dated)}
     yield Feed("feed.xml", f"{config.title}: new and updated entries", f"{URN}:feed",
-               _recent(links.nodes, dates))
+               _recent(links.nodes, rank, dates))
     for slug, tag in links.tags.items():
         yield Feed(f"tags/{slug}.xml", f"{config.title}: #{tag.title}", f"{URN}:feed:tag:{slug}",
-                   _recent(links.by_tag[slug], dates))
+                   _recent(links.by_tag[slug], rank, dates))
 
 
 def page(feed: Feed, cards: Mapping[str, Card], config: Config) -> Page:

@@ -86,8 +86,10 @@ class Card:
     """The summary's markdown, for pages at other depths (feeds)."""
 
 
-def fragments(entry: Entry) -> dict[str, str]:
-    """Every markdown field rendered, and every code example highlighted, keyed by field path.
+def fragments(entry: Entry,
+              highlighted: Mapping[tuple[str, str], str] | None = None) -> dict[str, str]:
+    """Every markdown field rendered, and every code example highlighted, keyed by field path;
+    `highlighted` has code already highlighted, by (code, language).
 
     Depends on the entry alone (entry links are relative, not resolved), so it is cached by the
     entry's content hash. Heading ids are unique across all fields of the page.
@@ -98,7 +100,8 @@ def fragments(entry: Entry) -> dict[str, str]:
         inline = where[0] in INLINE_FIELDS
         out[dotted(where)] = render_inline(text, page) if inline else render(text, page)
     for i, example in enumerate(entry.code_examples):
-        out[f"code_examples[{i}].code"] = highlight.code(example.code, example.language)
+        done = highlighted.get((example.code, example.language)) if highlighted else None
+        out[f"code_examples[{i}].code"] = done or highlight.code(example.code, example.language)
     return out
 
 

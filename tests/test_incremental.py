@@ -3,7 +3,11 @@ byte for byte the site a cold build makes, and only what the change affects is r
 
 from __future__ import annotations
 
+import fcntl
 import shutil
+import subprocess
+import sys
+import threading
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
@@ -11,10 +15,14 @@ from pathlib import Path
 import pytest
 from conftest import ROOT
 
+from generator import build as build_module
+from generator import highlight, render
 from generator import state as build_state
 from generator.build import Report, build
+from generator.cache import Cache
 from generator.errors import NanopediaError
 from generator.gitdates import Dates
+from generator.theme_dir import THEME
 
 SOURCE = ROOT / "entries"
 ENTRY = "nccl-watchdog-timeout"
@@ -254,3 +262,66 @@ def test_rebuilds_told_what_changed_match_a_cold_build(tmp_path: Path) -> None:
     warm(copy)
     build(entries, tmp_path / "cold2", None, use_cache=False, jobs=1, dates={})
     assert tree(site) == tree(tmp_path / "cold2")
+
+
+def test_an_edit_that_leaves_the_code_alone_runs_no_highlighter(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The code examples of the entry's last version are reused; new code is highlighted."""
+    entries, site = tmp_path / "entries", tmp_path / "site"
+    shutil.copytree(SOURCE, entries)
+    build(entries, site, None, cache_root=tmp_path / "cache", jobs=1, dates={})
+    calls: list[str] = []
+    real = highlight.code
+    monkeypatch.setattr(highlight, "code", lambda src, lang: calls.append(src) or real(src, lang))
+    path = entries / "gradscaler-misuse.yaml"
+    path.write_text(path.read_text().replace("\nconfirm:\n", "\nconfirm:\n  - Edited.\n", 1))
+    build(entries, site, None, cache_root=tmp_path / "cache", jobs=1, dates={})
+    assert calls == []
+    path.write_text(path.read_text().replace("model = build_model().cuda()",
+                                             "model = build_model().cuda()  # edited", 1))
+    build(entries, site, None, cache_root=tmp_path / "cache", jobs=1, dates={})
+    assert [c for c in calls if "# edited" in c] and len(calls) == 1
+    build(entries, tmp_path / "cold", None, use_cache=False, jobs=1, dates={})
+    assert tree(site) == tree(tmp_path / "cold")
+
+
+def test_compiled_templates_are_kept_and_follow_the_theme(tmp_path: Path) -> None:
+    theme = tmp_path / "theme"
+    shutil.copytree(THEME, theme)
+    cache = tmp_path / "cache"
+    build(SOURCE, tmp_path / "site", None, cache_root=cache, jobs=1, dates={}, theme=theme)
+    assert list((cache / "templates").iterdir())
+    render.environment.cache_clear()  # as a new process would: compiled code from the cache
+    build_module._theme_version.cache_clear()
+    page = theme / "templates" / "404.html"
+    page.write_text(page.read_text().replace("</h1>", "</h1><p>Changed theme.</p>", 1))
+    build(SOURCE, tmp_path / "site", None, cache_root=cache, jobs=1, dates={}, theme=theme)
+    assert b"Changed theme." in (tmp_path / "site" / "404.html").read_bytes()
+
+
+def test_the_command_returns_before_its_state_is_saved_and_the_next_waits(
+        tmp_path: Path) -> None:
+    """The console script leaves the state to a detached process; a build started right after
+    waits for it, so it finds the site up to date."""
+    shutil.copytree(SOURCE, tmp_path / "entries")
+    command = [sys.executable, "-m", "generator", "build"]
+    first = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, check=True)
+    assert "built " in first.stderr, first.stderr
+    second = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, check=True)
+    assert "is up to date" in second.stderr, second.stderr
+    assert sorted(p.name for p in tmp_path.iterdir() if not p.name.startswith(".site.new")) \
+        == [".nanopedia-cache", "entries", "site"]
+
+
+def test_reading_the_state_waits_while_another_process_writes_it(tmp_path: Path) -> None:
+    entries, cache = tmp_path / "entries", Cache(tmp_path / "cache")
+    shutil.copytree(SOURCE, entries)
+    build(entries, tmp_path / "site", None, cache_root=cache.root, jobs=1, dates={})
+    build_state.finish()
+    build_state._remembered.clear()
+    k = build_module._site_key(tmp_path / "site")
+    done = threading.Event()
+    with build_state._locked(cache, k, fcntl.LOCK_EX):
+        threading.Thread(target=lambda: (build_state.load(cache, k), done.set())).start()
+        assert not done.wait(0.3)
+    assert done.wait(10)
