@@ -134,17 +134,22 @@ def build(entries: Path, out: Path, config_path: Path | None = None, use_cache: 
                 else set()
             stamps, hashes = _file_hashes(entries, names, state.stamps if state else {}, trust)
             inputs = key(repr((setting, display(out), sorted(history.items()),
-                               gitdates.fallback(), sorted(hashes.items()))).encode())
+                               gitdates.fallback())).encode(),
+                         *(f"{n}\0".encode() + hashes[n] for n in names))
             current = _manifest(out) if not (trust and state) else dict(state.manifest)
             if not (out / MARKER).exists():
                 current = {}
-            trusted = {p for p, v in current.items() if state and state.manifest.get(p) == v}
-            if state is not None and state.inputs == inputs and \
-                    len(trusted) == len(current) == len(state.manifest):
+            intact = state is not None and current == state.manifest
+            if intact and state is not None and state.inputs == inputs:
                 report.up_to_date = True
                 return report
-            previous = {p: k for p, k in state.pages.items() if p in trusted} if state else {}
-            spans = {p: t for p, t in state.spans.items() if p in trusted} if state else {}
+            if state is None or intact:  # (usual) every file as the last build left it
+                previous = state.pages if state else {}
+                spans = state.spans if state else {}
+            else:
+                trusted = {p for p, v in current.items() if state.manifest.get(p) == v}
+                previous = {p: k for p, k in state.pages.items() if p in trusted}
+                spans = {p: t for p, t in state.spans.items() if p in trusted}
             located = {name: (p, *span) for p, table in spans.items()
                        for name, span in table.items()}
             last = _Last(previous, {k.node.id: k for k in state.entries.values()},
@@ -240,28 +245,33 @@ def _file_hashes(root: Path, names: list[str],
     seen: dict[str, tuple[int, int, int, bytes]] = {}
     hashes: dict[str, bytes] = {}
     recent = time.time_ns() - STAT_TRUST_NS
-    folder = os.fspath(root)
-    for name in names:
-        if name in trust and name in known:  # unchanged, says the caller's file watcher
-            seen[name] = known[name]
-            hashes[name] = known[name][3]
-            continue
-        path = os.path.join(folder, name)
-        try:
-            info = os.stat(path)
-            stamp = (info.st_size, info.st_mtime_ns, info.st_ino)
-            hit = known.get(name)
-            if hit is not None and hit[:3] == stamp:
-                content = hit[3]
-            else:
-                with open(path, "rb") as handle:
-                    content = hashlib.sha256(handle.read()).digest()
-        except OSError:  # unreadable: loading it reports where and why
-            hashes[name] = b""
-            continue
-        if info.st_mtime_ns < recent:
-            seen[name] = (*stamp, content)
-        hashes[name] = content
+    try:
+        folder = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
+    except OSError:
+        return seen, dict.fromkeys(names, b"")
+    try:
+        for name in names:
+            if name in trust and name in known:  # unchanged, says the caller's file watcher
+                seen[name] = known[name]
+                hashes[name] = known[name][3]
+                continue
+            try:
+                info = os.stat(name, dir_fd=folder)
+                stamp = (info.st_size, info.st_mtime_ns, info.st_ino)
+                hit = known.get(name)
+                if hit is not None and hit[:3] == stamp:
+                    content = hit[3]
+                else:
+                    with open(name, "rb", opener=partial(os.open, dir_fd=folder)) as handle:
+                        content = hashlib.sha256(handle.read()).digest()
+            except OSError:  # unreadable: loading it reports where and why
+                hashes[name] = b""
+                continue
+            if info.st_mtime_ns < recent:
+                seen[name] = (*stamp, content)
+            hashes[name] = content
+    finally:
+        os.close(folder)
     return seen, hashes
 
 

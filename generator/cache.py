@@ -55,9 +55,8 @@ class Cache:
         return self.root / kind / k[:2] / k
 
     def get(self, kind: str, k: str) -> Any | None:
-        try:
-            with self.path(kind, k).open("rb") as handle:
-                return pickle.load(handle)
+        try:  # from bytes: unpickling from a file object reads it in many small calls
+            return pickle.loads(self.path(kind, k).read_bytes())
         except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError):
             return None
 

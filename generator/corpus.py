@@ -23,8 +23,7 @@ def entry_names(root: Path) -> list[str]:
     """The file names of the entries of a directory: every `*.yaml` but the tag registry,
     sorted."""
     try:
-        return sorted(e.name for e in os.scandir(root)
-                      if e.name.endswith(".yaml") and e.name != TAGS_FILE)
+        return sorted(n for n in os.listdir(root) if n.endswith(".yaml") and n != TAGS_FILE)
     except OSError:
         return []
 

@@ -82,6 +82,7 @@ class SiteWriter:
             fd = os.open(self._target(path), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
             self.written.append(path)
             try:
+                _reserve(fd, joined, previous)
                 def flush() -> None:
                     _write_all(fd, b"".join(buffer))
                     buffer.clear()
@@ -122,6 +123,7 @@ class SiteWriter:
                     first = False
                 flush()
                 _write_all(fd, joined.tail)
+                os.ftruncate(fd, os.lseek(fd, 0, os.SEEK_CUR))  # in case more was reserved
             finally:
                 os.close(fd)
         except OSError as err:
@@ -243,6 +245,23 @@ class SiteWriter:
                  tb: TracebackType | None) -> None:
         if not self._done:
             shutil.rmtree(self.tmp, ignore_errors=True)
+
+
+def _reserve(fd: int, joined: Joined, previous: Mapping[str, Span]) -> None:
+    """Allocate a large joined file's blocks before writing it. Renamed over its old version
+    with its blocks still unallocated, ext4 writes it out first (the rename took 30-80 ms for
+    a 112 MB entries.json, and made the next file operations wait on the journal)."""
+    records = [n for n in joined.names if n != EMPTY]
+    size = len(joined.head) + len(joined.tail) + len(SEPARATOR) * max(0, len(records) - 1) + \
+        sum(len(joined.fresh[n]) if n in joined.fresh else previous[n][2] for n in records)
+    if size >= RESERVE_MIN:
+        try:
+            os.posix_fallocate(fd, 0, size)
+        except OSError:
+            pass  # not on this file system: written as it comes
+
+
+RESERVE_MIN = 1 << 20
 
 
 def _write_all(fd: int, data: bytes) -> None:
