@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import multiprocessing
 import os
 import shutil
 import time
@@ -316,6 +315,8 @@ def _workers(jobs: int, count: int) -> Iterator[None]:
     if jobs <= 1 or count < PARALLEL_MIN or _pool is not None:
         yield
         return
+    import multiprocessing  # here: a rebuild of a few entries never forks, nor imports it
+
     with multiprocessing.get_context("fork").Pool(jobs) as pool:
         _pool = pool
         try:
