@@ -19,7 +19,6 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import os
-import shutil
 import time
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from contextlib import ExitStack, contextmanager, nullcontext
@@ -113,7 +112,7 @@ def build(entries: Path, out: Path, config_path: Path | None = None, use_cache: 
     left it (at 10,000 entries, the two scans were a fifth of a rebuild)."""
     report = Report()
     jobs = jobs or os.cpu_count() or 1
-    saved.finish()  # the last build's jobs: no thread may run when the workers fork
+    saved.settle()  # the state the last build is saving
     # Without the cache, a scratch one (removing even an empty folder can wait a tenth of a
     # second for the file system's journal after a large write, so only then).
     with nullcontext(cache_root or CACHE_DIR) if use_cache else \
@@ -227,7 +226,7 @@ def build(entries: Path, out: Path, config_path: Path | None = None, use_cache: 
                 pages, spans, manifest, setting, links.tags, also,
                 dataclasses.replace(links, nodes={})), state)
         if writer.garbage is not None:  # after the state, which the next build waits for
-            saved.later(shutil.rmtree, writer.garbage, ignore_errors=True)
+            saved.discard(writer.garbage)
     return report
 
 
@@ -317,6 +316,7 @@ def _workers(jobs: int, count: int) -> Iterator[None]:
         return
     import multiprocessing  # here: a rebuild of a few entries never forks, nor imports it
 
+    saved.finish()  # no thread may run when the workers fork
     with multiprocessing.get_context("fork").Pool(jobs) as pool:
         _pool = pool
         try:

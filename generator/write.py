@@ -191,16 +191,20 @@ class SiteWriter:
         umask = os.umask(0)
         os.umask(umask)
         os.chmod(self.tmp, 0o777 & ~umask)
-        old = self.out.parent / f".{self.out.name}.old-{os.getpid()}"
         held = signal.pthread_sigmask(signal.SIG_BLOCK, _HELD)
         try:
-            if self.out.exists():
+            # A new name each time: the last one may still be being deleted in the background.
+            old = Path(tempfile.mkdtemp(prefix=f".{self.out.name}.old-", dir=self.out.parent))
+            moved = self.out.exists()
+            if moved:
                 os.rename(self.out, old)
             try:
                 os.rename(self.tmp, self.out)
             except OSError:
-                if old.exists():
+                if moved:
                     os.rename(old, self.out)
+                else:
+                    old.rmdir()
                 raise
             self._done = True
         except OSError as err:

@@ -325,3 +325,30 @@ def test_reading_the_state_waits_while_another_process_writes_it(tmp_path: Path)
         threading.Thread(target=lambda: (build_state.load(cache, k), done.set())).start()
         assert not done.wait(0.3)
     assert done.wait(10)
+
+
+def test_a_rebuild_does_not_wait_for_replaced_files_to_be_deleted(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    entries, site = tmp_path / "entries", tmp_path / "site"
+    shutil.copytree(SOURCE, entries)
+    build(entries, site, None, cache_root=tmp_path / "cache", jobs=1, dates={})
+    build_state.finish()
+    release, deleting = threading.Event(), []
+    real = shutil.rmtree
+
+    def slow(path: Path, **kwargs: object) -> None:
+        deleting.append(path)
+        release.wait(10)
+        real(path, **kwargs)
+
+    monkeypatch.setattr(shutil, "rmtree", slow)
+    path = entries / f"{ENTRY}.yaml"
+    for n in range(2):  # the second build runs while the first one's leftovers are held
+        path.write_text(path.read_text().replace("\nconfirm:\n", f"\nconfirm:\n  - {n}.\n", 1))
+        build(entries, site, None, cache_root=tmp_path / "cache", jobs=1, dates={})
+    assert deleting and deleting[0].exists()  # still held: the second build did not wait
+    release.set()
+    build_state.finish()
+    assert not deleting[0].exists()
+    build(entries, tmp_path / "cold", None, use_cache=False, jobs=1, dates={})
+    assert tree(site) == tree(tmp_path / "cold")
