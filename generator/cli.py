@@ -354,6 +354,7 @@ def run() -> NoReturn:
         except (OSError, ValueError):
             pass
     state.detach()
+    state.finish()  # the jobs of a command that did not queue them (`serve`)
     os._exit(code)
 
 

@@ -148,3 +148,16 @@ def test_live_script_is_served_not_built(served: Served, watched_page: PageWatch
     expect(page.locator("#nanopedia-live-overlay")).to_have_count(0, timeout=TIMEOUT_MS)
     assert served.process.poll() is None
     assert_clean_apart_from_reloads(watched_page)
+
+
+def test_what_serve_built_is_remembered_when_it_stops(served: Served) -> None:
+    """Ctrl-C waits for the state of the last rebuild: a build afterwards has nothing to do."""
+    edit(served.entries / "alpha-failure.yaml", "title: Alpha failure under FSDP",
+         "title: Alpha failure under FSDP, edited")
+    served.printed("alpha-failure.yaml: rebuilt")
+    served.process.send_signal(signal.SIGINT)
+    assert served.process.wait(timeout=30) == 130
+    after = subprocess.run([sys.executable, "-m", "generator", "build", "--entries", "entries",
+                            "--out", "site"], cwd=served.entries.parent, capture_output=True,
+                           text=True, env={**os.environ, "PYTHONPATH": str(ROOT)}, check=True)
+    assert "site/ is up to date" in after.stderr, after.stderr
