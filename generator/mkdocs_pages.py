@@ -153,8 +153,8 @@ class _Pages:
                           "cause": causes[s.cause].title if s.cause in causes else s.cause}
                          for s in e.symptoms],
             "mechanism": block(e.mechanism),
-            "systems": [Md(f"<strong>{mdx.text(a.name)}</strong>"
-                           + (f" {mdx.text(a.versions)}" if a.versions else "")
+            "systems": [Md(f"<strong>{mdx.inline(a.name, resolve)}</strong>"
+                           + (f" {mdx.inline(a.versions, resolve)}" if a.versions else "")
                            + (f": {mdx.inline(a.notes, resolve)}" if a.notes else ""))
                         for a in e.affected_systems],
             "confirm": [inline(c) for c in e.confirm],

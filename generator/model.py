@@ -83,9 +83,10 @@ class AffectedSystem(Strict):
     """A library, framework or hardware generation where the failure occurs."""
 
     name: Line
-    """Name of the system, e.g. `PyTorch FSDP1` or `DeepSpeed ZeRO-3`."""
+    """Markdown (inline): name of the system, e.g. PyTorch FSDP1 (with `MixedPrecision` as
+    code) or DeepSpeed ZeRO-3."""
     versions: Line | None = None
-    """Affected versions where known, e.g. `>= 2.1, < 2.4`."""
+    """Markdown (inline): affected versions where known, e.g. `>= 2.1, < 2.4`."""
     notes: Inline | None = None
     """Markdown (inline): what is specific to this system."""
 

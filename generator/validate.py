@@ -308,6 +308,9 @@ def markdown_fields(e: Entry) -> Iterator[tuple[Path_, str]]:
     for i, s in enumerate(e.symptoms):
         yield ("symptoms", i, "text"), s.text
     for i, a in enumerate(e.affected_systems):
+        yield ("affected_systems", i, "name"), a.name
+        if a.versions:
+            yield ("affected_systems", i, "versions"), a.versions
         if a.notes:
             yield ("affected_systems", i, "notes"), a.notes
     for i, t in enumerate(e.confirm):

@@ -244,7 +244,8 @@ def entry_page(e: Entry, near: Neighbours, config: Config, frags: dict[str, str]
                       "cause_title": causes[s.cause].title if s.cause in causes else s.cause}
                      for i, s in enumerate(e.symptoms)],
         "mechanism": md["mechanism"],
-        "systems": [{"name": a.name, "versions": a.versions,
+        "systems": [{"name": md[f"affected_systems[{i}].name"],
+                     "versions": md.get(f"affected_systems[{i}].versions"),
                      "notes": md.get(f"affected_systems[{i}].notes")}
                     for i, a in enumerate(e.affected_systems)],
         "confirm": [md[f"confirm[{i}]"] for i in range(len(e.confirm))],

@@ -298,3 +298,18 @@ def test_an_entry_listed_as_related_is_not_repeated_under_referenced_by(
     page = files["entries/beta-failure.html"].decode()
     assert 'id="related"' in page and 'id="referenced-by"' not in page
     assert page.count('href="../entries/alpha-failure.html"') == 1
+
+
+def test_affected_systems_are_inline_markdown(tmp_corpus: Path, tmp_path: Path) -> None:
+    """Names and versions carry code spans (`MixedPrecision`), shown as code, not backticks."""
+    alpha = tmp_corpus / "alpha-failure.yaml"
+    alpha.write_text(alpha.read_text().replace(
+        '  - name: PyTorch FSDP1\n    versions: ">= 1.12"',
+        "  - name: PyTorch FSDP1 (`MixedPrecision`) <b>bold</b>\n"
+        "    versions: '>= 1.12, with `use_orig_params`'", 1))
+    page = site(tmp_corpus, tmp_path / "site")["entries/alpha-failure.html"].decode()
+    systems = page[page.index('id="affected-systems"'):page.index('id="confirm"')]
+    assert "<strong>PyTorch FSDP1 (<code>MixedPrecision</code>) &lt;b&gt;bold&lt;/b&gt;</strong>" \
+        in systems
+    assert "&gt;= 1.12, with <code>use_orig_params</code>" in systems
+    assert "`" not in systems
