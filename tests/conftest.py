@@ -114,7 +114,8 @@ def watched_page(browser: Any) -> Iterator[PageWatch]:
     page.on("request", on_request)
     page.add_init_script(
         "document.addEventListener('securitypolicyviolation', e => "
-        "console.error('Content Security Policy violation: ' + e.violatedDirective + ' ' + e.blockedURI));"
+        "console.error('Content Security Policy violation: ' + e.violatedDirective"
+        " + ' ' + e.blockedURI));"
     )
     yield watch
     context.close()

@@ -12,7 +12,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
-
 from conftest import FIXTURES, ROOT
 
 CASES_FILE = ROOT / "tests" / "golden" / "check_errors.txt"
