@@ -33,7 +33,7 @@ from markupsafe import Markup
 from . import config as site_config
 from . import feed, gitdates, search, views
 from . import state as saved
-from .cache import CACHE_DIR, Cache, key
+from .cache import CACHE_DIR, Cache, key, open_cache, stale
 from .catalog import Links, Node, link, node
 from .config import Config
 from .corpus import display, display_prefix, entry_names, load_entry, load_tags
@@ -118,8 +118,10 @@ def build(entries: Path, out: Path, config_path: Path | None = None, use_cache: 
     with nullcontext(cache_root or CACHE_DIR) if use_cache else \
             TemporaryDirectory(prefix="nanopedia-cache-") as root:
         global _cache
-        _cache = Cache(Path(root))
-        keep_compiled(Path(root) / "templates", theme)
+        _cache = open_cache(Path(root))
+        for old in stale(Path(root)):
+            saved.discard(old)
+        keep_compiled(_cache.root / "templates", theme)
         # 1. Settings and the fingerprint of every input: unchanged inputs and an intact site
         #    mean there is nothing to do.
         with report.stage("config"):

@@ -4,6 +4,7 @@ byte for byte the site a cold build makes, and only what the change affects is r
 from __future__ import annotations
 
 import fcntl
+import os
 import shutil
 import subprocess
 import sys
@@ -19,7 +20,7 @@ from generator import build as build_module
 from generator import highlight, render
 from generator import state as build_state
 from generator.build import Report, build
-from generator.cache import Cache
+from generator.cache import open_cache
 from generator.errors import NanopediaError
 from generator.gitdates import Dates
 from generator.theme_dir import THEME
@@ -227,7 +228,8 @@ def test_the_state_rewrites_only_the_bucket_of_an_edited_entry(tmp_path: Path) -
 
     def buckets() -> dict[str, int]:
         build_state.finish()  # the state is saved in the background
-        return {p.name: p.stat().st_ino for p in (cache / "kept").rglob("*") if p.is_file()}
+        kept = open_cache(cache).root / "kept"
+        return {p.name: p.stat().st_ino for p in kept.rglob("*") if p.is_file()}
 
     before = buckets()
     path = entries / f"{ENTRY}.yaml"
@@ -290,7 +292,7 @@ def test_compiled_templates_are_kept_and_follow_the_theme(tmp_path: Path) -> Non
     shutil.copytree(THEME, theme)
     cache = tmp_path / "cache"
     build(SOURCE, tmp_path / "site", None, cache_root=cache, jobs=1, dates={}, theme=theme)
-    assert list((cache / "templates").iterdir())
+    assert list((open_cache(cache).root / "templates").iterdir())
     render.environment.cache_clear()  # as a new process would: compiled code from the cache
     build_module._theme_version.cache_clear()
     page = theme / "templates" / "404.html"
@@ -314,9 +316,9 @@ def test_the_command_returns_before_its_state_is_saved_and_the_next_waits(
 
 
 def test_reading_the_state_waits_while_another_process_writes_it(tmp_path: Path) -> None:
-    entries, cache = tmp_path / "entries", Cache(tmp_path / "cache")
+    entries, cache = tmp_path / "entries", open_cache(tmp_path / "cache")
     shutil.copytree(SOURCE, entries)
-    build(entries, tmp_path / "site", None, cache_root=cache.root, jobs=1, dates={})
+    build(entries, tmp_path / "site", None, cache_root=tmp_path / "cache", jobs=1, dates={})
     build_state.finish()
     build_state._remembered.clear()
     k = build_module._site_key(tmp_path / "site")
@@ -352,3 +354,19 @@ def test_a_rebuild_does_not_wait_for_replaced_files_to_be_deleted(
     assert not deleting[0].exists()
     build(entries, tmp_path / "cold", None, use_cache=False, jobs=1, dates={})
     assert tree(site) == tree(tmp_path / "cold")
+
+
+def test_values_of_old_versions_are_deleted(tmp_path: Path) -> None:
+    """The cache keeps the three most recently used versions of the code, and nothing of the
+    layout before version folders; what is not ours is left alone."""
+    cache = tmp_path / "cache"
+    for n, name in enumerate(["0000000000000001", "0000000000000002", "0000000000000003",
+                              "0000000000000004", "entries", "kept", "notes"]):
+        (cache / name / "x").mkdir(parents=True)
+        os.utime(cache / name, ns=(n * 10**9, n * 10**9))
+    build(SOURCE, tmp_path / "site", None, cache_root=cache, jobs=1, dates={})
+    build_state.finish()
+    current = open_cache(cache).root.name
+    assert sorted(p.name for p in cache.iterdir()) == sorted(
+        ["0000000000000003", "0000000000000004", current, "notes"])
+    assert build(SOURCE, tmp_path / "site", None, cache_root=cache, jobs=1, dates={}).up_to_date
