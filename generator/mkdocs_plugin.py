@@ -33,6 +33,7 @@ from mkdocs.structure.files import File, Files, InclusionLevel
 from mkdocs.structure.nav import Navigation, Section
 from mkdocs.structure.pages import Page
 from mkdocs.structure.toc import AnchorLink
+from mkdocs.utils import get_relative_url
 
 from .catalog import Catalog
 from .corpus import display, gather
@@ -97,7 +98,9 @@ class NanopediaPlugin(BasePlugin[NanopediaConfig]):
                 f"nanopedia: tag 'index' would replace the tag index {self.layout.tags_index}; "
                 "rename it in tags.yaml"
             )
-        taken = sorted(uri for uri in generated if files.get_file_from_path(uri) is not None)
+        moved = [self.layout.entry(a) for src in catalog.sources for a in src.entry.aliases]
+        taken = sorted(uri for uri in [*generated, *moved]
+                       if files.get_file_from_path(uri) is not None)
         if taken:
             raise PluginError(
                 f"nanopedia: {', '.join(taken)} already exist(s) in {config.docs_dir}; the "
@@ -196,6 +199,27 @@ class NanopediaPlugin(BasePlugin[NanopediaConfig]):
             return output
         taken = set(_toc_ids(page.toc))
         return _ANCHOR.sub(lambda m: "" if m.group(1) in taken else m.group(0), output)
+
+    def on_post_build(self, *, config: MkDocsConfig) -> None:
+        """A page at each former id of an entry (its aliases) that sends the reader on, so
+        links to a renamed entry keep working, as they do on a Nanopedia site."""
+        if self.catalog is None:
+            return
+        for src in self.catalog.sources:
+            target = self.generated[self.layout.entry(src.entry.id)]
+            for alias in src.entry.aliases:
+                moved = File(self.layout.entry(alias), None, config.site_dir,
+                             config.use_directory_urls)
+                href = html.escape(get_relative_url(target.url, moved.url))
+                title = html.escape(src.entry.title)
+                path = Path(moved.abs_dest_path)
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_text(
+                    '<!doctype html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
+                    f'<title>{title}</title>\n<meta http-equiv="refresh" content="0; url={href}">\n'
+                    f'<link rel="canonical" href="{href}">\n</head>\n<body>\n'
+                    f'<p>This entry has moved: <a href="{href}">{title}</a>.</p>\n'
+                    '</body>\n</html>\n', encoding="utf-8")
 
     def on_serve(
         self, server: LiveReloadServer, /, *, config: MkDocsConfig, builder: Any

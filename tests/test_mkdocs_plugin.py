@@ -379,3 +379,12 @@ def test_hostile_page_runs_nothing_in_a_real_browser(
     for link in page.locator("a").all():
         assert "javascript" not in (link.get_attribute("href") or "").lower()
     watched_page.assert_clean()
+
+
+def test_a_former_id_sends_the_reader_to_the_entry(built: Built) -> None:
+    """`alpha-failure` was once `alpha-old`: that address still leads to it."""
+    moved = built.site / "failures" / "entries" / "alpha-old" / "index.html"
+    text = moved.read_text(encoding="utf-8")
+    assert '<meta http-equiv="refresh" content="0; url=../alpha-failure/">' in text
+    target = (moved.parent / "../alpha-failure/index.html").resolve()
+    assert "Alpha failure under FSDP" in target.read_text(encoding="utf-8")
