@@ -2,8 +2,12 @@
 changed and writes only the files that show them (`build.py` decides what that is).
 
 One pickle per site folder in the cache, plus the kept entries in bucket files so that saving
-after an edit rewrites one bucket. Saving and deleting replaced files run in background jobs
-(`later`), which the next fork of workers and the end of the process wait for (`finish`).
+after an edit rewrites one bucket; a lock file keeps a build from reading a state another
+process is writing. Saving (`later`) and deleting replaced files (`discard`) run in background
+threads: the next build waits for the saving (`settle`), forking workers and the end of the
+process wait for both (`finish`). The console script's build queues them instead (`defer`) and
+runs them in a detached process (`detach`), so the prompt comes back as soon as the site is
+written.
 """
 
 from __future__ import annotations
