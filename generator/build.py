@@ -445,7 +445,9 @@ def _others(site: _Site) -> Iterator[tuple[str, str, Make]]:
     def k(*parts: object) -> str:
         return key(site.setting.encode(), repr(parts).encode())
 
-    tag_list = [(t, tag, len(links.by_tag[t])) for t, tag in links.tags.items()]
+    # Tags by their fields: the repr of a pydantic model is slow (a thousand a build).
+    shown = {t: (tag.title, tag.description) for t, tag in links.tags.items()}
+    tag_list = [(t, shown[t], len(links.by_tag[t])) for t in links.tags]
     card_keys = {i: e.card_key for i, e in site.entries.items()}
     lists = views.entry_lists(cards)
     list_keys = {slug: k(repr(one.context)) for slug, one in lists.items()}
@@ -461,9 +463,9 @@ def _others(site: _Site) -> Iterator[tuple[str, str, Make]]:
         return views.index_page(links, config, len(cards), rendered)
 
     yield "index.html", k("index", list_keys, tag_list), page(index)
-    for slug, tag in links.tags.items():
+    for slug in links.tags:
         members = "".join(map(card_keys.__getitem__, links.by_tag[slug]))
-        yield f"tags/{slug}.html", k("tag", slug, tag, members), \
+        yield f"tags/{slug}.html", k("tag", slug, shown[slug], members), \
             page(partial(views.tag_page, slug, links, config, cards))
     yield "tags/index.html", k("tags", tag_list), page(lambda: views.tags_index(links, config))
     for alias, current in links.aliases.items():
