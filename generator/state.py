@@ -80,7 +80,7 @@ class State:
 _remembered: dict[Path, tuple[tuple[int, int, int], State]] = {}
 """The state file each build of this process saved, with its stamp: `serve` does not read back
 what it wrote (unpickling it took a third of a second at 10,000 entries)."""
-_jobs: list[threading.Thread] = []
+_jobs: list[threading.Thread | None] = [None, None]
 """The last job of each chain: saving states, and deleting replaced files."""
 _queued: list[Callable[[], object]] | None = None
 """The jobs given, when they wait for `detach` instead of running in threads."""
@@ -105,12 +105,10 @@ def _chain(n: int, job: Callable[[], object]) -> None:
     if _queued is not None:
         _queued.append(job)
         return
-    while len(_jobs) <= n:
-        _jobs.append(threading.Thread())  # a finished chain: joined at once
     before = _jobs[n]
 
     def run() -> None:
-        if before.ident is not None:
+        if before is not None:
             before.join()
         job()
 
@@ -120,14 +118,14 @@ def _chain(n: int, job: Callable[[], object]) -> None:
 
 def settle() -> None:
     """Wait for the states being saved."""
-    if _jobs and _jobs[0].ident is not None:
+    if _jobs[0] is not None:
         _jobs[0].join()
 
 
 def finish() -> None:
     """Wait for every job started, and run those queued."""
     for job in _jobs:
-        if job.ident is not None:
+        if job is not None:
             job.join()
     while _queued:
         _queued.pop(0)()
