@@ -127,13 +127,14 @@ def build(entries: Path, out: Path, config_path: Path | None = None, use_cache: 
         with report.stage("config"):
             config = site_config.read(config_path)
             setting = repr((config, theme, _theme_version(theme)))
-            history = gitdates.history(entries) if dates is None else dates
+            history, dated_by = _history(entries) if dates is None else \
+                (dates, sorted(dates.items()))
             state, warm = saved.load(_cache, _site_key(out)) if use_cache else (None, False)
             names = entry_names(entries)
             trust = set(names) - {p.name for p in changed} if changed is not None and warm \
                 else set()
             stamps, hashes = _file_hashes(entries, names, state.stamps if state else {}, trust)
-            inputs = key(repr((setting, display(out), sorted(history.items()),
+            inputs = key(repr((setting, display(out), dated_by,
                                gitdates.fallback())).encode(),
                          *(f"{n}\0".encode() + hashes[n] for n in names))
             current = _manifest(out) if not (trust and state) else dict(state.manifest)
@@ -273,6 +274,19 @@ def _file_hashes(root: Path, names: list[str],
     finally:
         os.close(folder)
     return seen, hashes
+
+
+def _history(entries: Path) -> tuple[dict[str, gitdates.Dates], str]:
+    """The git dates of the entries and what decides them (the commit walked from), walking
+    only the commits made since the last build's walk."""
+    k = key(b"git", str(entries.resolve()).encode())
+    before = _cache.get("git", k)
+    walk = gitdates.walked(entries, before if isinstance(before, gitdates.Walk) else None)
+    if walk is None:
+        return {}, ""
+    if walk is not before:
+        saved.later(_cache.put, "git", k, walk)
+    return walk.dates(), walk.head
 
 
 def _manifest(out: Path) -> dict[str, tuple[int, int]]:

@@ -61,13 +61,44 @@ def _git(root: Path, *args: str) -> str | None:
     return done.stdout if done.returncode == 0 else None
 
 
+@dataclass(frozen=True)
+class Walk:
+    """What a walk of the history found, kept so that the next build walks only what is new
+    (one `git log` over 10,000 commits of a 10,000-entry directory took 5.5 s)."""
+
+    head: str
+    """The commit the walk started from."""
+    first: dict[str, int]
+    """File stem to the commit time of the oldest commit on the first-parent chain that
+    touched it."""
+    last: dict[str, int]
+    """File stem to the commit time of the newest such commit."""
+
+    def dates(self) -> dict[str, Dates]:
+        return {s: Dates(_utc(self.first[s]), _utc(self.last[s])) for s in sorted(self.first)}
+
+
 def history(root: Path) -> dict[str, Dates]:
     """File stem to dates for every `*.yaml` file directly in `root` that git has a commit for.
 
     Empty outside a git checkout and in a shallow clone; see the module docstring for why.
     """
-    if (_git(root, "rev-parse", "--is-shallow-repository") or "").strip() != "false":
-        return {}
+    walk = walked(root)
+    return walk.dates() if walk else {}
+
+
+def walked(root: Path, since: Walk | None = None) -> Walk | None:
+    """The walk of the history of `root` up to HEAD; None outside a checkout or in a shallow
+    clone. Given the walk of an earlier HEAD on the first-parent chain of this one, only the
+    commits after it are read; the result is the same as a full walk."""
+    found = (_git(root, "rev-parse", "--is-shallow-repository", "HEAD") or "").split()
+    if len(found) != 2 or found[0] != "false":
+        return None
+    head = found[1]
+    if since is not None and since.head == head:
+        return since
+    if since is not None and not _descends(root, since.head, head):
+        since = None
     out = _git(
         root,
         "log",
@@ -77,11 +108,12 @@ def history(root: Path) -> dict[str, Dates]:
         "--relative",
         "--name-only",
         f"--format={_COMMIT}%ct",
+        *([f"{since.head}..{head}"] if since else [head]),
         "--",
         ".",
     )
     if out is None:
-        return {}
+        return None
     first: dict[str, int] = {}
     last: dict[str, int] = {}
     when = 0
@@ -92,7 +124,20 @@ def history(root: Path) -> dict[str, Dates]:
             stem = line[: -len(".yaml")]
             last.setdefault(stem, when)
             first[stem] = when
-    return {stem: Dates(_utc(first[stem]), _utc(last[stem])) for stem in sorted(first)}
+    if since is not None:  # older commits keep the first dates, newer ones the last
+        first = {**first, **since.first}
+        last = {**since.last, **last}
+    return Walk(head, first, last)
+
+
+def _descends(root: Path, old: str, head: str) -> bool:
+    """Whether `old` is on the first-parent chain of `head` (not after a rebase or a reset, and
+    not merely merged in from a side branch, whose commits the chain dates by their merge)."""
+    out = _git(root, "rev-list", "--first-parent", "--parents", f"{old}..{head}")
+    if not out:
+        return False
+    oldest = out.splitlines()[-1].split()
+    return len(oldest) > 1 and oldest[1] == old
 
 
 def _utc(epoch: int) -> datetime:
@@ -116,5 +161,7 @@ def entry_dates(
     """An entry's dates; a renamed entry was first published under its oldest former id."""
     if entry_id not in known:
         return default
+    if not aliases:
+        return known[entry_id]
     found = [known[name] for name in (entry_id, *aliases) if name in known]
     return Dates(min(d.first_published for d in found), known[entry_id].last_updated)

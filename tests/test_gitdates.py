@@ -7,7 +7,8 @@ from pathlib import Path
 
 from gitscript import Repo
 
-from generator.gitdates import Dates, entry_dates, fallback, history, iso
+from generator import gitdates
+from generator.gitdates import Dates, entry_dates, fallback, history, iso, walked
 
 
 def day(text: str) -> datetime:
@@ -86,3 +87,63 @@ def test_fallback_is_source_date_epoch_or_nothing() -> None:
         "first_published": "2023-11-14T22:13:20Z",
         "last_updated": "2023-11-14T22:13:20Z",
     }
+
+
+def test_a_walk_since_an_earlier_head_equals_a_full_walk(tmp_path: Path, monkeypatch) -> None:
+    repo = Repo(tmp_path / "repo")
+    entries = repo.root / "entries"
+    repo.write("entries/a.yaml", "id: a\n")
+    repo.commit("add a", "2024-01-01T00:00:00Z")
+    before = walked(entries)
+    assert before is not None
+    repo.write("entries/b.yaml", "id: b\n")
+    repo.commit("add b", "2024-01-02T00:00:00Z")
+    repo.git("checkout", "-q", "-b", "pr")
+    repo.write("entries/a.yaml", "id: a\nx: 1\n")
+    repo.write("entries/c.yaml", "id: c\n")
+    repo.commit("edit a, add c on a branch", "2024-01-03T00:00:00Z")
+    repo.git("checkout", "-q", "main")
+    repo.write("README.md", "not an entry\n")
+    repo.commit("outside the entries", "2024-01-04T00:00:00Z")
+    repo.git("merge", "-q", "--no-ff", "-m", "merge pr", "pr", when="2024-01-05T00:00:00Z")
+    full = walked(entries)
+    assert full is not None
+    since = walked(entries, before)
+    assert since == full
+    assert since.dates() == history(entries)
+    assert iso(since.dates()["a"].first_published) == "2024-01-01T00:00:00Z"
+    assert iso(since.dates()["a"].last_updated) == "2024-01-05T00:00:00Z"
+    # The same HEAD: the walk given back as it is, without running git log.
+    runs: list[tuple[str, ...]] = []
+    real = gitdates._git
+    monkeypatch.setattr(gitdates, "_git", lambda root, *a: runs.append(a) or real(root, *a))
+    assert walked(entries, full) is full
+    assert [a[0] for a in runs] == ["rev-parse"]
+
+
+def test_a_walk_of_a_rewritten_history_starts_again(tmp_path: Path) -> None:
+    repo = Repo(tmp_path / "repo")
+    entries = repo.root / "entries"
+    repo.write("entries/a.yaml", "id: a\n")
+    repo.commit("add a", "2024-01-01T00:00:00Z")
+    repo.write("entries/b.yaml", "id: b\n")
+    repo.commit("add b", "2024-01-02T00:00:00Z")
+    before = walked(entries)
+    assert before is not None and "b" in before.first
+    repo.git("reset", "-q", "--hard", "HEAD~1")
+    repo.write("entries/c.yaml", "id: c\n")
+    repo.commit("add c instead", "2024-01-03T00:00:00Z")
+    again = walked(entries, before)
+    assert again == walked(entries)
+    assert again is not None and "b" not in again.first
+    # A walk of a side branch merged in later is not on the chain either.
+    repo.git("checkout", "-q", "-b", "side")
+    repo.write("entries/d.yaml", "id: d\n")
+    repo.commit("add d on a side branch", "2024-01-04T00:00:00Z")
+    side = walked(entries)
+    repo.git("checkout", "-q", "main")
+    repo.git("merge", "-q", "--no-ff", "-m", "merge side", "side", when="2024-01-06T00:00:00Z")
+    merged = walked(entries, side)
+    assert merged == walked(entries)
+    assert merged is not None and iso(merged.dates()["d"].first_published) == \
+        "2024-01-06T00:00:00Z"

@@ -15,9 +15,10 @@ from pathlib import Path
 
 import pytest
 from conftest import ROOT
+from gitscript import Repo
 
 from generator import build as build_module
-from generator import highlight, render
+from generator import gitdates, highlight, render
 from generator import state as build_state
 from generator.build import Report, build
 from generator.cache import open_cache
@@ -241,6 +242,51 @@ def test_the_state_rewrites_only_the_bucket_of_an_edited_entry(tmp_path: Path) -
     build_state._remembered.clear()  # as a new process would: read from the files
     report = build(entries, tmp_path / "site", None, cache_root=cache, jobs=1, dates={})
     assert report.up_to_date
+
+
+def head(repo: Repo) -> str:
+    return repo.git("rev-parse", "HEAD").strip()
+
+
+def test_commits_rebuild_like_a_cold_build_walking_only_new_history(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Dates from git: a build after a commit reads only the commits since the last walk, and
+    the site equals a cold build's; a build without a new commit runs no `git log`."""
+    repo = Repo(tmp_path / "repo")
+    shutil.copytree(SOURCE, repo.root / "entries")
+    repo.commit("the entries", "2024-01-01T00:00:00Z")
+    entries, site, cache = repo.root / "entries", tmp_path / "site", tmp_path / "cache"
+    logs: list[tuple[str, ...]] = []
+    real = gitdates._git
+
+    def spy(root: Path, *args: str) -> str | None:
+        if args[0] == "log":
+            logs.append(args)
+        return real(root, *args)
+
+    monkeypatch.setattr(gitdates, "_git", spy)
+
+    def warm() -> Report:
+        report = build(entries, site, None, cache_root=cache, jobs=1)
+        build_state.finish()  # the walk is saved with the state, in the background
+        build(entries, tmp_path / "cold", None, use_cache=False, jobs=1)
+        assert tree(site) == tree(tmp_path / "cold")
+        shutil.rmtree(tmp_path / "cold")
+        return report
+
+    warm()
+    logs.clear()
+    path = entries / f"{ENTRY}.yaml"
+    path.write_text(path.read_text().replace("\nconfirm:\n", "\nconfirm:\n  - Edited.\n", 1))
+    warm()  # edited, not committed: the same HEAD, no walk but the cold build's
+    assert [a[-3] for a in logs] == [head(repo)]
+    before = head(repo)
+    repo.commit("edit one entry", "2024-03-01T00:00:00Z")
+    logs.clear()
+    warm()
+    assert [a[-3] for a in logs] == [f"{before}..{head(repo)}", head(repo)]
+    page = (site / "entries" / f"{ENTRY}.html").read_text()
+    assert "2024-03-01" in page
 
 
 def test_rebuilds_told_what_changed_match_a_cold_build(tmp_path: Path) -> None:
