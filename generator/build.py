@@ -128,14 +128,14 @@ def build(entries: Path, out: Path, config_path: Path | None = None, use_cache: 
             config = site_config.read(config_path)
             setting = repr((config, theme, _theme_version(theme)))
             history, dated_by = _history(entries) if dates is None else \
-                (dates, sorted(dates.items()))
+                (dates, repr(sorted(dates.items())))
+            dated_by = repr((dated_by, gitdates.fallback()))
             state, warm = saved.load(_cache, _site_key(out)) if use_cache else (None, False)
             names = entry_names(entries)
             trust = set(names) - {p.name for p in changed} if changed is not None and warm \
                 else set()
             stamps, hashes = _file_hashes(entries, names, state.stamps if state else {}, trust)
-            inputs = key(repr((setting, display(out), dated_by,
-                               gitdates.fallback())).encode(),
+            inputs = key(repr((setting, display(out), dated_by)).encode(),
                          *(f"{n}\0".encode() + hashes[n] for n in names))
             current = _manifest(out) if not (trust and state) else dict(state.manifest)
             if not (out / MARKER).exists():
@@ -167,6 +167,8 @@ def build(entries: Path, out: Path, config_path: Path | None = None, use_cache: 
                 lost = {n for k in known.values() for n in k.names}
                 lost.difference_update(located.keys(), (EMPTY,))
                 kept: dict[str, Kept] = {}
+                # Same history: an entry of the same bytes has the same dates.
+                redated = state is None or state.dated_by != dated_by
                 for name in names:
                     old = known.get(name)
                     if old is None:
@@ -175,8 +177,8 @@ def build(entries: Path, out: Path, config_path: Path | None = None, use_cache: 
                     same = stamp is not None and stamp[3] == hashes[name] and \
                         old.node.path == folder + name
                     if (same or old.key == key(f"{folder}{name}".encode(), hashes[name])) and \
-                            old.dates == gitdates.entry_dates(history, old.node.id,
-                                                              old.node.aliases, fallback) and \
+                            (not redated or old.dates == gitdates.entry_dates(
+                                history, old.node.id, old.node.aliases, fallback)) and \
                             not (lost and not lost.isdisjoint(old.names)):
                         kept[name] = old
                 todo = [entries / n for n in names if n not in kept]
@@ -227,7 +229,7 @@ def build(entries: Path, out: Path, config_path: Path | None = None, use_cache: 
                 saved.VERSION, inputs, stamps,
                 {n: k for n, k in kept.items() if k.node.path not in warned},
                 pages, spans, manifest, setting, links.tags, also,
-                dataclasses.replace(links, nodes={})), state)
+                dataclasses.replace(links, nodes={}), dated_by=dated_by), state)
         if writer.garbage is not None:  # after the state, which the next build waits for
             saved.discard(writer.garbage)
     return report
@@ -276,7 +278,7 @@ def _file_hashes(root: Path, names: list[str],
     return seen, hashes
 
 
-def _history(entries: Path) -> tuple[dict[str, gitdates.Dates], str]:
+def _history(entries: Path) -> tuple[Mapping[str, gitdates.Dates], str]:
     """The git dates of the entries and what decides them (the commit walked from), walking
     only the commits made since the last build's walk."""
     k = key(b"git", str(entries.resolve()).encode())
@@ -286,7 +288,7 @@ def _history(entries: Path) -> tuple[dict[str, gitdates.Dates], str]:
         return {}, ""
     if walk is not before:
         saved.later(_cache.put, "git", k, walk)
-    return walk.dates(), walk.head
+    return walk, walk.head
 
 
 def _manifest(out: Path) -> dict[str, tuple[int, int]]:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 import subprocess
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -62,9 +62,10 @@ def _git(root: Path, *args: str) -> str | None:
 
 
 @dataclass(frozen=True)
-class Walk:
+class Walk(Mapping[str, Dates]):
     """What a walk of the history found, kept so that the next build walks only what is new
-    (one `git log` over 10,000 commits of a 10,000-entry directory took 5.5 s)."""
+    (one `git log` over 10,000 commits of a 10,000-entry directory took 5.5 s). As a mapping,
+    file stem to dates, made when asked for: a build asks for those of the entries it loads."""
 
     head: str
     """The commit the walk started from."""
@@ -74,8 +75,17 @@ class Walk:
     last: dict[str, int]
     """File stem to the commit time of the newest such commit."""
 
-    def dates(self) -> dict[str, Dates]:
-        return {s: Dates(_utc(self.first[s]), _utc(self.last[s])) for s in sorted(self.first)}
+    def __getitem__(self, stem: str) -> Dates:
+        return Dates(_utc(self.first[stem]), _utc(self.last[stem]))
+
+    def __contains__(self, stem: object) -> bool:
+        return stem in self.first
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(sorted(self.first))
+
+    def __len__(self) -> int:
+        return len(self.first)
 
 
 def history(root: Path) -> dict[str, Dates]:
@@ -84,7 +94,7 @@ def history(root: Path) -> dict[str, Dates]:
     Empty outside a git checkout and in a shallow clone; see the module docstring for why.
     """
     walk = walked(root)
-    return walk.dates() if walk else {}
+    return dict(walk) if walk else {}
 
 
 def walked(root: Path, since: Walk | None = None) -> Walk | None:

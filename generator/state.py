@@ -73,6 +73,9 @@ class State:
     others: only entries near a changed one get theirs computed again."""
     links: Links | None = None
     """The last build's links, with the nodes taken out (`entries` has them)."""
+    dated_by: str = ""
+    """What decided the entries' dates (the commit the history was walked from, and
+    `SOURCE_DATE_EPOCH`): the same, and an entry of the same bytes has the same dates."""
     buckets: list[str] = field(default_factory=list)
     """Cache keys of the files that hold `entries` (which the state file itself does not)."""
 

@@ -110,9 +110,9 @@ def test_a_walk_since_an_earlier_head_equals_a_full_walk(tmp_path: Path, monkeyp
     assert full is not None
     since = walked(entries, before)
     assert since == full
-    assert since.dates() == history(entries)
-    assert iso(since.dates()["a"].first_published) == "2024-01-01T00:00:00Z"
-    assert iso(since.dates()["a"].last_updated) == "2024-01-05T00:00:00Z"
+    assert dict(since) == history(entries)
+    assert iso(since["a"].first_published) == "2024-01-01T00:00:00Z"
+    assert iso(since["a"].last_updated) == "2024-01-05T00:00:00Z"
     # The same HEAD: the walk given back as it is, without running git log.
     runs: list[tuple[str, ...]] = []
     real = gitdates._git
@@ -145,5 +145,4 @@ def test_a_walk_of_a_rewritten_history_starts_again(tmp_path: Path) -> None:
     repo.git("merge", "-q", "--no-ff", "-m", "merge side", "side", when="2024-01-06T00:00:00Z")
     merged = walked(entries, side)
     assert merged == walked(entries)
-    assert merged is not None and iso(merged.dates()["d"].first_published) == \
-        "2024-01-06T00:00:00Z"
+    assert merged is not None and iso(merged["d"].first_published) == "2024-01-06T00:00:00Z"
