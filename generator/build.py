@@ -30,15 +30,16 @@ from typing import Any, TypeVar
 
 from markupsafe import Markup
 
+from . import background, feed, gitdates, search, views
 from . import config as site_config
-from . import feed, gitdates, search, views
 from . import state as saved
 from .cache import CACHE_DIR, Cache, key, open_cache, stale
 from .catalog import Links, Node, link, node
 from .config import Config
-from .corpus import display, display_prefix, entry_names, load_entry, load_tags
+from .corpus import display, display_prefix, load_entry, load_tags
 from .errors import NanopediaError, Problem, problem
 from .joined import EMPTY, Joined, identity
+from .listing import Listing, entry_names, site_files
 from .model import Tag
 from .render import THEME, keep_compiled, render, static_files
 from .state import Kept, State
@@ -101,7 +102,7 @@ def build(entries: Path, out: Path, config_path: Path | None = None, use_cache: 
           jobs: int | None = None, cache_root: Path | None = None,
           theme: Path = THEME,
           dates: Mapping[str, gitdates.Dates] | None = None,
-          changed: Collection[Path] | None = None) -> Report:
+          changed: Collection[Path] | None = None, listed: Listing | None = None) -> Report:
     """Build the site from `entries` into `out`; raise `NanopediaError` and leave `out` untouched
     when anything is wrong. `theme` holds the templates and static files (the single-file
     bundle swaps its base template).
@@ -109,10 +110,11 @@ def build(entries: Path, out: Path, config_path: Path | None = None, use_cache: 
     tests pass fixed ones so a golden site does not change with every commit of its fixtures.
     `changed` (from `serve`'s file watcher) lists the entry files changed since the last build
     of this process: the others are not stat'ed, and the site is taken to be as that build
-    left it (at 10,000 entries, the two scans were a fifth of a rebuild)."""
+    left it (at 10,000 entries, the two scans were a fifth of a rebuild). `listed` is the entry
+    files and the site as the caller found them (the console script, while it imported)."""
     report = Report()
     jobs = jobs or os.cpu_count() or 1
-    saved.settle()  # the state the last build is saving
+    background.settle()  # the state the last build is saving
     # Without the cache, a scratch one (removing even an empty folder can wait a tenth of a
     # second for the file system's journal after a large write, so only then).
     with nullcontext(cache_root or CACHE_DIR) if use_cache else \
@@ -120,7 +122,7 @@ def build(entries: Path, out: Path, config_path: Path | None = None, use_cache: 
         global _cache
         _cache = open_cache(Path(root))
         for old in stale(Path(root)):
-            saved.discard(old)
+            background.discard(old)
         keep_compiled(_cache.root / "templates", theme)
         # 1. Settings and the fingerprint of every input: unchanged inputs and an intact site
         #    mean there is nothing to do.
@@ -131,13 +133,15 @@ def build(entries: Path, out: Path, config_path: Path | None = None, use_cache: 
                 (dates, repr(sorted(dates.items())))
             dated_by = repr((dated_by, gitdates.fallback()))
             state, warm = saved.load(_cache, _site_key(out)) if use_cache else (None, False)
-            names = entry_names(entries)
+            names = listed.names if listed else entry_names(entries)
             trust = set(names) - {p.name for p in changed} if changed is not None and warm \
                 else set()
-            stamps, hashes = _file_hashes(entries, names, state.stamps if state else {}, trust)
+            stamps, hashes = _file_hashes(entries, names, state.stamps if state else {}, trust,
+                                          listed)
             inputs = key(repr((setting, display(out), dated_by)).encode(),
                          *(f"{n}\0".encode() + hashes[n] for n in names))
-            current = _manifest(out) if not (trust and state) else dict(state.manifest)
+            current = listed.site if listed else \
+                site_files(out) if not (trust and state) else dict(state.manifest)
             if not (out / MARKER).exists():
                 current = {}
             intact = state is not None and current == state.manifest
@@ -222,16 +226,16 @@ def build(entries: Path, out: Path, config_path: Path | None = None, use_cache: 
                     pages, spans, also = _write(writer, site, last, spans, located, jobs, report)
                     writer.commit(current)
                 manifest = _updated(out, current, writer.written, writer.files) if in_place \
-                    else _manifest(out)
+                    else site_files(out)
         # 4. Remember what was written.
         if use_cache:
-            saved.later(saved.save, _cache, _site_key(out), State(
+            background.later(saved.save, _cache, _site_key(out), State(
                 saved.VERSION, inputs, stamps,
                 {n: k for n, k in kept.items() if k.node.path not in warned},
                 pages, spans, manifest, setting, links.tags, also,
                 dataclasses.replace(links, nodes={}), dated_by=dated_by), state)
         if writer.garbage is not None:  # after the state, which the next build waits for
-            saved.discard(writer.garbage)
+            background.discard(writer.garbage)
     return report
 
 
@@ -240,14 +244,16 @@ STAT_TRUST_NS = 2_000_000_000
 
 
 def _file_hashes(root: Path, names: list[str],
-                 known: Mapping[str, tuple[int, int, int, bytes]], trust: Collection[str] = ()
+                 known: Mapping[str, tuple[int, int, int, bytes]], trust: Collection[str] = (),
+                 listed: Listing | None = None
                  ) -> tuple[dict[str, tuple[int, int, int, bytes]], dict[str, bytes]]:
     """The sha256 of every file's bytes, by name; a file whose size, modification time and inode
     are those of the last build is not read again (measured at 10,000 entries: reading and
-    hashing 80 MB was most of an unchanged rebuild). Also the stamps to trust next time."""
+    hashing 80 MB was most of an unchanged rebuild); stamps already `listed` are not taken
+    again. Also the stamps to trust next time."""
     seen: dict[str, tuple[int, int, int, bytes]] = {}
     hashes: dict[str, bytes] = {}
-    recent = time.time_ns() - STAT_TRUST_NS
+    recent = (listed.taken_ns if listed else time.time_ns()) - STAT_TRUST_NS
     try:
         folder = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
     except OSError:
@@ -259,8 +265,13 @@ def _file_hashes(root: Path, names: list[str],
                 hashes[name] = known[name][3]
                 continue
             try:
-                info = os.stat(name, dir_fd=folder)
-                stamp = (info.st_size, info.st_mtime_ns, info.st_ino)
+                if listed is None:
+                    info = os.stat(name, dir_fd=folder)
+                    stamp = (info.st_size, info.st_mtime_ns, info.st_ino)
+                elif name in listed.stamps:
+                    stamp = listed.stamps[name]
+                else:
+                    raise FileNotFoundError(name)
                 hit = known.get(name)
                 if hit is not None and hit[:3] == stamp:
                     content = hit[3]
@@ -270,7 +281,7 @@ def _file_hashes(root: Path, names: list[str],
             except OSError:  # unreadable: loading it reports where and why
                 hashes[name] = b""
                 continue
-            if info.st_mtime_ns < recent:
+            if stamp[1] < recent:
                 seen[name] = (*stamp, content)
             hashes[name] = content
     finally:
@@ -287,27 +298,8 @@ def _history(entries: Path) -> tuple[Mapping[str, gitdates.Dates], str]:
     if walk is None:
         return {}, ""
     if walk is not before:
-        saved.later(_cache.put, "git", k, walk)
+        background.later(_cache.put, "git", k, walk)
     return walk, walk.head
-
-
-def _manifest(out: Path) -> dict[str, tuple[int, int]]:
-    """Size and modification time of every file of the site, by site path."""
-    found: dict[str, tuple[int, int]] = {}
-    stack = [(out, "")]
-    while stack:
-        folder, prefix = stack.pop()
-        try:
-            items = list(os.scandir(folder))
-        except OSError:
-            continue
-        for item in items:
-            if item.is_dir(follow_symlinks=False):
-                stack.append((Path(item.path), f"{prefix}{item.name}/"))
-            else:
-                info = item.stat(follow_symlinks=False)
-                found[prefix + item.name] = (info.st_size, info.st_mtime_ns)
-    return found
 
 
 def _updated(out: Path, manifest: dict[str, tuple[int, int]], written: list[str],
@@ -334,7 +326,7 @@ def _workers(jobs: int, count: int) -> Iterator[None]:
         return
     import multiprocessing  # here: a rebuild of a few entries never forks, nor imports it
 
-    saved.finish()  # no thread may run when the workers fork
+    background.finish()  # no thread may run when the workers fork
     with multiprocessing.get_context("fork").Pool(jobs) as pool:
         _pool = pool
         try:

@@ -16,10 +16,9 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
-from . import __version__, build, diagnose, state
-from .corpus import TAGS_FILE, entry_files, gather
+from . import __version__, background
 from .errors import NanopediaError, format_problems
-from .model import entry_json_schema
+from .listing import TAGS_FILE
 
 Command = Callable[[argparse.Namespace], int]
 
@@ -29,6 +28,8 @@ class UsageError(Exception):
 
 
 def _check(args: argparse.Namespace) -> int:
+    from .corpus import gather  # each command imports what it needs: `build` lists files sooner
+
     roots: dict[Path, list[Path] | None] = {}
     for raw in args.paths or [args.entries]:
         path = Path(raw)
@@ -55,6 +56,8 @@ def _check(args: argparse.Namespace) -> int:
 
 
 def _schema(args: argparse.Namespace) -> int:
+    from .model import entry_json_schema
+
     print(json.dumps(entry_json_schema(), indent=2, sort_keys=True, ensure_ascii=False))
     return 0
 
@@ -63,6 +66,9 @@ def _diagnose(args: argparse.Namespace) -> int:
     root = Path(args.entries)
     if not root.is_dir():
         raise UsageError(f"no such entries directory: {args.entries}")
+    from . import diagnose
+    from .corpus import entry_files, gather
+
     catalog, _ = gather(root)
     skipped = len(entry_files(root)) - len(catalog.sources)
     if skipped:
@@ -119,7 +125,7 @@ PROGRESS_BYTES = 64 << 20
 
 def _new(args: argparse.Namespace) -> int:
     """Exit 2 (a usage error) when the id is invalid or taken or a tag is unknown."""
-    from . import new  # each command imports what only it needs: `build` starts sooner
+    from . import new
 
     try:
         path = new.create(Path(args.entries), args.id, args.title, args.tag, args.category)
@@ -198,10 +204,16 @@ def _progress(name: str, size: int, raw: Any) -> Callable[[int], None]:
 
 
 def _build(args: argparse.Namespace) -> int:
+    from . import listing
+
     entries, config = _site_inputs(args)
+    # Listed in a process of its own while this one imports the generator (the second core).
+    listed = listing.prefetch(entries, Path(args.out))
+    from . import build
+
     try:
         report = build.build(entries, Path(args.out), config, use_cache=not args.no_cache,
-                             jobs=args.jobs)
+                             jobs=args.jobs, listed=listed())
     except NanopediaError as err:
         print(format_problems(err.problems, "text"))
         print(f"{len(err.problems)} problem(s) found; {args.out}/ was not changed", file=sys.stderr)
@@ -324,10 +336,10 @@ def parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None, detach: bool = False) -> int:
     """Run one command; with `detach` (the console script), a build leaves saving its state
-    and deleting replaced files to `state.detach`."""
+    and deleting replaced files to `background.detach`."""
     args = parser().parse_args(argv)
     if detach and args.run is _build:
-        state.defer()
+        background.defer()
     try:
         return int(args.run(args))
     except UsageError as err:
@@ -346,15 +358,15 @@ def main(argv: Sequence[str] | None = None, detach: bool = False) -> int:
 def run() -> NoReturn:
     """The console script: `main`, then exit without tearing the interpreter down (freeing the
     objects of a 10,000-entry build one by one took 0.4 s). Every file is closed by then, and
-    the build's last jobs run in a process of their own (`state.detach`)."""
+    the build's last jobs run in a process of their own (`background.detach`)."""
     code = main(detach=True)
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()
         except (OSError, ValueError):
             pass
-    state.detach()
-    state.finish()  # the jobs of a command that did not queue them (`serve`)
+    background.detach()
+    background.finish()  # the jobs of a command that did not queue them (`serve`)
     os._exit(code)
 
 

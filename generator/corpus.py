@@ -12,20 +12,10 @@ from pathlib import Path
 
 from .catalog import Catalog, link_entries
 from .errors import NanopediaError, Problem
+from .listing import TAGS_FILE, entry_names
 from .load import Document, read
 from .model import Tag
 from .validate import Source, check_entry, check_tags
-
-TAGS_FILE = "tags.yaml"
-
-
-def entry_names(root: Path) -> list[str]:
-    """The file names of the entries of a directory: every `*.yaml` but the tag registry,
-    sorted."""
-    try:
-        return sorted(n for n in os.listdir(root) if n.endswith(".yaml") and n != TAGS_FILE)
-    except OSError:
-        return []
 
 
 def entry_files(root: Path) -> list[Path]:

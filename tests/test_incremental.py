@@ -17,8 +17,8 @@ import pytest
 from conftest import ROOT
 from gitscript import Repo
 
+from generator import background, gitdates, highlight, render
 from generator import build as build_module
-from generator import gitdates, highlight, render
 from generator import state as build_state
 from generator.build import Report, build
 from generator.cache import open_cache
@@ -228,7 +228,7 @@ def test_the_state_rewrites_only_the_bucket_of_an_edited_entry(tmp_path: Path) -
     build(entries, tmp_path / "site", None, cache_root=cache, jobs=1, dates={})
 
     def buckets() -> dict[str, int]:
-        build_state.finish()  # the state is saved in the background
+        background.finish()  # the state is saved in the background
         kept = open_cache(cache).root / "kept"
         return {p.name: p.stat().st_ino for p in kept.rglob("*") if p.is_file()}
 
@@ -268,7 +268,7 @@ def test_commits_rebuild_like_a_cold_build_walking_only_new_history(
 
     def warm() -> Report:
         report = build(entries, site, None, cache_root=cache, jobs=1)
-        build_state.finish()  # the walk is saved with the state, in the background
+        background.finish()  # the walk is saved with the state, in the background
         build(entries, tmp_path / "cold", None, use_cache=False, jobs=1)
         assert tree(site) == tree(tmp_path / "cold")
         shutil.rmtree(tmp_path / "cold")
@@ -365,7 +365,7 @@ def test_reading_the_state_waits_while_another_process_writes_it(tmp_path: Path)
     entries, cache = tmp_path / "entries", open_cache(tmp_path / "cache")
     shutil.copytree(SOURCE, entries)
     build(entries, tmp_path / "site", None, cache_root=tmp_path / "cache", jobs=1, dates={})
-    build_state.finish()
+    background.finish()
     build_state._remembered.clear()
     k = build_module._site_key(tmp_path / "site")
     done = threading.Event()
@@ -380,7 +380,7 @@ def test_a_rebuild_does_not_wait_for_replaced_files_to_be_deleted(
     entries, site = tmp_path / "entries", tmp_path / "site"
     shutil.copytree(SOURCE, entries)
     build(entries, site, None, cache_root=tmp_path / "cache", jobs=1, dates={})
-    build_state.finish()
+    background.finish()
     release, deleting = threading.Event(), []
     real = shutil.rmtree
 
@@ -396,7 +396,7 @@ def test_a_rebuild_does_not_wait_for_replaced_files_to_be_deleted(
         build(entries, site, None, cache_root=tmp_path / "cache", jobs=1, dates={})
     assert deleting and deleting[0].exists()  # still held: the second build did not wait
     release.set()
-    build_state.finish()
+    background.finish()
     assert not deleting[0].exists()
     build(entries, tmp_path / "cold", None, use_cache=False, jobs=1, dates={})
     assert tree(site) == tree(tmp_path / "cold")
@@ -411,7 +411,7 @@ def test_values_of_old_versions_are_deleted(tmp_path: Path) -> None:
         (cache / name / "x").mkdir(parents=True)
         os.utime(cache / name, ns=(n * 10**9, n * 10**9))
     build(SOURCE, tmp_path / "site", None, cache_root=cache, jobs=1, dates={})
-    build_state.finish()
+    background.finish()
     current = open_cache(cache).root.name
     assert sorted(p.name for p in cache.iterdir()) == sorted(
         ["0000000000000003", "0000000000000004", current, "notes"])
