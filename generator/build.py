@@ -129,8 +129,11 @@ def build(entries: Path, out: Path, config_path: Path | None = None, use_cache: 
         with report.stage("config"):
             config = site_config.read(config_path)
             setting = repr((config, theme, _theme_version(theme)))
-            history, dated_by = _history(entries) if dates is None else \
-                (dates, repr(sorted(dates.items())))
+            if dates is None:
+                walking = _history(entries)
+                history, dated_by = walking, walking.head
+            else:
+                walking, history, dated_by = None, dates, repr(sorted(dates.items()))
             dated_by = repr((dated_by, gitdates.fallback()))
             state, warm = saved.load(_cache, _site_key(out)) if use_cache else (None, False)
             names = listed.names if listed else entry_names(entries)
@@ -161,6 +164,8 @@ def build(entries: Path, out: Path, config_path: Path | None = None, use_cache: 
                          state.also if state.setting == setting else None) if state \
                 else _Last({}, {}, None)
         with ExitStack() as workers:
+            if walking is not None:
+                workers.callback(walking.close)  # git log, should the build fail
             # 2. Load what changed, keep the rest, link all.
             with report.stage("load"):
                 fallback = gitdates.fallback()
@@ -228,6 +233,8 @@ def build(entries: Path, out: Path, config_path: Path | None = None, use_cache: 
                 manifest = _updated(out, current, writer.written, writer.files) if in_place \
                     else site_files(out)
         # 4. Remember what was written.
+        if use_cache and walking is not None:
+            _remember(entries, walking)
         if use_cache:
             background.later(saved.save, _cache, _site_key(out), State(
                 saved.VERSION, inputs, stamps,
@@ -289,17 +296,22 @@ def _file_hashes(root: Path, names: list[str],
     return seen, hashes
 
 
-def _history(entries: Path) -> tuple[Mapping[str, gitdates.Dates], str]:
-    """The git dates of the entries and what decides them (the commit walked from), walking
-    only the commits made since the last build's walk."""
-    k = key(b"git", str(entries.resolve()).encode())
-    before = _cache.get("git", k)
-    walk = gitdates.walked(entries, before if isinstance(before, gitdates.Walk) else None)
-    if walk is None:
-        return {}, ""
-    if walk is not before:
-        background.later(_cache.put, "git", k, walk)
-    return walk, walk.head
+def _history(entries: Path) -> gitdates.Walking:
+    """The git dates of the entries, walking only the commits made since the last build's
+    walk; `git log` runs while the entries load."""
+    before = _cache.get("git", _walk_key(entries))
+    return gitdates.start(entries, before if isinstance(before, gitdates.Walk) else None)
+
+
+def _remember(entries: Path, walking: gitdates.Walking) -> None:
+    """Keep a walk that read new commits for the next build."""
+    walk = walking.walk()
+    if walk is not None and walking.read:
+        background.later(_cache.put, "git", _walk_key(entries), walk)
+
+
+def _walk_key(entries: Path) -> str:
+    return key(b"git", str(entries.resolve()).encode())
 
 
 def _updated(out: Path, manifest: dict[str, tuple[int, int]], written: list[str],

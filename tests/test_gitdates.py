@@ -115,8 +115,9 @@ def test_a_walk_since_an_earlier_head_equals_a_full_walk(tmp_path: Path, monkeyp
     assert iso(since["a"].last_updated) == "2024-01-05T00:00:00Z"
     # The same HEAD: the walk given back as it is, without running git log.
     runs: list[tuple[str, ...]] = []
-    real = gitdates._git
+    real, started = gitdates._git, gitdates._start
     monkeypatch.setattr(gitdates, "_git", lambda root, *a: runs.append(a) or real(root, *a))
+    monkeypatch.setattr(gitdates, "_start", lambda root, *a: runs.append(a) or started(root, *a))
     assert walked(entries, full) is full
     assert [a[0] for a in runs] == ["rev-parse"]
 

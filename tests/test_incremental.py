@@ -257,14 +257,13 @@ def test_commits_rebuild_like_a_cold_build_walking_only_new_history(
     repo.commit("the entries", "2024-01-01T00:00:00Z")
     entries, site, cache = repo.root / "entries", tmp_path / "site", tmp_path / "cache"
     logs: list[tuple[str, ...]] = []
-    real = gitdates._git
+    real = gitdates._start
 
-    def spy(root: Path, *args: str) -> str | None:
-        if args[0] == "log":
-            logs.append(args)
+    def spy(root: Path, *args: str) -> gitdates.Started | None:
+        logs.append(args)
         return real(root, *args)
 
-    monkeypatch.setattr(gitdates, "_git", spy)
+    monkeypatch.setattr(gitdates, "_start", spy)
 
     def warm() -> Report:
         report = build(entries, site, None, cache_root=cache, jobs=1)
@@ -287,6 +286,24 @@ def test_commits_rebuild_like_a_cold_build_walking_only_new_history(
     assert [a[-3] for a in logs] == [f"{before}..{head(repo)}", head(repo)]
     page = (site / "entries" / f"{ENTRY}.html").read_text()
     assert "2024-03-01" in page
+
+
+def test_a_failed_build_stops_its_git_log(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    repo = Repo(tmp_path / "repo")
+    shutil.copytree(SOURCE, repo.root / "entries")
+    repo.commit("the entries", "2024-01-01T00:00:00Z")
+    path = repo.root / "entries" / f"{ENTRY}.yaml"
+    path.write_text(path.read_text().replace("category:", "category: [", 1))
+    started: list[gitdates.Started] = []
+    real = gitdates._start
+    monkeypatch.setattr(gitdates, "_start",
+                        lambda root, *args: started.append(real(root, *args)) or started[-1])
+    with pytest.raises(NanopediaError):
+        build(repo.root / "entries", tmp_path / "site", None, cache_root=tmp_path / "cache",
+              jobs=1)
+    assert len(started) == 1
+    process, output = started[0]
+    assert process.returncode is not None and output.closed
 
 
 def test_rebuilds_told_what_changed_match_a_cold_build(tmp_path: Path) -> None:
