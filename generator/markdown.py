@@ -226,3 +226,25 @@ def render_inline(text: str, page: PageEnv) -> str:
     if is_plain(text):
         return escapeHtml(text)
     return _memo(True, text, page)
+
+
+def _titles() -> MarkdownIt:
+    """Titles (of a cause, a fix step, a code example, a question): text with code spans,
+    nothing else, since they are headings and the text of links."""
+    return MarkdownIt("zero").enable("backticks")
+
+
+_TITLES = _titles()
+
+
+def title_parts(text: str) -> list[tuple[bool, str]]:
+    """A title as (is code, text) runs, in order."""
+    children = _TITLES.parseInline(text)[0].children or []
+    return [(t.type == "code_inline", t.content) for t in children if t.content]
+
+
+def render_title(text: str) -> str:
+    """A title to safe HTML: its code spans as `<code>`, everything else as typed."""
+    if "`" not in text:
+        return escapeHtml(text)
+    return _TITLES.renderInline(text)

@@ -18,7 +18,7 @@ from urllib.parse import quote
 from markdown_it import MarkdownIt
 from markdown_it.tree import SyntaxTreeNode
 
-from .markdown import entry_target, is_safe_link
+from .markdown import entry_target, is_safe_link, title_parts
 
 Resolve = Callable[[str], str]
 """Maps an `entry:<id>[#anchor]` href to the relative `.md` link of that page on the site."""
@@ -80,6 +80,14 @@ def heading(value: str) -> str:
         else:
             out.append({"<": "&lt;", "&": "&amp;"}.get(char, char))
     return "".join(out)
+
+
+def title(value: str, escape: Callable[[str], str] = text) -> str:
+    """A cause's, fix step's, code example's or question's title, as on the site: its code spans
+    as code, every other character as typed (escaped by `escape`: `text` for a link, `heading`
+    for a heading)."""
+    return "".join(code_span(part) if code else escape(part)
+                   for code, part in title_parts(value))
 
 
 def url(href: str) -> str:

@@ -97,8 +97,15 @@ def environment(templates: Path = TEMPLATES) -> jinja2.Environment:
     )
     env.globals.update(link=_link, anchor=_anchor, section=_section)
     env.filters["quote"] = _quote
-    env.filters["heading"] = lambda value: Md(mdx.heading(str(value)))
+    env.filters["heading"] = lambda value: value if isinstance(value, Md) else \
+        Md(mdx.heading(str(value)))
     return env
+
+
+def _title(value: str) -> dict[str, Md]:
+    """A nested title (cause, fix step, code example, question) as a heading and as the text
+    of a link, its code spans kept as code as on the site."""
+    return {"title": Md(mdx.title(value, mdx.heading)), "label": Md(mdx.title(value))}
 
 
 def _rel(target: str, page: str) -> str:
@@ -147,10 +154,11 @@ class _Pages:
                       "href": _rel(self.layout.tag(t), page)}
                      for t in e.tags if t in self.catalog.tags],
             "summary": Md(mdx.block(e.summary, resolve, nested=True)),
-            "causes": [{"anchor": f"cause-{c.id}", "title": c.title,
+            "causes": [{"anchor": f"cause-{c.id}", **_title(c.title),
                         "explanation": block(c.explanation)} for c in e.root_causes],
             "symptoms": [{"text": inline(s.text), "anchor": f"cause-{s.cause}",
-                          "cause": causes[s.cause].title if s.cause in causes else s.cause}
+                          "cause": _title(causes[s.cause].title)["label"] if s.cause in causes
+                          else s.cause}
                          for s in e.symptoms],
             "mechanism": block(e.mechanism),
             "systems": [Md(f"<strong>{mdx.inline(a.name, resolve)}</strong>"
@@ -158,13 +166,14 @@ class _Pages:
                            + (f": {mdx.inline(a.notes, resolve)}" if a.notes else ""))
                         for a in e.affected_systems],
             "confirm": [inline(c) for c in e.confirm],
-            "fix": [{"anchor": f"fix-{i}", "title": f.title, "detail": block(f.detail)}
+            "fix": [{"anchor": f"fix-{i}", **_title(f.title), "detail": block(f.detail)}
                     for i, f in enumerate(e.fix, 1)],
             "prevention": [inline(p) for p in e.prevention],
-            "code_examples": [{"anchor": f"example-{i}", "title": x.title, "stack": x.stack,
+            "code_examples": [{"anchor": f"example-{i}", **_title(x.title), "stack": x.stack,
                                "code": Md(mdx.fenced(x.code, x.language)), "why": block(x.why)}
                               for i, x in enumerate(e.code_examples, 1)],
-            "faq": [{"anchor": f"faq-{i}", "question": q.question, "answer": block(q.answer)}
+            "faq": [{"anchor": f"faq-{i}", "question": _title(q.question)["title"],
+                     "answer": block(q.answer)}
                     for i, q in enumerate(e.faq, 1)],
             "references": [{"title": r.title, "href": r.url, "kind": r.kind}
                            for r in e.references],

@@ -65,7 +65,8 @@ class RootCause(Strict):
     id: Slug
     """Short slug, unique within the entry; becomes the anchor `#cause-<id>` on the page."""
     title: Line
-    """The cause in one line, shown in the quick-answer box."""
+    """The cause in one line, shown in the quick-answer box (`code` spans are shown as code,
+    any other markup as typed)."""
     explanation: Markdown
     """Markdown: why this cause produces the failure, with the evidence."""
 
@@ -95,7 +96,7 @@ class FixStep(Strict):
     """One step of the fix: a one-line action plus the detail."""
 
     title: Line
-    """The action in one line, shown in the quick-answer box."""
+    """The action in one line, shown in the quick-answer box (`code` spans as code)."""
     detail: Markdown
     """Markdown: how to do it, per stack where it differs."""
 
@@ -104,7 +105,7 @@ class CodeExample(Strict):
     """A code or configuration snippet for one stack, with why it works."""
 
     title: Line
-    """What the example shows."""
+    """What the example shows (`code` spans as code)."""
     stack: Stack
     """The stack it applies to."""
     language: Language
@@ -119,7 +120,7 @@ class Faq(Strict):
     """A question readers of this failure really ask, answered with evidence."""
 
     question: Line
-    """The question."""
+    """The question (`code` spans as code)."""
     answer: Markdown
     """Markdown: the answer."""
 

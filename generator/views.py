@@ -23,7 +23,7 @@ from .catalog import Links, Node
 from .config import Config
 from .gitdates import Dates
 from .joined import Joined
-from .markdown import PageEnv, render, render_inline
+from .markdown import PageEnv, render, render_inline, render_title
 from .model import Entry
 from .search import script_json
 from .validate import dotted, markdown_fields
@@ -237,11 +237,12 @@ def entry_page(e: Entry, near: Neighbours, config: Config, frags: dict[str, str]
         "tags": [{"slug": t, "title": title, "href": f"{root}tags/{t}.html"}
                  for t, title in near.tags.items()],
         "summary": md["summary"],
-        "causes": [{"anchor": f"cause-{c.id}", "title": c.title,
+        "causes": [{"anchor": f"cause-{c.id}", "title": _title(c.title),
                     "explanation": md[f"root_causes[{i}].explanation"]}
                    for i, c in enumerate(e.root_causes)],
         "symptoms": [{"text": md[f"symptoms[{i}].text"], "cause_anchor": f"cause-{s.cause}",
-                      "cause_title": causes[s.cause].title if s.cause in causes else s.cause}
+                      "cause_title": _title(causes[s.cause].title) if s.cause in causes
+                      else s.cause}
                      for i, s in enumerate(e.symptoms)],
         "mechanism": md["mechanism"],
         "systems": [{"name": md[f"affected_systems[{i}].name"],
@@ -249,14 +250,16 @@ def entry_page(e: Entry, near: Neighbours, config: Config, frags: dict[str, str]
                      "notes": md.get(f"affected_systems[{i}].notes")}
                     for i, a in enumerate(e.affected_systems)],
         "confirm": [md[f"confirm[{i}]"] for i in range(len(e.confirm))],
-        "fix": [{"anchor": f"fix-{i + 1}", "title": f.title, "detail": md[f"fix[{i}].detail"]}
+        "fix": [{"anchor": f"fix-{i + 1}", "title": _title(f.title),
+                 "detail": md[f"fix[{i}].detail"]}
                 for i, f in enumerate(e.fix)],
         "prevention": [md[f"prevention[{i}]"] for i in range(len(e.prevention))],
-        "code_examples": [{"anchor": f"example-{i + 1}", "title": x.title, "stack": x.stack,
+        "code_examples": [{"anchor": f"example-{i + 1}", "title": _title(x.title),
+                           "stack": x.stack,
                            "language": x.language, "code": md[f"code_examples[{i}].code"],
                            "why": md[f"code_examples[{i}].why"]}
                           for i, x in enumerate(e.code_examples)],
-        "faq": [{"anchor": f"faq-{i + 1}", "question": q.question,
+        "faq": [{"anchor": f"faq-{i + 1}", "question": _title(q.question),
                  "answer": md[f"faq[{i}].answer"]} for i, q in enumerate(e.faq)],
         "references": [{"title": r.title, "url": r.url, "kind": r.kind} for r in e.references],
         "related": related,
@@ -279,6 +282,11 @@ def _plain(markdown_text: str) -> str:
     emphasis or code markers, at most 300 characters."""
     text = _MD_LINK.sub(r"\1", markdown_text).replace("`", "").replace("**", "")
     return " ".join(text.split())[:300]
+
+
+def _title(text: str) -> Markup:
+    """A cause's, fix step's, code example's or question's title: code spans, else as typed."""
+    return Markup(render_title(text))
 
 
 def entry_lists(cards: dict[str, Card]) -> dict[str, Page]:

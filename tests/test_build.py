@@ -149,7 +149,7 @@ affected_systems:
 confirm:
   - "<a href='javascript:alert(1)'>click</a>"
 fix:
-  - title: "{{ 7*7 }}"
+  - title: "{{ 7*7 }} `x.to(torch.bfloat16)` <b>not bold</b> [no link](javascript:alert(1))"
     detail: "[ok](https://example.org) <details open ontoggle=alert(1)>"
 prevention:
   - "&lt;script&gt; stays text"
@@ -173,6 +173,9 @@ def test_hostile_content_is_text(tmp_corpus: Path, tmp_path: Path) -> None:
         assert not [name for name, _ in attrs if name.startswith("on")], (tag, attrs)
         assert not any(v and "javascript:" in v.lower() for n, v in attrs if n == "href")
     assert "{{ 7*7 }}" in page and ">49<" not in page
+    # A title's code spans are code (in the quick answer's link and the heading); the rest is text.
+    assert page.count("<code>x.to(torch.bfloat16)</code> &lt;b&gt;not bold&lt;/b&gt; "
+                      "[no link](javascript:alert(1))") == 2
     assert "&lt;/script&gt;&lt;script&gt;" in page
     assert 'href="https://tracker.example/pixel.png"' in page  # an image becomes a link
     assert 'id="md-a-heading-named-quick-answer"' in page and 'id="md-symptoms"' in page

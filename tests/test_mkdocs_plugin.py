@@ -281,6 +281,8 @@ HOSTILE = {
     "      The visible parameters are fp32 shards.":
         "      Shards. <script>window.pwned=5</script> {% raw %} ${x} &lt; [b](entry:beta-failure)",
     "    answer: No.": "    answer: '[ok](https://example.com/a(b)\"c)'",
+    "    title: Model code casts to self.dtype":
+        "    title: 'Casts to `self.dtype` <b onclick=x>b</b> [x](https://evil.example) *e*'",
 }
 
 
@@ -321,6 +323,11 @@ def test_hostile_entry_text_stays_text(hostile: Built) -> None:
     assert not [h for h in parsed.hrefs if "javascript" in h.lower()]
     assert "https://example.com/a%28b%29%22c" in parsed.hrefs
     assert "../beta-failure/" in parsed.hrefs
+    # A cause title's code span is code (the quick answer's link, the symptom table, the
+    # heading), the rest text: no tag, no link, no emphasis.
+    assert html.count("Casts to <code>self.dtype</code> ") == 3
+    assert html.count("</b> [x](https://evil.example) *e*") == 0
+    assert "https://evil.example" not in parsed.hrefs
 
 
 @pytest.fixture
