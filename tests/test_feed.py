@@ -79,3 +79,26 @@ def test_outside_git_there_are_no_dates(tmp_corpus: Path, tmp_path: Path,
     assert [e[3] for e in entries_of(out / "tags" / "fsdp.xml")] == [
         "../entries/alpha-failure.html"
     ]
+
+
+def test_plan_orders_by_update_then_id_and_keeps_the_newest(monkeypatch: pytest.MonkeyPatch
+                                                            ) -> None:
+    from generator import feed
+    from generator.catalog import Links
+    from generator.config import Config
+    from generator.model import Tag
+
+    monkeypatch.setattr(feed, "LIMIT", 3)
+
+    def day(n: int) -> Dates:
+        when = datetime(2025, 1, n, tzinfo=UTC)
+        return Dates(when, when)
+
+    ids = ["a", "b", "c", "d", "e"]
+    dates = {"a": day(2), "b": day(5), "c": day(2), "d": None, "e": day(9)}
+    tag = Tag(title="T", description="A tag.")
+    links = Links(dict.fromkeys(ids), {"t": tag}, {}, {}, {"t": ("a", "c", "d")})  # type: ignore[arg-type]
+    site, tagged = feed.plan(links, Config(), dates)
+    assert [i for i, _ in site.recent] == ["e", "b", "a"]  # a and c tie: by id; d undated
+    assert [i for i, _ in tagged.recent] == ["a", "c"]
+    assert tagged.path == "tags/t.xml" and site.recent[0][1] == day(9)
