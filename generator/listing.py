@@ -9,6 +9,7 @@ of the generator.
 
 from __future__ import annotations
 
+import gc
 import marshal
 import os
 import threading
@@ -115,9 +116,16 @@ def prefetch(entries: Path, out: Path) -> Callable[[], Listing]:
         with os.fdopen(read, "rb") as pipe:
             data = pipe.read()
         os.waitpid(pid, 0)
+        # 40,000 tuples at once: the collector would walk every object of the process several
+        # times meanwhile (41 ms instead of 13 at 10,000 entries), and none is in a cycle.
+        collecting = gc.isenabled()
+        gc.disable()
         try:
             return Listing(*marshal.loads(data))
         except (EOFError, ValueError, TypeError):
             return listing(entries, out)
+        finally:
+            if collecting:
+                gc.enable()
 
     return result
