@@ -21,8 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .corpus import TAGS_FILE
 from .errors import NanopediaError, problem
+from .listing import TAGS_FILE
 from .load import decode, parse
 from .model import Entry
 

@@ -20,7 +20,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO
 
-from .corpus import TAGS_FILE
+from .listing import TAGS_FILE
 
 _COMMIT = "@"  # prefix of the per-commit line in our `git log` format; never starts a file name
 
