@@ -121,14 +121,15 @@ def build(entries: Path, out: Path, config_path: Path | None = None, use_cache: 
             TemporaryDirectory(prefix="nanopedia-cache-") as root:
         global _cache
         _cache = open_cache(Path(root))
-        for old in stale(Path(root)):
-            background.discard(old)
+        for gone in stale(Path(root)):
+            background.discard(gone)
         keep_compiled(_cache.root / "templates", theme)
         # 1. Settings and the fingerprint of every input: unchanged inputs and an intact site
         #    mean there is nothing to do.
         with report.stage("config"):
             config = site_config.read(config_path)
             setting = repr((config, theme, _theme_version(theme)))
+            history: Mapping[str, gitdates.Dates]
             if dates is None:
                 walking = _history(entries)
                 history, dated_by = walking, walking.head
@@ -494,14 +495,14 @@ def _others(site: _Site) -> Iterator[tuple[str, str, Make]]:
     dated = {i: e.dates for i, e in site.entries.items()}
     for one in feed.plan(links, config, dated):
         # Dates by their timestamps: repr-ing 9,000 of them took 25 ms a build.
-        shown = [(i, d.first_published.timestamp(), d.last_updated.timestamp(),
-                  site.entries[i].card_key) for i, d in one.recent]
-        yield one.path, k("feed", one.path, one.title, shown), \
+        recent = [(i, d.first_published.timestamp(), d.last_updated.timestamp(),
+                   site.entries[i].card_key) for i, d in one.recent]
+        yield one.path, k("feed", one.path, one.title, recent), \
             page(partial(feed.page, one, cards, config))
     fixed = [views.diagnose_page(config), views.not_found_page(config),
              views.search_page(config), views.stylesheet()]
-    for one in fixed:
-        yield one.path, k(one.path), page(partial(lambda p: p, one))
+    for made in fixed:
+        yield made.path, k(made.path), page(partial(lambda p: p, made))
     listed = ["index.html", *(f"tags/{t}.html" for t in links.tags), "tags/index.html",
               "diagnose.html", *(f"entries/{i}.html" for i in links.nodes)]
     sitemap = views.sitemap(config, listed)
