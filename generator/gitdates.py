@@ -18,15 +18,14 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import IO
+from typing import IO, NamedTuple
 
 from .listing import TAGS_FILE
 
 _COMMIT = "@"  # prefix of the per-commit line in our `git log` format; never starts a file name
 
 
-@dataclass(frozen=True)
-class Dates:
+class Dates(NamedTuple):
     """The two dates shown on an entry page, in `entries.json` and in the feeds."""
 
     first_published: datetime

@@ -14,7 +14,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import combinations, islice
-from typing import Any
+from typing import Any, NamedTuple
 
 from markupsafe import Markup
 
@@ -72,8 +72,7 @@ class Page:
     context: dict[str, Any]
 
 
-@dataclass(frozen=True)
-class Card:
+class Card(NamedTuple):
     """What other pages show about an entry: small, so every entry's card fits in memory."""
 
     id: str
