@@ -1,0 +1,82 @@
+"""Compare two versions of the generator on one-entry edits (not part of the tests).
+
+    .venv/bin/python bench/ab.py BEFORE [AFTER] [--n 10000] [--edits 15] [--git]
+
+This machine's speed drifts by up to 2x over tens of minutes, so figures taken at different times
+do not compare. Each version (a git revision; AFTER defaults to the working tree) gets its own
+copy of the same corpus, built once. Then the same entry is edited in both copies and each copy
+is rebuilt, the order alternating from one edit to the next. Prints each version's median.
+"""
+
+from __future__ import annotations
+
+import argparse
+import compileall
+import io
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tarfile
+from pathlib import Path
+
+from run import CORPUS, HERE, NANOPEDIA, ROOT, commit_each, edit_one, timed
+
+
+def code(rev: str | None, into: Path) -> dict[str, str]:
+    """The generator and theme of `rev` (None: the working tree) in `into`, compiled; the
+    environment that runs them."""
+    shutil.rmtree(into, ignore_errors=True)
+    into.mkdir(parents=True)
+    if rev is None:
+        for part in ("generator", "theme"):
+            shutil.copytree(ROOT / part, into / part,
+                            ignore=shutil.ignore_patterns("__pycache__"))
+    else:
+        archive = subprocess.run(["git", "-C", str(ROOT), "archive", rev, "generator", "theme"],
+                                 check=True, capture_output=True).stdout
+        with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+            tar.extractall(into, filter="data")
+    compileall.compile_dir(into / "generator", quiet=1)
+    return {**os.environ, "PYTHONPATH": str(into)}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("before", help="git revision, e.g. HEAD~3")
+    ap.add_argument("after", nargs="?", help="git revision (default: the working tree)")
+    ap.add_argument("--n", type=int, default=10_000)
+    ap.add_argument("--edits", type=int, default=15)
+    ap.add_argument("--git", action="store_true",
+                    help="entries in a git checkout, one commit per entry")
+    ap.add_argument("--work", type=Path, default=Path("/tmp/nanopedia-bench"))
+    args = ap.parse_args()
+    corpus = args.work / f"n{args.n}"
+    if not (corpus / "entries.jsonl").exists():
+        subprocess.run([sys.executable, str(CORPUS), "--n", str(args.n), "--out", str(corpus)],
+                       check=True, stdout=subprocess.DEVNULL)
+    sides = []
+    for name, rev in (("before", args.before), ("after", args.after)):
+        base = args.work / "ab" / name
+        shutil.rmtree(base, ignore_errors=True)
+        subprocess.run([sys.executable, str(HERE / "make_corpus.py"),
+                        str(corpus / "entries.jsonl"), str(base / "entries")],
+                       check=True, stdout=subprocess.DEVNULL)
+        if args.git:
+            commit_each(base / "entries")
+        env = code(rev, args.work / "ab" / f"{name}-code")
+        build = [*NANOPEDIA, "build", "--entries", "entries", "--out", "site"]
+        timed(build, base, env)  # the cold build each edit starts from
+        sides.append((name, rev or "working tree", base, build, env, []))
+    for i in range(args.edits):
+        for _, _, base, build, env, seconds in sides if i % 2 == 0 else sides[::-1]:
+            edit_one(base / "entries", i)
+            seconds.append(timed(build, base, env)[0])
+    for name, rev, *_, seconds in sides:
+        print(f"{name:<7} {rev:<14} median {statistics.median(seconds):.3f} s of {len(seconds)}: "
+              + " ".join(f"{s:.2f}" for s in seconds))
+
+
+if __name__ == "__main__":
+    main()
