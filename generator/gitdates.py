@@ -116,25 +116,12 @@ class Walk(Mapping[str, Dates]):
         return len(self.first)
 
 
-def history(root: Path) -> dict[str, Dates]:
-    """File stem to dates for every `*.yaml` file directly in `root` that git has a commit for.
-
-    Empty outside a git checkout and in a shallow clone; see the module docstring for why.
-    """
-    walk = walked(root)
-    return dict(walk) if walk else {}
-
-
-def walked(root: Path, since: Walk | None = None) -> Walk | None:
-    """The walk of the history of `root` up to HEAD; None outside a checkout or in a shallow
-    clone. Given the walk of an earlier HEAD on the first-parent chain of this one, only the
-    commits after it are read; the result is the same as a full walk."""
-    return start(root, since).walk()
-
-
 def start(root: Path, since: Walk | None = None) -> Walking:
-    """`walked`, with `git log` left running in a process of its own until a date is asked for
-    (a cold build of a 10,000-commit checkout waited 5.5 s for it before loading any entry)."""
+    """The walk of the history of `root` up to HEAD, with `git log` left running in a process of
+    its own until a date is asked for (a cold build of a 10,000-commit checkout waited 5.5 s for
+    it before loading any entry). No dates outside a checkout or in a shallow clone. Given the
+    walk of an earlier HEAD on the first-parent chain of this one, only the commits after it are
+    read; the result is the same as a full walk."""
     found = (_git(root, "rev-parse", "--is-shallow-repository", "HEAD") or "").split()
     if len(found) != 2 or found[0] != "false":
         return Walking("", None)

@@ -8,7 +8,16 @@ from pathlib import Path
 from gitscript import Repo
 
 from generator import gitdates
-from generator.gitdates import Dates, entry_dates, fallback, history, iso, walked
+from generator.gitdates import Dates, Walk, entry_dates, fallback, iso, start
+
+
+def walked(root: Path, since: Walk | None = None) -> Walk | None:
+    return start(root, since).walk()
+
+
+def history(root: Path) -> dict[str, Dates]:
+    """File stem to dates, as a build sees them."""
+    return dict(walked(root) or {})
 
 
 def day(text: str) -> datetime:
