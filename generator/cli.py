@@ -41,18 +41,28 @@ def _check(args: argparse.Namespace) -> int:
                 files.append(path)
         else:
             raise UsageError(f"no such file or directory: {raw}")
+    from .corpus import display
+    from .validate import checked_with_problem
+
     problems = []
     for root, files in roots.items():
-        problems.extend(gather(root, files)[1])
+        catalog, found = gather(root, files)
+        problems.extend(found)
+        shown = None if files is None else {display(p) for p in files}
+        for src in catalog.sources:
+            if shown is None or src.doc.path in shown:
+                advice = checked_with_problem(src)
+                problems += [advice] if advice else []
     if problems or args.format == "json":
         out = format_problems(problems, args.format)
         if out:
             print(out)
+    errors = sum(p.severity == "error" for p in problems)
     if args.format == "text":
-        errors = sum(p.severity == "error" for p in problems)
-        summary = f"{errors} problem(s) found" if problems else "all entries are valid"
-        print(summary, file=sys.stderr)
-    return 1 if problems else 0
+        warned = len(problems) - errors
+        summary = f"{errors} problem(s) found" if errors else "all entries are valid"
+        print(summary + (f", {warned} warning(s)" if warned else ""), file=sys.stderr)
+    return 1 if errors else 0
 
 
 def _schema(args: argparse.Namespace) -> int:

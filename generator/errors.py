@@ -37,7 +37,8 @@ CODES: dict[str, str] = {
     "E023": "unknown tag",
     "E024": "registered tag used by no entry",
     "E025": "in-text entry link to an unknown entry",
-    "E026": "duplicate id inside an entry (root cause, fingerprint)",
+    "E026": "duplicate id inside an entry (root cause, fingerprint, repro)",
+    "E027": "repro names a fingerprint the entry does not have",
     "E030": "fingerprint pattern is invalid or outside the portable subset",
     "E031": "fingerprint misses a must-match example",
     "E032": "fingerprint matches a must-not-match example",
@@ -47,6 +48,8 @@ CODES: dict[str, str] = {
     "E042": "an entry changed while the site was being built",
     "E050": "usage error",
     "E060": "a `TODO` placeholder from `nanopedia new` is not filled in yet",
+    "E061": "warning: the entry does not say which releases it was checked against",
+    "E070": "a code example does not match the installed library (import, attribute, keyword)",
 }
 
 

@@ -23,6 +23,9 @@ Markdown = Annotated[str, StringConstraints(min_length=1, max_length=20_000, str
 Code = Annotated[str, StringConstraints(min_length=1, max_length=20_000)]
 HttpsUrl = Annotated[str, StringConstraints(pattern=r"^https://[^\s/$.?#][^\s]*$", max_length=500)]
 LogLine = Annotated[str, StringConstraints(min_length=1, max_length=2_000)]
+Script = Annotated[str, StringConstraints(min_length=1, max_length=8_000)]
+Library = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9._-]*$", max_length=40)]
+Version = Annotated[str, StringConstraints(min_length=1, max_length=40, strip_whitespace=True)]
 
 Category = Literal[
     "mixed-precision",
@@ -33,6 +36,10 @@ Category = Literal[
     "configuration",
     "compilation",
     "data",
+    "cuda",
+    "hardware",
+    "autograd",
+    "checkpointing",
 ]
 Stack = Literal[
     "pytorch",
@@ -49,6 +56,10 @@ Stack = Literal[
 Language = Literal["python", "yaml", "json", "bash", "shell", "toml", "text"]
 RefKind = Literal["docs", "source", "issue", "pull", "paper", "blog"]
 Indicates = Literal["decisive", "supporting", "context", "benign"]
+Expect = Literal["error", "warning"]
+
+#: Longest repro script, in lines: a repro shows one failure, not a training run.
+MAX_SCRIPT_LINES = 80
 
 
 class Strict(BaseModel):
@@ -114,6 +125,9 @@ class CodeExample(Strict):
     """The code, verbatim."""
     why: Markdown
     """Markdown: why this works (the mechanism it relies on)."""
+    runs_on_cpu: bool = False
+    """The python code runs on a CPU as it stands (no GPU, no network, no files it does not make):
+    `nanopedia verify` then executes it in the repro environment and it must exit 0."""
 
 
 class Faq(Strict):
@@ -162,6 +176,32 @@ class Fingerprint(Strict):
     """Log lines the pattern must not match (near misses, benign variants)."""
 
 
+class Repro(Strict):
+    """A minimal reproduction of the failure and of its fix, run by `nanopedia verify`."""
+
+    id: Slug
+    """Slug unique within the entry; `nanopedia verify` names the repro by it."""
+    title: Line
+    """What the repro shows, in one line (`code` spans as code)."""
+    stack: Stack
+    """The stack it exercises."""
+    ranks: Annotated[int, Field(ge=1, le=2)] = 1
+    """Processes to run: 1, or 2 started the way `torchrun --nproc_per_node=2` would (`RANK`,
+    `LOCAL_RANK`, `WORLD_SIZE`, `MASTER_ADDR`, `MASTER_PORT` set; use the `gloo` backend)."""
+    expect: Expect = "error"
+    """How the broken script fails: `error`, it exits non-zero; `warning`, a silent failure that
+    only prints the warning its fingerprints name (the exit code is not looked at)."""
+    broken: Script
+    """A complete Python file (imports included, seeded, CPU-only, at most 80 lines) that
+    reproduces the failure."""
+    fixed: Script
+    """The same program with the entry's fix applied: it must exit 0 and show none of the
+    entry's decisive fingerprints."""
+    shows: Annotated[list[Slug], Field(max_length=10)] = []
+    """Ids of this entry's fingerprints that the broken run's output must match; diagnosing
+    that output must then rank this entry first."""
+
+
 class Entry(Strict):
     """One failure write-up: `entries/<id>.yaml`."""
 
@@ -203,6 +243,11 @@ class Entry(Strict):
     """Ids of entries a reader would follow next."""
     fingerprints: Annotated[list[Fingerprint], Field(max_length=30)] = []
     """Log patterns for `nanopedia diagnose`."""
+    checked_with: Annotated[dict[Library, Version], Field(max_length=12)] = {}
+    """The releases the entry's claims were checked against, library to version (e.g.
+    `torch: 2.13.0`); shown under the title. `check` warns when it is missing."""
+    repro: Annotated[list[Repro], Field(max_length=8)] = []
+    """Minimal reproductions of the failure and its fix, run by `nanopedia verify` on a CPU."""
 
 
 class Tag(Strict):

@@ -16,10 +16,10 @@ from typing import Any, Literal, get_args, get_origin
 from pydantic import BaseModel, ValidationError
 
 from . import fingerprints
-from .errors import Problem, problem, suggest
+from .errors import Location, Problem, problem, suggest
 from .load import Document, Path_
 from .markdown import is_safe_link, link_scheme, links
-from .model import MAX_ID, SLUG_PATTERN, Entry, Tag
+from .model import MAX_ID, MAX_SCRIPT_LINES, SLUG_PATTERN, Entry, Tag
 
 _KIND = {
     "string_type": "text",
@@ -284,6 +284,53 @@ def _entry_rules(src: Source, stem: str) -> Iterator[Problem]:
         yield from _link_problems(src, where, text)
     for i in range(len(e.fingerprints)):
         yield from _fingerprint_problems(src, i, causes)
+    yield from _duplicates([r.id for r in e.repro], lambda i: at("repro", i, "id"), "repro")
+    for i in range(len(e.repro)):
+        yield from _repro_problems(src, i)
+
+
+def _repro_problems(src: Source, i: int) -> Iterator[Problem]:
+    """A repro's scripts parse and stay short, and it names fingerprints the entry has."""
+    repro, path = src.entry.repro[i], src.doc.path
+    known = [f.id for f in src.entry.fingerprints]
+    for j, name in enumerate(repro.shows):
+        if name not in known:
+            yield problem(
+                path,
+                *src.at("repro", i, "shows", j),
+                "E027",
+                f"repro '{repro.id}' names unknown fingerprint '{name}'",
+                suggest(name, known) or (f"fingerprints: {', '.join(known)}" if known
+                                         else "this entry has no fingerprints yet"),
+            )
+    for side in ("broken", "fixed"):
+        code = getattr(repro, side)
+        where = ("repro", i, side)
+        lines = code.count("\n") + (not code.endswith("\n"))
+        if lines > MAX_SCRIPT_LINES:
+            yield problem(
+                path,
+                *src.at(*where),
+                "E013",
+                f"repro '{repro.id}': the {side} script has {lines} lines; at most "
+                f"{MAX_SCRIPT_LINES}",
+                "a repro shows one failure: cut everything the failure does not need",
+            )
+        yield from _parse_problems(src, where, code, f"repro '{repro.id}' {side} script")
+
+
+def checked_with_problem(src: Source) -> Problem | None:
+    """The warning `check` gives an entry that does not say which releases it was checked
+    against (not a build problem: the site is still right, only less trustworthy)."""
+    if src.entry.checked_with:
+        return None
+    return Problem(
+        Location(src.doc.path, *src.at("id")),
+        "E061",
+        "the entry does not say which releases its claims were checked against",
+        "add 'checked_with:' with library: version lines, e.g. 'torch: 2.13.0'",
+        "warning",
+    )
 
 
 def _duplicates(ids: list[str], where: Any, what: str) -> Iterator[Problem]:
@@ -349,18 +396,22 @@ def _link_problems(src: Source, where: Path_, text: str) -> Iterator[Problem]:
 
 def _python_problems(src: Source, i: int) -> Iterator[Problem]:
     code = src.entry.code_examples[i].code
+    yield from _parse_problems(src, ("code_examples", i, "code"), code, "python example")
+
+
+def _parse_problems(src: Source, where: Path_, code: str, what: str) -> Iterator[Problem]:
     if _parses(code):
         return
     try:
         ast.parse(code)
     except SyntaxError as err:
-        line, _ = text_line(src, ("code_examples", i, "code"), (err.lineno or 1) - 1)
+        line, _ = text_line(src, where, (err.lineno or 1) - 1)
         yield problem(
             src.doc.path,
             line,
             1,
             "E017",
-            f"python example does not parse: {err.msg} (line {err.lineno} of the code)",
+            f"{what} does not parse: {err.msg} (line {err.lineno} of the code)",
             "fix the code or set 'language' to the right value",
         )
 

@@ -43,6 +43,10 @@ CATEGORY_TITLES = {
     "configuration": "Configuration",
     "compilation": "Compilation",
     "data": "Data",
+    "cuda": "CUDA and GPU errors",
+    "hardware": "Hardware faults",
+    "autograd": "Autograd",
+    "checkpointing": "Checkpoints and state dicts",
 }
 SECTIONS = (
     ("symptoms", "Symptoms"),
