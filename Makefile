@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup site test check clean
+.PHONY: setup site test check verify clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -25,6 +25,17 @@ check: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -n 2
+
+# The pinned repro environment (pyproject's `repro` extra), then every entry's repros and examples.
+REPRO := .venv-repro
+$(REPRO)/.installed: pyproject.toml
+	test -x $(REPRO)/bin/python || $(PY) -m venv $(REPRO)
+	$(REPRO)/bin/python -m pip install --quiet --upgrade pip
+	$(REPRO)/bin/python -m pip install --quiet -e '.[repro]'
+	touch $(REPRO)/.installed
+
+verify: $(REPRO)/.installed
+	$(REPRO)/bin/nanopedia verify
 
 clean:
 	rm -rf site dist .nanopedia-cache

@@ -17,6 +17,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from .pins import repro_pins
 from .theme_dir import THEME
 
 CACHE_DIR = ".nanopedia-cache"
@@ -33,6 +34,7 @@ def code_version() -> bytes:
             digest.update(path.name.encode() + b"\0" + path.read_bytes())
     for name in _LIBRARIES:
         digest.update(f"{name}={metadata.version(name)}".encode())
+    digest.update(repr(sorted(repro_pins().items())).encode())  # pages say what repros ran with
     return digest.digest()
 
 

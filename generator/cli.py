@@ -129,6 +129,76 @@ def _diagnose(args: argparse.Namespace) -> int:
     return 0 if result.matches else 1
 
 
+def _verify(args: argparse.Namespace) -> int:
+    """Exit 0 when every repro and example passed, 1 when some failed, 2 for a usage or an
+    environment error (no torch where repros need it)."""
+    from . import pins, verify
+    from .corpus import gather
+    from .errors import Location, Problem
+
+    root = Path(args.entries)
+    if not root.is_dir():
+        raise UsageError(f"no such entries directory: {args.entries}")
+    catalog, problems = gather(root)
+    errors = sum(p.severity == "error" for p in problems)
+    if errors:  # an entry that did not load is not verified; `check` is the gate for the rest
+        print(f"nanopedia: warning: {errors} problem(s) in the entries (run 'nanopedia check'); "
+              "verifying the entries that load", file=sys.stderr)
+    by_id = {s.entry.id: s for s in catalog.sources}
+    unknown = [i for i in args.ids if i not in by_id]
+    if unknown:
+        raise UsageError(f"no such entry, or it does not load: {', '.join(unknown)}")
+    chosen = [by_id[i] for i in (args.ids or sorted(by_id))]
+    absent = verify.missing_imports([s.entry for s in chosen])
+    if absent:
+        raise UsageError(
+            f"{', '.join(absent)} {'is' if len(absent) == 1 else 'are'} not installed for "
+            f"{sys.executable}; the repros need the pinned environment: run 'make verify' (it "
+            "creates .venv-repro/), or pip install -e '.[repro]' and run verify from there")
+    text = args.format == "text"
+    for line in pins.installed_mismatches():
+        print(f"nanopedia: warning: {line}; results may differ from the pages", file=sys.stderr)
+
+    def done(outcome: verify.Outcome) -> None:
+        if not text:
+            return
+        r = outcome.repro
+        head = f"{outcome.entry}/{r.id} ({r.ranks} rank{'s' * (r.ranks > 1)}"
+        times = f"broken {outcome.broken.seconds:.1f} s" + (
+            f", fixed {outcome.fixed.seconds:.1f} s" if outcome.fixed else "")
+        if outcome.passed:
+            print(f"PASS {head}, {times})", flush=True)
+            return
+        print(f"FAIL {head}, {times}): " + "; ".join(outcome.failures), flush=True)
+        for name, run in (("broken", outcome.broken), ("fixed", outcome.fixed)):
+            if run is not None:
+                shown = verify.tail(run.output) or "(no output)"
+                print(f"  {name} output, last lines:", flush=True)
+                print("\n".join("    | " + line for line in shown.splitlines()), flush=True)
+
+    start = time.monotonic()
+    outcomes = verify.verify_all(catalog.entries, [s.entry for s in chosen], args.jobs,
+                                 args.timeout, done)
+    checked = verify.check_examples(chosen, args.timeout)
+    found = [Problem(Location(*f.where), "E070", f.message) for f in checked.findings]
+    seconds = time.monotonic() - start
+    failed = [o for o in outcomes if not o.passed] + checked.failed_runs
+    if text:
+        if found:
+            print(format_problems(found, "text"))
+        for run in checked.failed_runs:
+            print(f"FAIL {run.name}: {run.reason}")
+        print(f"examples: {checked.checked} checked, {checked.ran} run on CPU"
+              + (f", not checked ({checked.missing_text()})" if checked.missing else ""))
+        passed = sum(o.passed for o in outcomes)
+        print(f"repros: {passed} of {len(outcomes)} passed in {seconds:.1f} s "
+              f"({verify.environment()}, {args.jobs} jobs)")
+    else:
+        print(json.dumps(verify.as_json(outcomes, checked, found, seconds), indent=2,
+                         sort_keys=True, ensure_ascii=False))
+    return 1 if failed or found else 0
+
+
 #: Logs at least this large get a progress bar on a terminal.
 PROGRESS_BYTES = 64 << 20
 
@@ -296,6 +366,21 @@ def parser() -> argparse.ArgumentParser:
     )
     diag.add_argument("--entries", default="entries", help=argparse.SUPPRESS)
     diag.set_defaults(run=_diagnose)
+
+    check_repros = sub.add_parser(
+        "verify", help="run every entry's repros and check its code examples against the "
+        "installed libraries (the pinned repro environment: make verify)")
+    check_repros.add_argument("ids", nargs="*", metavar="ENTRY_ID",
+                              help="entries to verify (default: all)")
+    check_repros.add_argument("--entries", default="entries",
+                              help="entries directory (default: entries)")
+    check_repros.add_argument("--format", choices=("text", "json"), default="text",
+                              help="output format (default: text)")
+    check_repros.add_argument("--jobs", type=int, default=os.cpu_count() or 1, metavar="N",
+                              help="repros run at once (default: one per core)")
+    check_repros.add_argument("--timeout", type=float, default=120.0, metavar="SECONDS",
+                              help="per script; a script past it is killed (default 120)")
+    check_repros.set_defaults(run=_verify)
 
     create = sub.add_parser("new", help="start a new entry from the skeleton (exit 2 if taken)")
     create.add_argument("id", help="the entry id: lower-case words joined by hyphens")

@@ -196,10 +196,10 @@ class Repro(Strict):
     reproduces the failure."""
     fixed: Script
     """The same program with the entry's fix applied: it must exit 0 and show none of the
-    entry's decisive fingerprints."""
+    entry's decisive fingerprints, nor those in `shows`."""
     shows: Annotated[list[Slug], Field(max_length=10)] = []
     """Ids of this entry's fingerprints that the broken run's output must match; diagnosing
-    that output must then rank this entry first."""
+    that output must then rank this entry first. Required with `expect: warning`."""
 
 
 class Entry(Strict):

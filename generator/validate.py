@@ -216,6 +216,12 @@ def _translate(doc: Document, model: type[BaseModel], prefix: Path_, err: Any) -
                 f"use lower-case words joined by hyphens, e.g. '{_slugify(str(value))}'",
             )
         return fail("E013", f"'{name}' does not match {ctx.get('pattern')}")
+    if kind in ("greater_than_equal", "less_than_equal"):
+        bound = ctx.get("ge", ctx.get("le"))
+        side = "at least" if kind == "greater_than_equal" else "at most"
+        return fail("E013", f"'{value}' is not allowed for '{name}': {side} {bound}")
+    if kind == "int_parsing":
+        return fail("E012", f"'{name}' must be a whole number, not '{value}'")
     if kind == "literal_error":
         allowed = [
             a.strip().strip("'")
@@ -303,6 +309,14 @@ def _repro_problems(src: Source, i: int) -> Iterator[Problem]:
                 suggest(name, known) or (f"fingerprints: {', '.join(known)}" if known
                                          else "this entry has no fingerprints yet"),
             )
+    if repro.expect == "warning" and not repro.shows:
+        yield problem(
+            path,
+            *src.at("repro", i, "expect"),
+            "E013",
+            f"repro '{repro.id}' expects a warning but names no fingerprint in 'shows'",
+            "name the fingerprints of the warning the broken run prints",
+        )
     for side in ("broken", "fixed"):
         code = getattr(repro, side)
         where = ("repro", i, side)

@@ -25,6 +25,7 @@ from .gitdates import Dates
 from .joined import Joined
 from .markdown import PageEnv, render, render_inline, render_title
 from .model import Entry
+from .pins import repro_pins
 from .search import script_json
 from .validate import dotted, markdown_fields
 
@@ -57,6 +58,7 @@ SECTIONS = (
     ("fix", "Fix"),
     ("prevention", "Prevention"),
     ("code-examples", "Code examples"),
+    ("reproduce", "Reproduce it"),
     ("faq", "FAQ"),
     ("references", "References"),
     ("related", "Related entries"),
@@ -102,10 +104,21 @@ def fragments(entry: Entry,
     for where, text in markdown_fields(entry):
         inline = where[0] in INLINE_FIELDS
         out[dotted(where)] = render_inline(text, page) if inline else render(text, page)
-    for i, example in enumerate(entry.code_examples):
-        done = highlighted.get((example.code, example.language)) if highlighted else None
-        out[f"code_examples[{i}].code"] = done or highlight.code(example.code, example.language)
+    scripts = [(f"code_examples[{i}].code", x.code, x.language)
+               for i, x in enumerate(entry.code_examples)]
+    scripts += [(f"repro[{i}].{side}", getattr(r, side), "python")
+                for i, r in enumerate(entry.repro) for side in ("broken", "fixed")]
+    for where, code, language in scripts:
+        done = highlighted.get((code, language)) if highlighted else None
+        out[where] = done or highlight.code(code, language)
     return out
+
+
+def reproduced_with(ranks: int, pins: Mapping[str, str]) -> str:
+    """`Reproduced with PyTorch 2.13.0 (CPU, 2 ranks, gloo)`, from the pinned environment."""
+    torch = f"PyTorch {pins['torch']}" if "torch" in pins else "PyTorch"
+    where = "CPU, 1 rank" if ranks == 1 else f"CPU, {ranks} ranks, gloo"
+    return f"Reproduced with {torch} ({where})"
 
 
 def card(entry: Entry) -> Card:
@@ -262,6 +275,13 @@ def entry_page(e: Entry, near: Neighbours, config: Config, frags: dict[str, str]
                            "language": x.language, "code": md[f"code_examples[{i}].code"],
                            "why": md[f"code_examples[{i}].why"]}
                           for i, x in enumerate(e.code_examples)],
+        "checked_with": list(e.checked_with.items()),
+        "repros": [{"anchor": f"repro-{r.id}", "title": _title(r.title), "stack": r.stack,
+                    "broken": md[f"repro[{i}].broken"], "fixed": md[f"repro[{i}].fixed"],
+                    "silent": r.expect == "warning",
+                    "line": reproduced_with(r.ranks, repro_pins()),
+                    "command": f"nanopedia verify {e.id}"}
+                   for i, r in enumerate(e.repro)],
         "faq": [{"anchor": f"faq-{i + 1}", "question": _title(q.question),
                  "answer": md[f"faq[{i}].answer"]} for i, q in enumerate(e.faq)],
         "references": [{"title": r.title, "url": r.url, "kind": r.kind} for r in e.references],
@@ -271,7 +291,8 @@ def entry_page(e: Entry, near: Neighbours, config: Config, frags: dict[str, str]
         "edit_url": f"{config.repo_url.rstrip('/')}/{e.id}.yaml" if config.repo_url else None,
         "dates": dates.as_dict() if dates else None,
     }
-    filled = {"code-examples": e.code_examples, "faq": e.faq, "related": related,
+    filled = {"code-examples": e.code_examples, "reproduce": e.repro, "faq": e.faq,
+              "related": related,
               "referenced-by": backlinks, "also-tagged": also}
     context["sections"] = [{"anchor": a, "title": t} for a, t in SECTIONS if filled.get(a, True)]
     return Page(f"entries/{e.id}.html", "entry.html", context)

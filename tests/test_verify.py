@@ -1,0 +1,190 @@
+"""The repro runner and its judgement, on tiny scripts that need no torch.
+
+Each case runs real processes (one or two ranks) and judges them as `nanopedia verify` does, so a
+hang, a crash or a fixed script that still fails is seen the way CI would see it.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+from conftest import FIXTURES
+
+from generator import verify
+from generator.model import Entry, Repro
+
+FAIL_LINE = "RuntimeError: expected scalar type BFloat16 but found Float"
+
+
+def _entry() -> Entry:
+    """The fixture entry whose decisive fingerprint `scalar-type` matches FAIL_LINE."""
+    from generator.corpus import gather
+
+    catalog, _ = gather(FIXTURES / "corpus")
+    return next(e for e in catalog.entries if e.id == "alpha-failure")
+
+
+def _repro(broken: str, fixed: str = "print('ok')\n", **kw: object) -> Repro:
+    fields = {"id": "r", "title": "A repro", "stack": "generic", "broken": broken,
+              "fixed": fixed, "shows": ["scalar-type"], **kw}
+    return Repro.model_validate(fields)
+
+
+FAILS = f"import sys\nprint({FAIL_LINE!r}, file=sys.stderr)\nsys.exit(1)\n"
+
+
+def _judge(repro: Repro, timeout: float = 30) -> tuple[str, ...]:
+    entry = _entry()
+    return verify.verify_one([entry], entry, repro, timeout).failures
+
+
+def test_a_repro_that_fails_then_is_fixed_passes() -> None:
+    assert _judge(_repro(FAILS)) == ()
+
+
+def test_broken_script_that_exits_0_does_not_reproduce() -> None:
+    found = _judge(_repro(f"print({FAIL_LINE!r})\n"))
+    assert found == ("the broken script exited 0: it does not reproduce the failure",)
+
+
+def test_a_warning_repro_may_exit_0_when_its_fingerprint_shows() -> None:
+    assert _judge(_repro(f"print({FAIL_LINE!r})\n", expect="warning")) == ()
+
+
+def test_output_missing_the_named_fingerprint() -> None:
+    found = _judge(_repro("import sys\nprint('some other error')\nsys.exit(1)\n"))
+    assert "fingerprint 'scalar-type' matches no line of the broken output" in found
+    assert any("diagnose ranks 'nothing' first" in f for f in found)
+
+
+def test_fixed_script_that_still_shows_the_failure() -> None:
+    found = _judge(_repro(FAILS, fixed=f"print({FAIL_LINE!r})\n"))
+    assert found == (f"the fixed output still shows fingerprint 'scalar-type': {FAIL_LINE!r}",)
+
+
+def test_fixed_swapped_for_broken_always_fails() -> None:
+    for expect in ("error", "warning"):
+        broken = FAILS if expect == "error" else f"print({FAIL_LINE!r})\n"
+        found = _judge(_repro(broken, fixed=broken, expect=expect))
+        assert any("the fixed" in f for f in found), (expect, found)
+
+
+def test_crashing_fixed_script_fails() -> None:
+    crash = "import os, signal\nos.kill(os.getpid(), signal.SIGSEGV)\n"
+    assert _judge(_repro(FAILS, fixed=crash)) == ("the fixed script exited -11",)
+
+
+def test_hang_is_killed_at_the_timeout_with_its_children() -> None:
+    hang = ("import subprocess, sys, time\n"
+            "subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(600)'])\n"
+            "time.sleep(600)\n")
+    start = time.monotonic()
+    run = verify.run_script(hang, timeout=1.5)
+    assert run.timed_out and time.monotonic() - start < 10
+    found = verify.judge(_entry(), _repro(hang), run, None, None)
+    assert found[0].startswith("the broken script ran past its timeout")
+
+
+def test_two_ranks_get_torchrun_variables_and_prefixed_output() -> None:
+    script = textwrap.dedent("""
+        import os
+        keys = ("RANK", "LOCAL_RANK", "WORLD_SIZE", "MASTER_ADDR")
+        print(" ".join(os.environ[k] for k in keys), os.environ["MASTER_PORT"].isdigit())
+    """)
+    run = verify.run_script(script, ranks=2, timeout=30)
+    assert run.code == 0
+    assert run.output.splitlines() == ["[rank0]: 0 0 2 127.0.0.1 True",
+                                       "[rank1]: 1 1 2 127.0.0.1 True"]
+
+
+def test_when_one_rank_fails_the_other_is_stopped_not_waited_for() -> None:
+    script = textwrap.dedent(f"""
+        import os, sys, time
+        if os.environ["RANK"] == "1":
+            print({FAIL_LINE!r}, file=sys.stderr)
+            sys.exit(3)
+        time.sleep(600)  # rank 0 waits in a "collective" for a peer that is gone
+    """)
+    start = time.monotonic()
+    run = verify.run_script(script, ranks=2, timeout=60)
+    assert run.code == 3 and not run.timed_out
+    assert time.monotonic() - start < verify.GRACE + 5
+    assert f"[rank1]: {FAIL_LINE}" in run.output.splitlines()
+
+
+def test_output_is_capped_at_its_tail() -> None:
+    script = "import sys\nsys.stdout.write('x' * (3 << 20))\nprint('\\nlast line')\n"
+    run = verify.run_script(script, timeout=30)
+    assert len(run.output) <= verify.OUTPUT_CAP
+    assert run.output.endswith("last line\n")
+
+
+def _corpus_with_example(tmp_path: Path, code: str) -> Path:
+    dest = tmp_path / "entries"
+    shutil.copytree(FIXTURES / "corpus", dest)
+    path = dest / "beta-failure.yaml"
+    body = textwrap.indent(code, " " * 6)
+    path.write_text(path.read_text() + "code_examples:\n  - title: Dump it\n    stack: generic\n"
+                    f"    language: python\n    code: |\n{body}    why: It works.\n")
+    return dest
+
+
+def test_verify_locates_a_wrong_keyword_in_an_example(tmp_path: Path, cli, monkeypatch) -> None:
+    entries = _corpus_with_example(tmp_path, "import shutil\nshutil.copyfile('a', 'b', follow_symlink=False)\n")
+    monkeypatch.chdir(tmp_path)
+    ran = cli("verify", "beta-failure", "--entries", "entries")
+    assert ran.code == 1
+    text = (entries / "beta-failure.yaml").read_text().splitlines()
+    line = next(i for i, t in enumerate(text, 1) if "follow_symlink=" in t)
+    col = text[line - 1].index("shutil.copyfile") + 1
+    assert (f"entries/beta-failure.yaml:{line}:{col}: error[E070]: shutil.copyfile() has no "
+            "keyword argument 'follow_symlink' in shutil") in ran.out
+
+
+def test_verify_runs_an_example_marked_runs_on_cpu(tmp_path: Path, cli, monkeypatch) -> None:
+    entries = _corpus_with_example(tmp_path, "raise SystemExit('it broke')\n")
+    path = entries / "beta-failure.yaml"
+    path.write_text(path.read_text().replace("    why: It works.", "    why: It works.\n"
+                                             "    runs_on_cpu: true"))
+    monkeypatch.chdir(tmp_path)
+    ran = cli("verify", "beta-failure", "--entries", "entries", "--format", "json")
+    assert ran.code == 1
+    report = json.loads(ran.out)
+    assert report["examples"]["failed_runs"] == [
+        {"name": "beta-failure/example-1", "reason": "the example exited 1: it broke"}]
+
+
+def test_verify_without_torch_is_an_environment_error(tmp_path: Path, cli, monkeypatch) -> None:
+    import importlib.util
+
+    dest = tmp_path / "entries"
+    shutil.copytree(FIXTURES / "corpus", dest)
+    alpha = dest / "alpha-failure.yaml"
+    alpha.write_text(alpha.read_text().replace("      import sys\n", "      import sys\n"
+                                               "      import torch\n"))
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: None if name == "torch" else real(name, *a))
+    ran = cli("verify", "--entries", str(dest))
+    assert ran.code == 2
+    assert "torch is not installed" in ran.err and "make verify" in ran.err
+
+
+def test_verify_json_reports_each_repro(cli) -> None:
+    ran = cli("verify", "alpha-failure", "--entries", str(FIXTURES / "corpus"),
+              "--format", "json")
+    report = json.loads(ran.out)
+    assert ran.code == (0 if report["passed"] else 1)
+    assert [(r["entry"], r["id"], r["passed"]) for r in report["repros"]] == [
+        ("alpha-failure", "float-input", True)]
+
+
+@pytest.mark.parametrize("name", ["nope", "alpha-failur"])
+def test_verify_unknown_entry_is_a_usage_error(cli, name: str) -> None:
+    ran = cli("verify", name, "--entries", str(FIXTURES / "corpus"))
+    assert ran.code == 2 and name in ran.err
