@@ -39,13 +39,58 @@ class Case:
         return self.logs[0] if len(self.logs) == 1 else str(Path(self.logs[0]).parent)
 
 
+#: The real-log corpus: excerpts of logs posted in public threads, each labelled in its header.
+REAL = "real"
+#: Header keys of a real log (`# source: URL`, `# top: entry-id`, `# rank: 3`, `# benign: true`).
+HEADER_KEYS = ("source", "top", "rank", "benign")
+
+
 def cases() -> list[Case]:
-    """Every case of tests/logs/labels.yaml."""
+    """Every case of tests/logs/labels.yaml, then every real log of tests/logs/real/."""
     data = yaml.safe_load((LOGS / "labels.yaml").read_text())
-    return [
+    found = [
         Case(tuple(c["logs"]), c["top"], c["rank"], c["benign"], c.get("bury", 0))
         for c in data["cases"]
     ]
+    return found + real_cases()
+
+
+def real_cases() -> list[Case]:
+    """One case per `real/*.log` file, and one per `real/<folder>/` of per-rank files (the
+    first file carries the header)."""
+    found = []
+    for path in sorted((LOGS / REAL).iterdir()):
+        files = sorted(path.glob("*.log")) if path.is_dir() else [path]
+        if not files or (path.is_file() and path.suffix != ".log"):
+            continue
+        labels = header(files[0].read_text(encoding="utf-8", errors="replace"))
+        rank = labels.get("rank", "null")
+        found.append(Case(tuple(f.relative_to(LOGS).as_posix() for f in files),
+                          None if labels.get("top", "null") == "null" else labels["top"],
+                          None if rank == "null" else int(rank),
+                          labels.get("benign", "false") == "true", 0))
+    return found
+
+
+def header(text: str) -> dict[str, str]:
+    """The `# key: value` lines at the top of a real log."""
+    labels = {}
+    for line in text.splitlines():
+        key, sep, value = line.removeprefix("# ").partition(":")
+        if not line.startswith("# ") or not sep or key not in HEADER_KEYS:
+            break
+        labels[key] = value.strip()
+    return labels
+
+
+def log_bytes(rel: str) -> bytes:
+    """A corpus log as a program printed it: a real log without its header lines."""
+    data = (LOGS / rel).read_bytes()
+    if not rel.startswith(REAL + "/"):
+        return data
+    lines = data.split(b"\n")
+    skip = len(header(data.decode("utf-8", errors="replace")))
+    return b"\n".join(lines[skip:])
 
 
 def normal_lines(seed: int = 0) -> Iterator[str]:
@@ -94,6 +139,6 @@ def materialise(case: Case, out: Path) -> list[Path]:
         dest = out / case.name.replace("/", "_") / rel
         dest.parent.mkdir(parents=True, exist_ok=True)
         prefix = buried(case.bury) if case.bury and i == 0 else b""
-        dest.write_bytes(prefix + (LOGS / rel).read_bytes())
+        dest.write_bytes(prefix + log_bytes(rel))
         paths.append(dest)
     return paths
