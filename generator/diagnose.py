@@ -264,17 +264,20 @@ def file_rank(name: str) -> int | None:
 
 
 def timestamp(text: str) -> str | None:
-    """The last timestamp in `text` as sortable `MMDDhhmmss.fffffffff`.
+    """The last timestamp in `text`, whatever its format, as sortable `MMDDhhmmss.fffffffff`.
 
     The year is ignored because glog lines as ProcessGroupNCCL prints them have none, and their
     month is not zero-padded (`E710 18:00:32` is July 10).
     """
+    last = None
     for regex in (_ISO_TIME, _GLOG_TIME):
-        found = list(regex.finditer(text))
-        if found:
-            mo, d, h, mi, s, frac = found[-1].groups()
-            return f"{mo.zfill(2)}{d}{h}{mi}{s}.{(frac or '').ljust(9, '0')[:9]}"
-    return None
+        for found in regex.finditer(text):
+            if last is None or found.start() > last.start():
+                last = found  # the nearest timestamp of any format, not the last of the first
+    if last is None:
+        return None
+    mo, d, h, mi, s, frac = last.groups()
+    return f"{mo.zfill(2)}{d}{h}{mi}{s}.{(frac or '').ljust(9, '0')[:9]}"
 
 
 def scan(

@@ -31,7 +31,8 @@ def matcher() -> diagnose.Matcher:
 def test_match_straddling_a_buffer_boundary_is_found(matcher, size: int) -> None:
     data = b"step 1 loss 2.0\r\n" * 5 + ERROR + b"step 2"
     found = diagnose.scan(io.BytesIO(data), "x.log", matcher, buffer_bytes=size)
-    assert [(e.line, e.rank, e.fingerprint) for e in found.evidence] == [
+    mine = [e for e in found.evidence if e.entry == "fsdp-mixed-precision-error"]
+    assert [(e.line, e.rank, e.fingerprint) for e in mine] == [
         (6, 3, "expected-scalar-type-float-vs-low")
     ]
     assert found.lines == 7
@@ -57,15 +58,14 @@ def test_exit_codes(cli, tmp_path: Path) -> None:
 
 
 def test_json_shape_and_collateral(cli) -> None:
-    run = cli("diagnose", "--json", "--top", "2", str(LOGS / "fsdp-mp-torchrun.log"))
+    run = cli("diagnose", "--json", "--top", "10", str(LOGS / "fsdp-mp-torchrun.log"))
     out = json.loads(run.out)
-    assert [m["id"] for m in out["matches"]] == [
-        "fsdp-mixed-precision-error",
-        "nccl-watchdog-timeout",
-    ]
+    ids = [m["id"] for m in out["matches"]]
+    assert ids[0] == "fsdp-mixed-precision-error" and "nccl-watchdog-timeout" in ids
     assert out["initiating_rank"] == 2
     assert set(out["matches"][0]["evidence"][0]) >= {"file", "line", "rank", "text", "fingerprint"}
-    assert all(e["collateral"] for e in out["matches"][1]["evidence"])
+    timeout = out["matches"][ids.index("nccl-watchdog-timeout")]
+    assert all(e["collateral"] for e in timeout["evidence"])
     assert out["matches"][0]["url"] == "site/entries/fsdp-mixed-precision-error.html"
 
 
@@ -97,3 +97,13 @@ def test_closed_pipe_ends_quietly(tmp_path: Path) -> None:
         run.stdout.close()
         err = run.stderr.read()
     assert (run.returncode, err) == (141, b"")
+
+
+def test_nearest_timestamp_of_any_format_decides_the_first_failure(cli) -> None:
+    """Rank 0's error follows a glog line (03:25) that follows an ISO line (03:13); rank 1's
+    follows an ISO line (03:20). The nearest timestamp counts, so rank 1 failed first."""
+    logs = [str(LOGS / "first-failure-ts" / f"rank{r}.log") for r in (0, 1)]
+    run = cli("diagnose", "--json", *logs)
+    assert json.loads(run.out)["initiating_rank"] == 1
+    assert diagnose.timestamp("2024-11-21 03:13:03,001 x\n[W1121 03:25:00.000000 1 a.cpp:1] y") \
+        == "1121032500.000000000"

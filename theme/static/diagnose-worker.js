@@ -420,19 +420,20 @@ self.NanopediaDiagnoseWorker = function (scope) {
     return null;
   }
 
+  /* The nearest timestamp of any format (the one that starts last), not the last of the first. */
   function timestamp(m, text) {
+    var last = null;
     for (var i = 0; i < m.times.length; i++) {
       var re = m.times[i];
-      var last = null;
       var found;
       re.lastIndex = 0;
-      while ((found = re.exec(text)) !== null) last = found;
-      if (last) {
-        var frac = (last[6] || '').padEnd(9, '0').slice(0, 9);
-        return last[1].padStart(2, '0') + last[2] + last[3] + last[4] + last[5] + '.' + frac;
+      while ((found = re.exec(text)) !== null) {
+        if (last === null || found.index > last.index) last = found;
       }
     }
-    return null;
+    if (!last) return null;
+    var frac = (last[6] || '').padEnd(9, '0').slice(0, 9);
+    return last[1].padStart(2, '0') + last[2] + last[3] + last[4] + last[5] + '.' + frac;
   }
 
   /* Python's text.strip()[:n] (n code points). */
