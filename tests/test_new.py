@@ -22,6 +22,7 @@ def fill(text: str) -> str:
     """What a contributor does: replace every TODO with a real value."""
     text = text.replace("TODO-cause", "the-cause")
     text = text.replace("category: TODO", "category: numerics")
+    text = text.replace('"TODO: version, e.g. 2.13.0"', "2.13.0")
     text = text.replace('"TODO: https://..."', "https://docs.pytorch.org/docs/stable/amp.html")
     text = re.sub(r'"TODO: one of [^"]*"', "docs", text)
     return re.sub(r"TODO:[^\"\n]*", "Written by a person who saw this failure.", text)
@@ -44,7 +45,7 @@ def test_new_then_check_reports_only_the_blanks(repo: Path, cli) -> None:
         "root_causes[0].explanation", "symptoms[0].text", "symptoms[0].cause", "mechanism",
         "affected_systems[0].name", "affected_systems[0].versions", "confirm[0]", "fix[0].title",
         "fix[0].detail", "prevention[0]", "references[0].title", "references[0].url",
-        "references[0].kind",
+        "references[0].kind", "checked_with.torch",
     ]
     lines = text.splitlines()
     assert all("TODO" in lines[int(line) - 1] for line, _, _ in located)
@@ -92,7 +93,7 @@ def test_new_reports_every_bad_argument_at_once(repo: Path, cli) -> None:
         "    hint: use lower-case words joined by hyphens (at most 80 characters), e.g. 'bad-id'",
         "entries/Bad_Id.yaml: error[E050]: unknown category 'mixed'",
         "    hint: one of: mixed-precision, distributed, numerics, memory, performance, "
-        "configuration, compilation, data",
+        "configuration, compilation, data, cuda, hardware, autograd, checkpointing",
         "entries/tags.yaml: error[E050]: unknown tag 'bfl6'",
         "    hint: did you mean 'bf16'?",
     ]
