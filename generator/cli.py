@@ -1,6 +1,7 @@
 """The `nanopedia` command: the only place that prints to the terminal or chooses an exit code.
 
-Exit codes: 0 clean, 1 problems found, 2 usage errors (bad arguments, missing paths).
+Exit codes: 0 clean, 1 problems found, 2 usage errors (bad arguments, missing paths), 3 an
+internal error (a bug: the message says how to get the traceback).
 """
 
 from __future__ import annotations
@@ -73,21 +74,26 @@ def _schema(args: argparse.Namespace) -> int:
 
 
 def _diagnose(args: argparse.Namespace) -> int:
-    root = Path(args.entries)
-    if not root.is_dir():
-        raise UsageError(f"no such entries directory: {args.entries}")
-    from . import diagnose
-    from .corpus import entry_files, gather
+    from .theme_dir import locate_entries
 
-    catalog, _ = gather(root)
-    skipped = len(entry_files(root)) - len(catalog.sources)
-    if skipped:
-        print(
-            f"nanopedia: warning: {skipped} invalid entry file(s) left out of the diagnosis; "
-            "run 'nanopedia check'",
-            file=sys.stderr,
-        )
-    matcher = diagnose.Matcher(catalog.entries)
+    root = Path(args.entries) if args.entries else locate_entries()
+    if not root.is_dir():
+        raise UsageError(f"no such entries directory: {root}")
+    from . import diagnose
+    from .corpus import gather
+
+    catalog, problems = gather(root)
+    loaded = {s.doc.path for s in catalog.sources}
+    # Left out: a file that did not load, and an entry whose patterns are invalid or too slow
+    # (a link that goes nowhere does not make its fingerprints wrong).
+    left_out = {p.location.path: p for p in reversed(problems) if p.severity == "error" and (
+        p.location.path not in loaded or p.code in UNUSABLE_PATTERN)}
+    usable = [s.entry for s in catalog.sources if s.doc.path not in left_out]
+    skipped = [first for path, first in sorted(left_out.items()) if path.endswith(".yaml")]
+    for first in skipped:
+        print(f"nanopedia: warning: {first.location}: entry left out of the diagnosis: "
+              f"{first.message} (run 'nanopedia check')", file=sys.stderr)
+    matcher = diagnose.Matcher(usable)
     opened = []
     for raw in args.logs:
         try:
@@ -114,9 +120,11 @@ def _diagnose(args: argparse.Namespace) -> int:
                 print(file=sys.stderr)
     result = diagnose.diagnose(scans)
     if args.json:
+        report = diagnose.as_json(result, args.base_url, args.top)
+        report["skipped_entries"] = [p.as_dict() for p in skipped]
         print(
             json.dumps(
-                diagnose.as_json(result, args.base_url, args.top),
+                report,
                 indent=2,
                 sort_keys=True,
                 ensure_ascii=False,
@@ -198,6 +206,9 @@ def _verify(args: argparse.Namespace) -> int:
                          sort_keys=True, ensure_ascii=False))
     return 1 if failed or found else 0
 
+
+#: Problem codes that make an entry's fingerprints unusable (invalid or too slow patterns).
+UNUSABLE_PATTERN = frozenset({"E030", "E033"})
 
 #: Logs at least this large get a progress bar on a terminal.
 PROGRESS_BYTES = 64 << 20
@@ -364,7 +375,9 @@ def parser() -> argparse.ArgumentParser:
         metavar="SECONDS",
         help="stop and name the slowest pattern after this long (default 300)",
     )
-    diag.add_argument("--entries", default="entries", help=argparse.SUPPRESS)
+    diag.add_argument("--entries", default=None, metavar="DIR",
+                      help="match against the entries in DIR (default: the encyclopedia this "
+                      "nanopedia ships)")
     diag.set_defaults(run=_diagnose)
 
     check_repros = sub.add_parser(
@@ -443,11 +456,21 @@ def main(argv: Sequence[str] | None = None, detach: bool = False) -> int:
     except KeyboardInterrupt:
         print("nanopedia: interrupted", file=sys.stderr)
         return 130
+    except NanopediaError as err:  # a command that did not catch its own located problems
+        print(format_problems(err.problems, "text"), file=sys.stderr)
+        return 1
     except BrokenPipeError:
         # The reader went away (`nanopedia diagnose LOG | head`): stop quietly, as a tool killed
         # by SIGPIPE would, and point stdout at /dev/null so the final flush cannot fail again.
         _silence_stdout()
         return 141
+    except Exception as err:  # a bug of nanopedia's, not of the input: say so, exit 3
+        if os.environ.get("NANOPEDIA_DEBUG"):
+            raise
+        print(f"nanopedia: internal error: {type(err).__name__}: {err}\n"
+              "this is a bug in nanopedia; run again with NANOPEDIA_DEBUG=1 for the traceback "
+              "and report it", file=sys.stderr)
+        return 3
 
 
 def run() -> NoReturn:

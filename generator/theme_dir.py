@@ -1,4 +1,5 @@
-"""Where the theme is: every module that reads templates or assets takes the path from here.
+"""Where the theme and the shipped entries are: every module that reads templates, assets or the
+bundled encyclopedia takes the path from here.
 
 A checkout keeps the theme at the repository root, next to `generator/` (an editable install runs
 from there). A wheel or sdist install ships the same files inside the package, as
@@ -21,3 +22,10 @@ def locate(package: Path = _PACKAGE) -> Path:
 
 THEME = locate()
 """The theme folder: `templates/`, `static/`, `single/`, `serve/`, `skeleton/`, `mkdocs/`."""
+
+
+def locate_entries(package: Path = _PACKAGE) -> Path:
+    """The encyclopedia the package ships (as `generator/entries/`), else the checkout's
+    `entries/`: what `diagnose` reads when no `--entries` is given, in any directory."""
+    installed = package / "entries"
+    return installed if installed.is_dir() else package.parent / "entries"

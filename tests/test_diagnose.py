@@ -107,3 +107,38 @@ def test_nearest_timestamp_of_any_format_decides_the_first_failure(cli) -> None:
     assert json.loads(run.out)["initiating_rank"] == 1
     assert diagnose.timestamp("2024-11-21 03:13:03,001 x\n[W1121 03:25:00.000000 1 a.cpp:1] y") \
         == "1121032500.000000000"
+
+
+def test_runs_in_any_directory_on_the_shipped_entries(cli, tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)  # no entries/ here
+    (tmp_path / "job.log").write_bytes(ERROR)
+    run = cli("diagnose", "job.log")
+    assert run.code == 0 and "fsdp-mixed-precision-error" in run.out
+
+
+def test_an_entry_that_does_not_load_or_has_a_bad_pattern_is_left_out_with_a_warning(
+        cli, tmp_corpus: Path, tmp_path: Path) -> None:
+    alpha = tmp_corpus / "alpha-failure.yaml"
+    alpha.write_text(alpha.read_text().replace(
+        "pattern: 'expected scalar type (?:BFloat16|Half) but found Float'",
+        "pattern: '(?<=RuntimeError: )expected scalar type'"))
+    (tmp_corpus / "broken-entry.yaml").write_text("id: broken-entry\ntitle: [unclosed\n")
+    log = tmp_path / "job.log"
+    log.write_bytes(ERROR)
+    run = cli("diagnose", "--json", "--entries", str(tmp_corpus), str(log))
+    assert run.code == 1  # alpha, the only entry that would match, is out
+    assert "alpha-failure.yaml:" in run.err and "broken-entry.yaml:" in run.err
+    assert "Traceback" not in run.err
+    skipped = json.loads(run.out)["skipped_entries"]
+    assert sorted(p["path"].rsplit("/", 1)[-1] for p in skipped) == [
+        "alpha-failure.yaml", "broken-entry.yaml"]
+
+
+def test_an_internal_error_exits_3_without_a_traceback(cli, monkeypatch, tmp_path: Path) -> None:
+    def boom(*_: object) -> None:
+        raise KeyError("oops")
+
+    monkeypatch.setattr(diagnose, "diagnose", boom)
+    (tmp_path / "job.log").write_bytes(ERROR)
+    run = cli("diagnose", str(tmp_path / "job.log"))
+    assert run.code == 3 and "internal error: KeyError" in run.err and "Traceback" not in run.err

@@ -177,3 +177,15 @@ def test_installed_mkdocs_plugin_builds_the_section(installed: Installed, tmp_pa
     ids = [p.stem for p in entry_files(tmp_path / "entries")]
     pages = ["failures/index.html", *(f"failures/entries/{i}/index.html" for i in ids)]
     assert [p for p in pages if not (tmp_path / "site" / p).is_file()] == []
+
+
+def test_installed_diagnose_works_in_an_empty_directory(installed: Installed,
+                                                         tmp_path: Path) -> None:
+    """`pip install nanopedia && nanopedia diagnose job.log`: the wheel ships the entries."""
+    shipped = installed.site_packages / "generator" / "entries"
+    assert sorted(p.name for p in shipped.glob("*.yaml")) == sorted(
+        p.name for p in (ROOT / "entries").glob("*.yaml"))
+    (tmp_path / "job.log").write_text(
+        "[rank3]: RuntimeError: expected scalar type BFloat16 but found Float\n")
+    out = installed.run(tmp_path, "nanopedia", "diagnose", "--json", "job.log")
+    assert json.loads(out)["matches"][0]["id"] == "fsdp-mixed-precision-error"
