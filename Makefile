@@ -23,7 +23,9 @@ site: $(STAMP)
 check: $(STAMP)
 	$(BIN)/nanopedia check
 
+# The browser worker's ranking under Node (the same data-driven cases as pytest), then pytest.
 test: $(STAMP)
+	NANOPEDIA_PYTHON=$(BIN)/python node --test tests/js/
 	$(BIN)/python -m pytest -n 2
 
 # The pinned repro environment (pyproject's `repro` extra), then every entry's repros and examples.

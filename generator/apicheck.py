@@ -208,8 +208,20 @@ def _prefixes(node: ast.expr) -> list[ast.expr]:
     return out
 
 
+def _python_level(func: Any) -> bool:
+    """Whether `func` is written in Python, so its signature is what it really takes: classes
+    and functions of compiled extensions often report a signature that is not theirs."""
+    if inspect.isclass(func):
+        return inspect.isfunction(func.__init__) or (
+            func.__init__ is object.__init__ and inspect.isfunction(func.__new__))
+    return inspect.isfunction(func) or inspect.ismethod(func)
+
+
 def _binding(func: Any, call: ast.Call) -> str | None:
-    """Why this call cannot bind to `func`'s signature, or None (also when it has none)."""
+    """Why this call cannot bind to `func`'s signature, or None (also when it has none, or
+    only a compiled one)."""
+    if not _python_level(func):
+        return None
     try:
         sig = inspect.signature(func)
     except (TypeError, ValueError):

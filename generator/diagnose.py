@@ -23,7 +23,7 @@ from typing import IO, Any
 
 import re2
 
-from .fingerprints import line_program, scan_options
+from .fingerprints import line_program, literal_length, scan_options
 from .model import Entry, Fingerprint, Indicates
 
 #: Bytes read per buffer: large enough that the set's per-call overhead vanishes.
@@ -91,6 +91,8 @@ class Evidence:
     """Sortable `MMDDhhmmss.fffffffff` of the line or the nearest earlier timestamped line."""
     consequence: bool = False
     """The fingerprint describes a consequence of a failure elsewhere (its `collateral` field)."""
+    specificity: int = 0
+    """Fixed characters in the fingerprint's pattern (`literal_length`): breaks ties."""
     collateral: bool = False
     """Judged a consequence of another entry's decisive failure in this diagnosis."""
 
@@ -127,6 +129,14 @@ class Candidate:
     """All its evidence is of the benign kind (normal in moderation, explained by the entry)."""
     evidence: tuple[Evidence, ...]
     """The lines, in file then line order."""
+    strength: int = 2
+    """`tier` of its evidence: 2, a decisive line of its own; 1, only evidence shared with other
+    entries or of a weaker kind; 0, collateral evidence only."""
+
+    @property
+    def possible(self) -> bool:
+        """No decisive line of its own: a possible answer, never ranked above a certain one."""
+        return self.strength < 2
 
 
 @dataclass(frozen=True, slots=True)
@@ -180,6 +190,7 @@ class Matcher:
             self.set.Add(program)
         self.set.Compile()
         self.regexes = [re2.compile(program, scan_options()) for program in programs]
+        self.specificity = [literal_length(p.fingerprint.pattern) for p in self.probes]
 
     def slowest(self, sample: bytes) -> Probe | None:
         """The probe whose pattern alone takes longest on `sample`: named when the deadline hits."""
@@ -339,6 +350,7 @@ def scan(
                     fingerprint=probe.fingerprint.id,
                     indicates=probe.fingerprint.indicates,
                     consequence=probe.fingerprint.collateral,
+                    specificity=matcher.specificity[index],
                     timestamp=timestamp(text) or earlier_timestamp(buf, start),
                 )
             )
@@ -366,19 +378,40 @@ def earlier_timestamp(buf: bytes, start: int, window: int = TIMESTAMP_WINDOW) ->
 def entry_score(evidence: list[Evidence], shared: set[tuple[str, int]]) -> float:
     """Sum over distinct fingerprints of weight x (1 + 0.1 x extra lines, at most five).
 
-    A line that fingerprints of several entries match counts as supporting at most for each: it
-    cannot decide between them, so the context lines (frames, warnings) do.
+    Extra lines count once per rank and text: a rank that prints the same line a thousand times
+    (a warning in a loop) is one piece of evidence, not a thousand. A line that fingerprints of
+    several entries match counts as supporting at most for each: it cannot decide between them,
+    so the context lines (frames, warnings) do.
     """
-    counts: dict[str, int] = {}
+    seen: dict[str, set[tuple[int | None, str]]] = {}
     weight: dict[str, float] = {}
     for ev in evidence:
-        counts[ev.fingerprint] = counts.get(ev.fingerprint, 0) + 1
+        seen.setdefault(ev.fingerprint, set()).add((ev.rank, ev.text))
         w = WEIGHTS[ev.indicates] * (COLLATERAL_FACTOR if ev.collateral else 1.0)
         if (ev.file, ev.line) in shared:
             w = min(w, WEIGHTS["supporting"])
         weight[ev.fingerprint] = max(weight.get(ev.fingerprint, 0.0), w)
-    score = sum(w * (1 + 0.1 * min(counts[fp] - 1, 5)) for fp, w in weight.items())
+    score = sum(w * (1 + 0.1 * min(len(seen[fp]) - 1, 5)) for fp, w in weight.items())
     return round(score, 2)
+
+
+def tier(evidence: Iterable[Evidence], shared: set[tuple[str, int]]) -> int:
+    """2: a decisive line that is neither collateral nor matched by another entry too; 1: other
+    evidence that is not collateral; 0: collateral only. Candidates sort by tier first, so a
+    wrapper never outranks what it wraps and a generic line never outranks an exact error."""
+    own = [e for e in evidence if not e.collateral]
+    if any(e.indicates == "decisive" and (e.file, e.line) not in shared for e in own):
+        return 2
+    return 1 if own else 0
+
+
+def rank_key(c: Candidate) -> tuple[int, float, float, int, str]:
+    """Best first: tier, score, the strongest kind of line it has (an entry that calls the line
+    decisive beats one that calls it supporting), the most specific pattern among those lines,
+    then the id (deterministic, never decisive in practice)."""
+    strongest = max(WEIGHTS[e.indicates] for e in c.evidence)
+    specific = max(e.specificity for e in c.evidence if WEIGHTS[e.indicates] == strongest)
+    return (-c.strength, -c.score, -strongest, -specific, c.id)
 
 
 def first_failure(evidence: list[Evidence], order: dict[str, int]) -> Evidence | None:
@@ -419,10 +452,9 @@ def diagnose(scans: list[FileScan]) -> Diagnosis:
         found.sort(key=lambda e: (order[e.file], e.line))
         benign = all(e.indicates == "benign" for e in found)
         score = entry_score(found, shared)
-        matches.append(Candidate(entry_id, found[0].title, score, benign, tuple(found)))
-    # Ties go to the entry that calls its evidence decisive, then to the id (deterministic).
-    strongest = {c.id: max(WEIGHTS[e.indicates] for e in c.evidence) for c in matches}
-    matches.sort(key=lambda c: (-c.score, -strongest[c.id], c.id))
+        matches.append(Candidate(entry_id, found[0].title, score, benign, tuple(found),
+                                 tier(found, shared)))
+    matches.sort(key=rank_key)
     first, reason = _initiating(scans, matches, primary, order)
     rank = first.rank if first else None
     roots = [r for s in scans for _, r in s.root_ranks]
@@ -489,6 +521,7 @@ def as_json(result: Diagnosis, base_url: str | None, top: int | None = None) -> 
                 "title": c.title,
                 "score": c.score,
                 "benign": c.benign,
+                "possible": c.possible,
                 "url": entry_link(c.id, base_url),
                 "evidence": [evidence_json(e) for e in c.evidence],
             }
@@ -537,6 +570,7 @@ def fingerprint_rows(entry: Entry) -> list[dict[str, Any]]:
             "ignore_case": fp.ignore_case,
             "indicates": fp.indicates,
             "collateral": fp.collateral,
+            "specificity": literal_length(fp.pattern),
         }
         for fp in entry.fingerprints
     ]

@@ -241,7 +241,7 @@ self.NanopediaDiagnoseWorker = function (scope) {
       try {
         add(fp.pattern, fp.ignore_case ? 'i' : '', {
           entry: fp.entry, title: fp.title, id: fp.id, indicates: fp.indicates,
-          collateral: fp.collateral
+          collateral: fp.collateral, specificity: fp.specificity
         });
       } catch (err) {
         skipped.push(fp.entry + '/' + fp.id + ': ' + err.message);
@@ -538,7 +538,7 @@ self.NanopediaDiagnoseWorker = function (scope) {
             line: line + 1, rank: lineRank(m, lineText, rankOfFile),
             text: shown(lineText, d.text_chars), fingerprint: probe.id,
             indicates: probe.indicates, consequence: probe.collateral, timestamp: stamp,
-            collateral: false
+            collateral: false, specificity: probe.specificity
           });
         }
         lineBase += swept.lines;
@@ -587,20 +587,41 @@ self.NanopediaDiagnoseWorker = function (scope) {
   /* Python's round(x, 2); scores are sums of weights x (1 + 0.1 k), never an exact tie. */
   function round2(x) { return Number(x.toFixed(2)); }
 
+  /* Extra lines count once per rank and text (diagnose.py: entry_score). */
   function entryScore(d, evidence, shared) {
     var counts = new Map();
     var weight = new Map();
     evidence.forEach(function (ev) {
-      counts.set(ev.fingerprint, (counts.get(ev.fingerprint) || 0) + 1);
+      if (!counts.has(ev.fingerprint)) counts.set(ev.fingerprint, new Set());
+      counts.get(ev.fingerprint).add(ev.rank + '\u0000' + ev.text);
       var w = d.weights[ev.indicates] * (ev.collateral ? d.collateral_factor : 1.0);
       if (shared.has(where(ev))) w = Math.min(w, d.weights.supporting);
       weight.set(ev.fingerprint, Math.max(weight.has(ev.fingerprint) ? weight.get(ev.fingerprint) : 0, w));
     });
     var score = 0;
     weight.forEach(function (w, fp) {
-      score += w * (1 + 0.1 * Math.min(counts.get(fp) - 1, 5));
+      score += w * (1 + 0.1 * Math.min(counts.get(fp).size - 1, 5));
     });
     return round2(score);
+  }
+
+  /* 2: a decisive line of its own (not collateral, not shared); 1: other evidence of its own;
+     0: collateral only (diagnose.py: tier). */
+  function tier(evidence, shared) {
+    var own = evidence.filter(function (e) { return !e.collateral; });
+    if (own.some(function (e) { return e.indicates === 'decisive' && !shared.has(where(e)); })) {
+      return 2;
+    }
+    return own.length ? 1 : 0;
+  }
+
+  /* diagnose.py: rank_key. */
+  function rankKey(d, c) {
+    var strongest = Math.max.apply(null, c.evidence.map(function (e) { return d.weights[e.indicates]; }));
+    var specific = Math.max.apply(null, c.evidence.filter(function (e) {
+      return d.weights[e.indicates] === strongest;
+    }).map(function (e) { return e.specificity; }));
+    return [-c.strength, -c.score, -strongest, -specific];
   }
 
   function byFileLine(a, b) { return a.order - b.order || a.line - b.line; }
@@ -673,16 +694,20 @@ self.NanopediaDiagnoseWorker = function (scope) {
     byEntry.forEach(function (found, id) {
       if (found.every(function (e) { return e.indicates === 'context'; })) return;
       found.sort(byFileLine);
-      matches.push({
+      var strength = tier(found, shared);
+      var candidate = {
         id: id, title: found[0].title, score: entryScore(d, found, shared),
         benign: found.every(function (e) { return e.indicates === 'benign'; }),
-        strongest: Math.max.apply(null, found.map(function (e) { return d.weights[e.indicates]; })),
-        evidence: found
-      });
+        strength: strength, possible: strength < 2, evidence: found
+      };
+      candidate.key = rankKey(d, candidate);
+      matches.push(candidate);
     });
-    /* Ties go to the entry that calls its evidence decisive, then to the id. */
     matches.sort(function (a, b) {
-      return b.score - a.score || b.strongest - a.strongest || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+      for (var i = 0; i < a.key.length; i++) {
+        if (a.key[i] !== b.key[i]) return a.key[i] - b.key[i];
+      }
+      return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
     });
     var chosen = initiating(m, matches, primary);
     var first = chosen[0];
@@ -711,7 +736,7 @@ self.NanopediaDiagnoseWorker = function (scope) {
     return {
       matches: result.matches.map(function (c) {
         return {
-          id: c.id, title: c.title, score: c.score, benign: c.benign,
+          id: c.id, title: c.title, score: c.score, benign: c.benign, possible: c.possible,
           url: 'entries/' + c.id + '.html', evidence: c.evidence.map(evidenceJson)
         };
       }),
@@ -721,6 +746,17 @@ self.NanopediaDiagnoseWorker = function (scope) {
       files: scans.map(function (s) { return { file: s.file, lines: s.lines, bytes: s.bytes }; })
     };
   }
+
+  /* The ranking rules alone, on evidence already found: the data-driven cases of
+     tests/cases/ranking.json run through here under `node --test` and through diagnose.py under
+     pytest, so the two engines are proven to rank alike without a browser. */
+  scope.rankEvidence = function (data, scans) {
+    var m = { data: data, enqueued: new RegExp(data.enqueued) };
+    scans.forEach(function (s, order) {
+      s.evidence.forEach(function (e) { e.order = order; e.collateral = false; });
+    });
+    return asJson(diagnose(m, scans), scans);
+  };
 
   /* ---- The worker's one job. ---- */
 

@@ -1,0 +1,41 @@
+// The ranking rules as data (tests/cases/ranking.json), run through the browser worker's
+// `rankEvidence` under `node --test`; tests/test_ranking_cases.py runs them through diagnose.py.
+'use strict';
+const test = require('node:test');
+const assert = require('node:assert');
+const fs = require('node:fs');
+const path = require('node:path');
+const { execFileSync } = require('node:child_process');
+
+const root = path.resolve(__dirname, '..', '..');
+const cases = JSON.parse(fs.readFileSync(path.join(root, 'tests/cases/ranking.json'), 'utf8')).cases;
+// The constants come from diagnose.export_data(), as the page's diagnose-data.js has them.
+const python = process.env.NANOPEDIA_PYTHON || path.join(root, '.venv/bin/python');
+const data = JSON.parse(execFileSync(python, ['-c',
+  'import json; from generator import diagnose; print(json.dumps(diagnose.export_data([])))'],
+  { cwd: root }));
+
+globalThis.self = globalThis;
+require(path.join(root, 'theme/static/diagnose-worker.js'));
+const scope = {};
+globalThis.NanopediaDiagnoseWorker(scope);
+
+function scans(evidence) {
+  const files = new Map();
+  for (const e of evidence) {
+    if (!files.has(e.file)) files.set(e.file, []);
+    files.get(e.file).push({
+      entry: e.entry, title: e.entry, file: e.file, line: e.line, rank: e.rank, text: e.text,
+      fingerprint: e.fingerprint, indicates: e.indicates, timestamp: e.timestamp || null,
+      consequence: Boolean(e.consequence), specificity: e.specificity || 0
+    });
+  }
+  return Array.from(files, ([file, found]) => ({ file, evidence: found, root_ranks: [], lines: 0, bytes: 0 }));
+}
+
+for (const c of cases) {
+  test(c.name, () => {
+    const result = scope.rankEvidence(data, scans(c.evidence));
+    assert.deepStrictEqual(result.matches.map((m) => [m.id, m.score, m.possible]), c.ranking);
+  });
+}

@@ -1,0 +1,35 @@
+"""The ranking rules as data (tests/cases/ranking.json), run through `generator.diagnose`.
+
+`tests/js/ranking.test.js` runs the same cases through the browser worker under `node --test`,
+so the two engines are proven to rank alike without a browser.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from conftest import ROOT
+
+from generator import diagnose
+
+CASES = json.loads((ROOT / "tests" / "cases" / "ranking.json").read_text())["cases"]
+
+
+def scans(evidence: list[dict[str, object]]) -> list[diagnose.FileScan]:
+    files: dict[str, list[diagnose.Evidence]] = {}
+    for e in evidence:
+        files.setdefault(str(e["file"]), []).append(diagnose.Evidence(
+            entry=str(e["entry"]), title=str(e["entry"]), file=str(e["file"]), line=int(e["line"]),
+            rank=e["rank"], text=str(e["text"]), fingerprint=str(e["fingerprint"]),
+            indicates=e["indicates"], timestamp=e.get("timestamp"),
+            consequence=bool(e.get("consequence", False)),
+            specificity=int(e.get("specificity", 0))))
+    return [diagnose.FileScan(name, tuple(found), {}, (), 0, 0) for name, found in files.items()]
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c["name"] for c in CASES])
+def test_case(case: dict[str, object]) -> None:
+    result = diagnose.diagnose(scans(case["evidence"]))  # type: ignore[arg-type]
+    got = [[c.id, c.score, c.possible] for c in result.matches]
+    assert got == case["ranking"]
