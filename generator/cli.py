@@ -79,7 +79,7 @@ def _diagnose(args: argparse.Namespace) -> int:
     root = Path(args.entries) if args.entries else locate_entries()
     if not root.is_dir():
         raise UsageError(f"no such entries directory: {root}")
-    from . import diagnose
+    from . import diagnose, report
     from .corpus import gather
 
     catalog, problems = gather(root)
@@ -119,22 +119,30 @@ def _diagnose(args: argparse.Namespace) -> int:
             if shown:
                 print(file=sys.stderr)
     result = diagnose.diagnose(scans)
-    if args.json:
-        report = diagnose.as_json(result, args.base_url, args.top)
-        report["skipped_entries"] = [p.as_dict() for p in skipped]
-        print(
-            json.dumps(
-                report,
-                indent=2,
-                sort_keys=True,
-                ensure_ascii=False,
-            )
-        )
-    elif result.matches:
-        print(diagnose.as_text(result, args.base_url, args.top))
-    else:
+    by_id = {e.id: e for e in usable}
+    base_url = args.base_url or _config_base_url()
+    fmt = "json" if args.json else args.format
+    if fmt == "json":
+        out = report.with_answers(result, by_id, base_url, args.top)
+        out["skipped_entries"] = [p.as_dict() for p in skipped]
+        print(json.dumps(out, indent=2, sort_keys=True, ensure_ascii=False))
+    elif not result.matches:
         print("no known failure matched", file=sys.stderr)
+    elif fmt == "markdown":
+        print(report.as_markdown(result, by_id, base_url, args.top))
+    else:
+        print(report.as_text(result, by_id, base_url, args.top))
     return 0 if result.matches else 1
+
+
+def _config_base_url() -> str | None:
+    """`base_url` of ./nanopedia.toml, so links in a report point at the published site."""
+    from . import config
+
+    try:
+        return config.read(None).base_url or None
+    except NanopediaError:
+        return None
 
 
 def _verify(args: argparse.Namespace) -> int:
@@ -364,9 +372,13 @@ def parser() -> argparse.ArgumentParser:
     diag.add_argument(
         "--top", type=int, default=5, metavar="N", help="candidates shown (default 5)"
     )
-    diag.add_argument("--json", action="store_true", help="print one JSON object")
+    diag.add_argument("--format", choices=("text", "json", "markdown"), default="text",
+                      help="text (default), json (every line whole), or markdown (for a GitHub "
+                      "or Slack paste)")
+    diag.add_argument("--json", action="store_true", help="the same as --format json")
     diag.add_argument(
-        "--base-url", default=None, help="link entries under this URL (default: site/)"
+        "--base-url", default=None,
+        help="link entries under this URL (default: nanopedia.toml's base_url, else site/)"
     )
     diag.add_argument(
         "--deadline",

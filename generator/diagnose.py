@@ -32,8 +32,8 @@ BUFFER_BYTES = 8 << 20
 MAX_LINE_BYTES = 1 << 20
 #: Evidence lines kept per fingerprint and file; the count stops there too ("50+").
 EVIDENCE_CAP = 50
-#: Characters of an evidence line shown.
-TEXT_CHARS = 300
+#: Characters of an evidence line kept (JSON shows them whole; the text report cuts them visibly).
+TEXT_CHARS = 2000
 #: Score of one fingerprint by what it indicates; extra lines of the same fingerprint add 10 % each,
 #: up to five.
 WEIGHTS: dict[str, float] = {"decisive": 10.0, "context": 4.0, "supporting": 3.0, "benign": 1.0}

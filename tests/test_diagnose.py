@@ -46,7 +46,7 @@ def test_gzip_and_stdin(cli, tmp_path: Path, monkeypatch) -> None:
     assert json.loads(run.out)["matches"][0]["evidence"][0]["line"] == 1001
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BufferedReader(io.BytesIO(ERROR))))
     run = cli("diagnose", "-")
-    assert run.code == 0 and "<stdin>:1 rank 3" in run.out
+    assert run.code == 0 and "rank 3: " in run.out and " <stdin>:1\n" in run.out
 
 
 def test_exit_codes(cli, tmp_path: Path) -> None:

@@ -1,0 +1,66 @@
+"""The report `diagnose` prints: verdict first, evidence by rank, safe in a terminal and Markdown."""
+
+from __future__ import annotations
+
+import io
+import json
+
+from conftest import FIXTURES
+
+from generator import diagnose, report
+from generator.corpus import gather
+
+ERROR = "RuntimeError: expected scalar type BFloat16 but found Float"
+
+
+def _diagnosis(lines: list[str]) -> tuple[diagnose.Diagnosis, dict]:
+    entries = {e.id: e for e in gather(FIXTURES / "corpus")[0].entries}
+    matcher = diagnose.Matcher(entries.values())
+    data = ("\n".join(lines) + "\n").encode()
+    return diagnose.diagnose([diagnose.scan(io.BytesIO(data), "job.log", matcher)]), entries
+
+
+def test_text_leads_with_the_verdict_cause_fix_and_link() -> None:
+    result, entries = _diagnosis([f"[rank{r}]: {ERROR}" for r in (0, 1, 3, 4, 5, 6, 7)])
+    text = report.as_text(result, entries, None, 5).splitlines()
+    assert text[0] == "verdict: alpha-failure: Alpha failure under FSDP"
+    assert text[1].startswith("  confidence: certain")
+    assert text[2].startswith("  first failure: rank 0 at job.log:1")
+    assert "  likely cause: Model code casts to self.dtype" in text
+    assert "  first fix: Cast from the activation dtype" in text
+    assert "  read: site/entries/alpha-failure.html" in text
+    grouped = [line for line in text if "scalar-type" in line]
+    assert grouped == ["   ranks 0,1,3-7: scalar-type (decisive, 7 lines) job.log:1"]
+
+
+def test_long_lines_are_cut_visibly_and_escapes_never_reach_the_terminal() -> None:
+    hostile = f"[rank0]: {ERROR} \x1b]0;pwned\x07\x1b[2J\x1b]52;c;ZXZpbA==\x07" + "x" * 400
+    result, entries = _diagnosis([hostile])
+    text = report.as_text(result, entries, None, 5)
+    assert "\x1b" not in text and "\x07" not in text and "\\x1b]0;pwned" in text
+    shown = [line for line in text.splitlines() if "expected scalar type" in line]
+    assert shown and all(len(line.strip()) <= report.SHOWN_CHARS for line in shown)
+    assert all(line.endswith("…") for line in shown)
+    assert json.dumps(report.with_answers(result, entries, None, None)).count("x" * 400) == 1
+
+
+def test_markdown_is_a_paste_that_log_text_cannot_format() -> None:
+    result, entries = _diagnosis([f"[rank2]: {ERROR} | *bold* [link](https://evil.example)"])
+    md = report.as_markdown(result, entries, "https://nanopedia.example/", 5)
+    assert md.startswith("**Verdict: [Alpha failure under FSDP]"
+                         "(https://nanopedia.example/entries/alpha-failure.html)**")
+    row = next(line for line in md.splitlines() if line.startswith("| `alpha-failure`"))
+    assert row.count("|") == 4  # the log's pipe cannot open a new cell
+    assert "(collateral)" not in row
+
+
+def test_json_carries_cause_fix_and_confidence() -> None:
+    result, entries = _diagnosis([ERROR])
+    top = report.with_answers(result, entries, None, None)["matches"][0]
+    assert (top["cause"], top["fix"], top["confidence"], top["possible"]) == (
+        "Model code casts to self.dtype", "Cast from the activation dtype", "certain", False)
+
+
+def test_ranks_collapse_into_runs() -> None:
+    assert report.ranks_text([7, 0, 1, 3, 4, 5, 6, 9]) == "0,1,3-7,9"
+    assert report.ranks_text([2]) == "2"
