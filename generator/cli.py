@@ -43,6 +43,7 @@ def _check(args: argparse.Namespace) -> int:
         else:
             raise UsageError(f"no such file or directory: {raw}")
     from .corpus import display
+    from .gates import fingerprint_gates
     from .validate import checked_with_problem
 
     problems = []
@@ -54,6 +55,8 @@ def _check(args: argparse.Namespace) -> int:
             if shown is None or src.doc.path in shown:
                 advice = checked_with_problem(src)
                 problems += [advice] if advice else []
+        problems += [p for p in fingerprint_gates(catalog.sources)
+                     if shown is None or p.location.path in shown]
     if problems or args.format == "json":
         out = format_problems(problems, args.format)
         if out:

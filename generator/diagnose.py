@@ -48,7 +48,9 @@ ROOT_RANK = r"^\s*rank\s*: (\d+) \(local_rank: \d+\)"
 ROOT_SPAN = 8
 
 _PREFIX_RANK = re.compile(r"^\s*\[[A-Za-z_]*?(\d+)\]:")
-_MESSAGE_RANK = re.compile(r"\[Rank (\d+)\]|\bRank (\d+):|\bon rank (\d+)\b|OVERFLOW! Rank (\d+)")
+_MESSAGE_RANK = re.compile(
+    r"\[Rank (\d+)\]|\bRank (\d+):|\bon rank (\d+)\b|OVERFLOW! Rank (\d+)|\bfor rank (\d+):"
+)
 _FILE_RANK = re.compile(r"(?:rank|default|worker)[_-]?(\d+)", re.IGNORECASE)
 _ISO_TIME = re.compile(r"\b\d{4}-(\d\d)-(\d\d)[T _](\d\d):(\d\d):(\d\d)(?:[.,](\d+))?")
 _GLOG_TIME = re.compile(r"\b[IWEF](\d{1,2})(\d\d) (\d\d):(\d\d):(\d\d)\.(\d+)")

@@ -43,6 +43,8 @@ CODES: dict[str, str] = {
     "E031": "fingerprint misses a must-match example",
     "E032": "fingerprint matches a must-not-match example",
     "E033": "fingerprint pattern is too slow on an adversarial log",
+    "E034": "decisive fingerprint has too little fixed text to be specific",
+    "E035": "decisive fingerprint matches another entry's documented lines (undeclared overlap)",
     "E040": "template or rendering error",
     "E041": "could not write the output",
     "E042": "an entry changed while the site was being built",

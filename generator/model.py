@@ -170,6 +170,9 @@ class Fingerprint(Strict):
     not collateral), it weighs a tenth and is not taken as the first failure."""
     cause: Slug | None = None
     """Id of the root cause this line points to, when it points to one."""
+    overlaps: Annotated[list[Slug], Field(max_length=10)] = []
+    """Ids of other entries that own lines this decisive pattern matches too (the same error
+    text, told apart by context): `check` refuses an undeclared overlap."""
     must_match: Annotated[list[LogLine], Field(min_length=1, max_length=20)]
     """Log lines the pattern must match (taken from documented error formats)."""
     must_not_match: Annotated[list[LogLine], Field(min_length=1, max_length=20)]

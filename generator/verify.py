@@ -60,7 +60,8 @@ class Run:
     code: int | None
     """Exit status (the worst of the ranks: the first non-zero one); None when it timed out."""
     output: str
-    """stdout and stderr together; with two ranks, rank N's lines prefixed `[rankN]: `."""
+    """stdout and stderr together; with two ranks, rank N's lines prefixed `[defaultN]:` as
+    `torchrun --tee 3` prefixes them (torch adds its own `[rankN]:` to tracebacks)."""
     seconds: float
     """Wall time of the run."""
 
@@ -119,7 +120,7 @@ def run_script(code: str, ranks: int = 1, timeout: float = DEFAULT_TIMEOUT,
             log.close()
         outputs = [_tail(folder / f"rank{rank}.out") for rank in range(ranks)]
     if ranks > 1:
-        outputs = [_prefixed(text, f"[rank{rank}]: ") for rank, text in enumerate(outputs)]
+        outputs = [_prefixed(text, f"[default{rank}]:") for rank, text in enumerate(outputs)]
     worst = None if None in codes else next((c for c in codes if c != 0), 0)
     return Run(worst, "".join(outputs), seconds)
 

@@ -98,8 +98,8 @@ def test_two_ranks_get_torchrun_variables_and_prefixed_output() -> None:
     """)
     run = verify.run_script(script, ranks=2, timeout=30)
     assert run.code == 0
-    assert run.output.splitlines() == ["[rank0]: 0 0 2 127.0.0.1 True",
-                                       "[rank1]: 1 1 2 127.0.0.1 True"]
+    assert run.output.splitlines() == ["[default0]:0 0 2 127.0.0.1 True",
+                                       "[default1]:1 1 2 127.0.0.1 True"]
 
 
 def test_when_one_rank_fails_the_other_is_stopped_not_waited_for() -> None:
@@ -114,7 +114,7 @@ def test_when_one_rank_fails_the_other_is_stopped_not_waited_for() -> None:
     run = verify.run_script(script, ranks=2, timeout=60)
     assert run.code == 3 and not run.timed_out
     assert time.monotonic() - start < verify.GRACE + 5
-    assert f"[rank1]: {FAIL_LINE}" in run.output.splitlines()
+    assert f"[default1]:{FAIL_LINE}" in run.output.splitlines()
 
 
 def test_output_is_capped_at_its_tail() -> None:
