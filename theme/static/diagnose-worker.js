@@ -145,6 +145,8 @@ self.NanopediaDiagnoseWorker = function (scope) {
       } else if (ch === '?' || ch === '*' || ch === '{') {
         run = run.slice(0, -1);
         end();
+        /* a count's digits are not text the line must contain */
+        if (ch === '{' && p.indexOf('}', i) > i) i = p.indexOf('}', i);
       } else if (ch < ' ' || ch > '~' || '+.^$}'.indexOf(ch) >= 0) {
         end();
       } else {
