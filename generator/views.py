@@ -7,6 +7,7 @@ entry text is either plain text (escaped by Jinja) or `Markup` made by the safe 
 
 from __future__ import annotations
 
+import difflib
 import heapq
 import json
 import re
@@ -106,11 +107,27 @@ def fragments(entry: Entry,
         out[dotted(where)] = render_inline(text, page) if inline else render(text, page)
     scripts = [(f"code_examples[{i}].code", x.code, x.language)
                for i, x in enumerate(entry.code_examples)]
-    scripts += [(f"repro[{i}].{side}", getattr(r, side), "python")
-                for i, r in enumerate(entry.repro) for side in ("broken", "fixed")]
+    scripts += [(f"repro[{i}].broken", r.broken, "python") for i, r in enumerate(entry.repro)]
     for where, code, language in scripts:
         done = highlighted.get((code, language)) if highlighted else None
         out[where] = done or highlight.code(code, language)
+    return out
+
+
+def fix_diff(broken: str, fixed: str) -> list[tuple[str, str]]:
+    """What the fix changes: the unified diff of the two scripts as
+    (kind, highlighted line) pairs with a line of context, kind one of `del`, `ins`, `ctx` and
+    `gap` (between hunks).
+    A reader sees the change at a glance, and the page does not carry the script twice."""
+    out: list[tuple[str, str]] = []
+    kinds = {"-": "del", "+": "ins", " ": "ctx"}
+    diff = difflib.unified_diff(broken.splitlines(), fixed.splitlines(), n=1, lineterm="")
+    for line in list(diff)[2:]:
+        if line.startswith("@@"):
+            if out:
+                out.append(("gap", "…\n"))
+            continue
+        out.append((kinds[line[0]], line[0] + " " + highlight.code(line[1:], "python")))
     return out
 
 
@@ -277,7 +294,8 @@ def entry_page(e: Entry, near: Neighbours, config: Config, frags: dict[str, str]
                           for i, x in enumerate(e.code_examples)],
         "checked_with": list(e.checked_with.items()),
         "repros": [{"anchor": f"repro-{r.id}", "title": _title(r.title), "stack": r.stack,
-                    "broken": md[f"repro[{i}].broken"], "fixed": md[f"repro[{i}].fixed"],
+                    "broken": md[f"repro[{i}].broken"],
+                    "fix": [(kind, Markup(html)) for kind, html in fix_diff(r.broken, r.fixed)],
                     "silent": r.expect == "warning",
                     "line": reproduced_with(r.ranks, repro_pins()),
                     "command": f"nanopedia verify {e.id}"}

@@ -15,9 +15,15 @@ from conftest import ROOT
 from generator.build import build
 
 BUDGET = 60_000
-OVER_BUDGET: dict[str, int] = {}
-"""Entry pages known to be over BUDGET, each with the ceiling it must stay under meanwhile (none
-now). The test fails when such a page comes within budget, so that its line here goes too."""
+OVER_BUDGET: dict[str, int] = {
+    # The review's corrections and the "Reproduce it" sections (two repros each) took these over;
+    # the reader issue (#20) trims the pages (shorter code examples, lazily loaded search).
+    "fsdp-mixed-precision-error.html": 72_000,
+    "gradscaler-misuse.html": 71_000,
+    "fp16-overflow-loss-scale.html": 62_000,
+}
+"""Entry pages known to be over BUDGET, each with the ceiling it must stay under meanwhile. The
+test fails when such a page comes within budget, so that its line here goes too."""
 
 
 def stylesheets(html: str) -> list[str]:
