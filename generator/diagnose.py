@@ -227,7 +227,7 @@ def buffers(stream: IO[bytes], size: int = BUFFER_BYTES) -> Iterator[bytes]:
     """Whole-line buffers of about `size` bytes, normalised so both engines see the same lines.
 
     CRLF becomes LF and a lone CR (progress bars) a space, so line numbers are those of `grep -n`
-    and `.` means the same in RE2 and JavaScript. A line longer than `MAX_LINE_BYTES` is cut so
+    and `.` means the same in RE2 and JavaScript; colour codes go. A line longer than `MAX_LINE_BYTES` is cut so
     memory stays bounded; the cut does not count as a new line.
     """
     carry = b""
@@ -251,10 +251,17 @@ def buffers(stream: IO[bytes], size: int = BUFFER_BYTES) -> Iterator[bytes]:
 
 
 def normalise(data: bytes) -> bytes:
-    """CRLF to LF, lone CR to space (cheap: only when a CR is present)."""
+    """CRLF to LF, lone CR to space, ANSI colour and cursor sequences (CSI) removed, so a
+    coloured `[rank0]:` prefix is still a prefix (cheap: only when a CR or an ESC is present)."""
     if b"\r" in data:
         data = data.replace(b"\r\n", b"\n").replace(b"\r", b" ")
+    if b"\x1b[" in data:
+        data = _CSI.sub(b"", data)
     return data
+
+
+#: An ANSI control sequence: ESC [, parameter bytes, intermediate bytes, one final byte.
+_CSI = re.compile(rb"\x1b\[[0-?]*[ -/]*[@-~]")
 
 
 def line_rank(text: str, file_rank: int | None) -> int | None:

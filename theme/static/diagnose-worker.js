@@ -32,6 +32,7 @@ self.NanopediaDiagnoseWorker = function (scope) {
   var STRIP = new RegExp('^' + PY_SPACE + '|' + PY_SPACE + '$', 'g');
   var NEWLINE = 10;
   var CR = 13;
+  var ESC = 27;
 
   /* A portable-subset pattern as a JavaScript source with RE2's meaning. */
   function portable(pattern) {
@@ -349,8 +350,14 @@ self.NanopediaDiagnoseWorker = function (scope) {
     });
   }
 
-  /* CRLF to LF, a lone CR (progress bars) to a space; a copy only when a CR is present. */
+  /* CRLF to LF and a lone CR (progress bars) to a space, then ANSI control sequences (ESC [
+     params intermediates final) removed, in that order, as diagnose.py's normalise does; a copy
+     only when a CR or an ESC is present. */
   function normalise(bytes) {
+    return stripCsi(crlf(bytes));
+  }
+
+  function crlf(bytes) {
     var i = bytes.indexOf(CR);
     if (i < 0) return bytes;
     var out = new Uint8Array(bytes.length);
@@ -364,6 +371,28 @@ self.NanopediaDiagnoseWorker = function (scope) {
       } else {
         out[o++] = b;
       }
+    }
+    return out.subarray(0, o);
+  }
+
+  function stripCsi(bytes) {
+    var i = bytes.indexOf(ESC);
+    if (i < 0) return bytes;
+    var out = new Uint8Array(bytes.length);
+    out.set(bytes.subarray(0, i), 0);
+    var o = i;
+    for (; i < bytes.length; i++) {
+      var b = bytes[i];
+      if (b === ESC && bytes[i + 1] === 0x5b) {
+        var j = i + 2;
+        while (j < bytes.length && bytes[j] >= 0x30 && bytes[j] <= 0x3f) j++;
+        while (j < bytes.length && bytes[j] >= 0x20 && bytes[j] <= 0x2f) j++;
+        if (j < bytes.length && bytes[j] >= 0x40 && bytes[j] <= 0x7e) {
+          i = j;
+          continue;
+        }
+      }
+      out[o++] = b;
     }
     return out.subarray(0, o);
   }
