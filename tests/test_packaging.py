@@ -185,7 +185,7 @@ def test_installed_diagnose_works_in_an_empty_directory(installed: Installed,
     shipped = installed.site_packages / "generator" / "entries"
     assert sorted(p.name for p in shipped.glob("*.yaml")) == sorted(
         p.name for p in (ROOT / "entries").glob("*.yaml"))
-    (tmp_path / "job.log").write_text(
-        "[rank3]: RuntimeError: expected scalar type BFloat16 but found Float\n")
+    (tmp_path / "job.log").write_text("[rank3]: ValueError: Must flatten tensors with uniform "
+                                      "dtype but got torch.bfloat16 and torch.float32\n")
     out = installed.run(tmp_path, "nanopedia", "diagnose", "--json", "job.log")
-    assert json.loads(out)["matches"][0]["id"] == "fsdp-mixed-precision-error"
+    assert json.loads(out)["matches"][0]["id"] == "fsdp-uniform-dtype"
