@@ -13,9 +13,11 @@ which reads `export_data()`, so the browser page gives the same answers.
 from __future__ import annotations
 
 import gzip
+import os
 import re
 import sys
 import time
+import zlib
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import PurePath
@@ -43,18 +45,23 @@ COLLATERAL_FACTOR = 0.1
 TIMESTAMP_WINDOW = 16 << 10
 
 ROOT_CAUSE = r"Root Cause \(first observed failure\):"
-ROOT_RANK = r"^\s*rank\s*: (\d+) \(local_rank: \d+\)"
+ROOT_RANK = r"^\s*rank\s*: (\d{1,6}) \(local_rank: \d+\)"
 #: Lines after the Root Cause heading in which its `rank :` line is looked for.
 ROOT_SPAN = 8
 
-_PREFIX_RANK = re.compile(r"^\s*\[[A-Za-z_]*?(\d+)\]:")
+# Ranks have at most six digits: a line of 5,000 digits is not a rank (and no int() of it).
+_PREFIX_RANK = re.compile(r"^\s*\[[A-Za-z_]*?(\d{1,6})\]:", re.ASCII)
 _MESSAGE_RANK = re.compile(
-    r"\[Rank (\d+)\]|\bRank (\d+):|\bon rank (\d+)\b|OVERFLOW! Rank (\d+)|\bfor rank (\d+):"
+    r"\[Rank (\d{1,6})\]|\bRank (\d{1,6}):|\bon rank (\d{1,6})\b|OVERFLOW! Rank (\d{1,6})\b|"
+    r"\bfor rank (\d{1,6}):",
+    re.ASCII,  # \d and \b as JavaScript reads them
 )
-_FILE_RANK = re.compile(r"(?:rank|default|worker)[_-]?(\d+)", re.IGNORECASE)
-_ISO_TIME = re.compile(r"\b\d{4}-(\d\d)-(\d\d)[T _](\d\d):(\d\d):(\d\d)(?:[.,](\d+))?")
-_GLOG_TIME = re.compile(r"\b[IWEF](\d{1,2})(\d\d) (\d\d):(\d\d):(\d\d)\.(\d+)")
-_ENQUEUED = re.compile(r"[Ll]ast enqueued (?:NCCL )?work: (-?\d+)")
+_FILE_RANK = re.compile(
+    r"(?:rank|default|worker)[_-]?(\d{1,6})(?:[^0-9]|$)", re.IGNORECASE | re.ASCII
+)
+_ISO_TIME = re.compile(r"\b\d{4}-(\d\d)-(\d\d)[T _](\d\d):(\d\d):(\d\d)(?:[.,](\d+))?", re.ASCII)
+_GLOG_TIME = re.compile(r"\b[IWEF](\d{1,2})(\d\d) (\d\d):(\d\d):(\d\d)\.(\d+)", re.ASCII)
+_ENQUEUED = re.compile(r"[Ll]ast enqueued (?:NCCL )?work: (-?\d{1,18})\b", re.ASCII)
 
 
 @dataclass(frozen=True, slots=True)
@@ -217,18 +224,59 @@ def open_log(path: str) -> tuple[IO[bytes], IO[bytes]]:
     if head != b"\x1f\x8b":
         return raw, raw
     if path == "-":
-        return gzip.GzipFile(fileobj=raw, mode="rb"), raw  # type: ignore[return-value]
+        return Capped(gzip.GzipFile(fileobj=raw, mode="rb"), None), raw  # type: ignore[return-value]
     raw.close()
     unpacked = gzip.GzipFile(path, "rb")  # owns (and closes) its file, unlike fileobj=
-    return unpacked, unpacked.fileobj  # type: ignore[return-value]
+    size = os.path.getsize(path)
+    return Capped(unpacked, size), unpacked.fileobj  # type: ignore[return-value]
+
+
+#: A gzip log may unpack to this many times its size, and to at least `UNPACKED_FLOOR` bytes:
+#: real logs compress 10 to 100 times; 10 GB of zeros fit in 10 MB.
+UNPACKED_RATIO = 200
+UNPACKED_FLOOR = 2 << 30
+
+
+class LogTooLarge(OSError):
+    """A compressed log unpacks to far more than any real log (a gzip bomb)."""
+
+
+class Capped:
+    """A gzip stream that stops with `LogTooLarge` past its unpacking limit; a corrupt stream
+    raises `OSError` (never `zlib.error`), so the CLI names the file instead of crashing."""
+
+    def __init__(self, stream: IO[bytes], packed: int | None) -> None:
+        self.stream = stream
+        self.limit = max(UNPACKED_FLOOR, UNPACKED_RATIO * (packed or 0))
+        self.read_bytes = 0
+
+    def read(self, size: int = -1) -> bytes:
+        try:
+            data = self.stream.read(size)
+        except (zlib.error, EOFError) as err:
+            raise OSError(f"not a valid gzip file ({err})") from None
+        self.read_bytes += len(data)
+        if self.read_bytes > self.limit:
+            raise LogTooLarge(f"it unpacks to more than {self.limit:,} bytes, far more than a "
+                              "real log; unpack it yourself if it is one")
+        return data
+
+    def __enter__(self) -> Capped:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.stream.close()
+
+    def close(self) -> None:
+        self.stream.close()
 
 
 def buffers(stream: IO[bytes], size: int = BUFFER_BYTES) -> Iterator[bytes]:
     """Whole-line buffers of about `size` bytes, normalised so both engines see the same lines.
 
     CRLF becomes LF and a lone CR (progress bars) a space, so line numbers are those of `grep -n`
-    and `.` means the same in RE2 and JavaScript; colour codes go. A line longer than `MAX_LINE_BYTES` is cut so
-    memory stays bounded; the cut does not count as a new line.
+    and `.` means the same in RE2 and JavaScript; colour codes go. A line longer than
+    `MAX_LINE_BYTES` is cut so memory stays bounded; the cut does not count as a new line.
     """
     carry = b""
     while True:
@@ -278,7 +326,7 @@ def file_rank(name: str) -> int | None:
     found = _FILE_RANK.search(path.name)
     if found:
         return int(found.group(1))
-    if path.stem in ("stdout", "stderr") and path.parent.name.isdigit():
+    if path.stem in ("stdout", "stderr") and re.fullmatch(r"[0-9]{1,6}", path.parent.name):
         return int(path.parent.name)
     return None
 

@@ -142,3 +142,29 @@ def test_an_internal_error_exits_3_without_a_traceback(cli, monkeypatch, tmp_pat
     (tmp_path / "job.log").write_bytes(ERROR)
     run = cli("diagnose", str(tmp_path / "job.log"))
     assert run.code == 3 and "internal error: KeyError" in run.err and "Traceback" not in run.err
+
+
+def test_a_corrupt_gzip_log_is_named_not_a_traceback(cli, tmp_path: Path) -> None:
+    packed = gzip.compress(b"step 1\n" * 10_000 + ERROR)
+    bad = tmp_path / "bad.log.gz"
+    bad.write_bytes(packed[:40] + b"\x00" * 64 + packed[104:])
+    run = cli("diagnose", str(bad))
+    assert run.code == 2 and "cannot read" in run.err and str(bad) in run.err
+
+
+def test_a_gzip_bomb_stops_at_the_unpacking_limit(cli, tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setattr(diagnose, "UNPACKED_FLOOR", 1 << 20)
+    bomb = tmp_path / "bomb.log.gz"
+    bomb.write_bytes(gzip.compress(b"\0" * (64 << 20), 9))  # 64 MB of zeros in 64 KB
+    run = cli("diagnose", str(bomb))
+    assert run.code == 2 and "unpacks to more than" in run.err
+
+
+def test_ranks_of_thousands_of_digits_are_no_ranks(cli, tmp_path: Path) -> None:
+    digits = "7" * 5000
+    log = tmp_path / "job.log"
+    log.write_text(f"[{digits}]: {ERROR.decode().split(': ', 1)[1]}"
+                   f"rank : {digits} (local_rank: 0)\nLast enqueued NCCL work: {digits}\n")
+    run = cli("diagnose", "--json", str(log))
+    assert run.code == 0 and "Traceback" not in run.err
+    assert json.loads(run.out)["matches"][0]["evidence"][0]["rank"] is None

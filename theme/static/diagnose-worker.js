@@ -445,7 +445,7 @@ self.NanopediaDiagnoseWorker = function (scope) {
     var dot = name.lastIndexOf('.');
     var stem = dot > 0 && dot < name.length - 1 ? name.slice(0, dot) : name;
     var parent = parts.length > 1 ? parts[parts.length - 2] : '';
-    if ((stem === 'stdout' || stem === 'stderr') && /^\d+$/.test(parent)) {
+    if ((stem === 'stdout' || stem === 'stderr') && /^\d{1,6}$/.test(parent)) {
       return parseInt(parent, 10);
     }
     return null;
