@@ -43,6 +43,7 @@ def _check(args: argparse.Namespace) -> int:
         else:
             raise UsageError(f"no such file or directory: {raw}")
     from .corpus import display
+    from .errors import problem
     from .gates import fingerprint_gates
     from .validate import checked_with_problem
 
@@ -57,6 +58,10 @@ def _check(args: argparse.Namespace) -> int:
                 problems += [advice] if advice else []
         problems += [p for p in fingerprint_gates(catalog.sources)
                      if shown is None or p.location.path in shown]
+        if files is None:
+            problems += [problem(display(p), 0, 0, "E007", "a '.yml' file in the entries folder "
+                                 "is not read", f"rename it to '{p.stem}.yaml'")
+                         for p in sorted(root.glob("*.yml"))]
     if problems or args.format == "json":
         out = format_problems(problems, args.format)
         if out:

@@ -23,6 +23,7 @@ CODES: dict[str, str] = {
     "E004": "duplicate mapping key",
     "E005": "nesting deeper than allowed",
     "E006": "empty file",
+    "E007": "a '.yml' file in the entries folder (entries end in '.yaml', so it is not read)",
     "E010": "unknown field",
     "E011": "missing required field",
     "E012": "wrong type or empty value",

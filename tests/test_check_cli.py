@@ -151,3 +151,11 @@ def test_entries_readme_documents_every_field() -> None:
     readme = (ROOT / "entries" / "README.md").read_text(encoding="utf-8")
     documented = re.findall(r"^\| `([a-z_.]+)` \|", readme, flags=re.M)
     assert documented == field_paths(Entry)
+
+
+def test_a_yml_file_in_the_entries_folder_is_reported(cli, tmp_corpus) -> None:
+    (tmp_corpus / "gamma-failure.yml").write_text("id: gamma-failure\n")
+    run = cli("check", str(tmp_corpus))
+    assert run.code == 1
+    assert "gamma-failure.yml: error[E007]: a '.yml' file in the entries folder is not read" \
+        in run.out
