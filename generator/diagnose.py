@@ -162,6 +162,9 @@ class Diagnosis:
     """How the first failure was decided (Root Cause block, timestamps, NCCL progress, order)."""
     files: tuple[FileScan, ...] = field(default=())
     """Per-file scan results, in the order given."""
+    silent_ranks: tuple[int, ...] = ()
+    """Ranks known from per-rank file names whose logs gave no evidence at all: a rank that
+    hung, was killed before it could print, or ran fine."""
 
 
 class DiagnoseTimeout(Exception):
@@ -519,7 +522,10 @@ def diagnose(scans: list[FileScan]) -> Diagnosis:
         rank, reason = roots[0], "torchrun Root Cause (first observed failure) block"
         in_rank = [e for e in primary or (matches[0].evidence if matches else ()) if e.rank == rank]
         first = first_failure(in_rank, order)
-    return Diagnosis(tuple(matches), rank, first, reason, tuple(scans))
+    known = {r for s in scans if (r := file_rank(s.file)) is not None}
+    spoke = {e.rank for e in evidence}
+    silent = tuple(sorted(known - spoke))
+    return Diagnosis(tuple(matches), rank, first, reason, tuple(scans), silent)
 
 
 def _initiating(
@@ -587,6 +593,7 @@ def as_json(result: Diagnosis, base_url: str | None, top: int | None = None) -> 
         "initiating_rank": result.initiating_rank,
         "initiating": evidence_json(result.initiating) if result.initiating else None,
         "initiating_reason": result.initiating_reason,
+        "silent_ranks": list(result.silent_ranks),
         "files": [{"file": s.file, "lines": s.lines, "bytes": s.bytes} for s in result.files],
     }
 

@@ -132,6 +132,10 @@ def as_text(result: Diagnosis, entries: Mapping[str, Entry], base_url: str | Non
         out.append(f"  first failure: {first}")
         if result.initiating:
             out.append(f"    {shorten(result.initiating.text)}")
+    if result.silent_ranks:
+        out.append(f"  silent: rank{'s' * (len(result.silent_ranks) > 1)} "
+                   f"{ranks_text(result.silent_ranks)} (their logs show no error: hung, killed "
+                   "before printing, or fine)")
     if cause:
         out.append(f"  likely cause: {cause}")
     if fix:
@@ -166,6 +170,9 @@ def as_markdown(result: Diagnosis, entries: Mapping[str, Entry], base_url: str |
     first = _first(result)
     if first:
         out.append(f"- **First failure:** {_md(first)}")
+    if result.silent_ranks:
+        out.append(f"- **Silent:** ranks {ranks_text(result.silent_ranks)} (no error in their "
+                   "logs)")
     if cause:
         out.append(f"- **Likely cause:** {_md(cause, code=True)}")
     if fix:

@@ -64,3 +64,17 @@ def test_json_carries_cause_fix_and_confidence() -> None:
 def test_ranks_collapse_into_runs() -> None:
     assert report.ranks_text([7, 0, 1, 3, 4, 5, 6, 9]) == "0,1,3-7,9"
     assert report.ranks_text([2]) == "2"
+
+
+def test_ranks_whose_logs_show_nothing_are_named(tmp_path) -> None:
+    entries = {e.id: e for e in gather(FIXTURES / "corpus")[0].entries}
+    matcher = diagnose.Matcher(entries.values())
+    scans = []
+    for rank in range(4):
+        text = "step 1 ok\n" + (f"[rank{rank}]: {ERROR}\n" if rank == 2 else "")
+        scans.append(diagnose.scan(io.BytesIO(text.encode()), f"attempt_0/{rank}/stderr.log",
+                                   matcher))
+    result = diagnose.diagnose(scans)
+    assert result.silent_ranks == (0, 1, 3)
+    assert "  silent: ranks 0,1,3 (their logs show no error" in report.as_text(
+        result, entries, None, 5)

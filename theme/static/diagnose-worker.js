@@ -586,7 +586,7 @@ self.NanopediaDiagnoseWorker = function (scope) {
       });
       evidence.sort(function (a, b) { return a.line - b.line; });  /* stable, as Python's */
       return { file: file.name, evidence: evidence, root_ranks: rootRanks, lines: lineBase,
-               bytes: total };
+               bytes: total, file_rank: rankOfFile };
     }, function (err) {
       if (err instanceof Timeout) err.sample = decoder.decode(lastBuf.subarray(0, 1 << 20));
       throw err;
@@ -752,7 +752,16 @@ self.NanopediaDiagnoseWorker = function (scope) {
       var pool = primary.length ? primary : (matches.length ? matches[0].evidence : []);
       first = firstFailure(pool.filter(function (e) { return e.rank === rank; }));
     }
-    return { matches: matches, initiating_rank: rank, initiating: first, initiating_reason: reason };
+    /* Ranks known from per-rank file names whose logs gave no evidence (diagnose.py). */
+    var spoke = new Set(evidence.map(function (e) { return e.rank; }));
+    var known = new Set();
+    scans.forEach(function (s) {
+      if (s.file_rank !== null && s.file_rank !== undefined) known.add(s.file_rank);
+    });
+    var silent = Array.from(known).filter(function (r) { return !spoke.has(r); })
+      .sort(function (a, b) { return a - b; });
+    return { matches: matches, initiating_rank: rank, initiating: first, initiating_reason: reason,
+             silent_ranks: silent };
   }
 
   /* The CLI's --json object (diagnose.as_json), with links relative to the site root. */
@@ -774,6 +783,7 @@ self.NanopediaDiagnoseWorker = function (scope) {
       initiating_rank: result.initiating_rank,
       initiating: result.initiating ? evidenceJson(result.initiating) : null,
       initiating_reason: result.initiating_reason,
+      silent_ranks: result.silent_ranks,
       files: scans.map(function (s) { return { file: s.file, lines: s.lines, bytes: s.bytes }; })
     };
   }
