@@ -59,6 +59,10 @@ def portable_error(pattern: str) -> str | None:
                     "only non-capturing groups '(?:...)' are portable"
                     " (no flags, names or lookaround)"
                 )
+        elif ch == "^":
+            return ("'^' anchors the pattern to the start of a line, but real log lines carry "
+                    "rank and launcher prefixes, timestamps and pasted markup (use \\^ for the "
+                    "character itself)")
         i += 1
     if in_class:
         return "unterminated character class"
