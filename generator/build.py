@@ -407,15 +407,15 @@ def _load_one(item: tuple[Path, str | None]) -> tuple[Parsed | None, list[Proble
 
 
 def _highlighted(k: str | None) -> dict[tuple[str, str], str]:
-    """The highlighted code examples of an entry's cached version, by (code, language): an edit
-    that leaves them alone runs no Pygments lexer (the first use of one compiles its patterns,
-    a tenth of a second for Python's)."""
+    """The highlighted code (examples, repro scripts, fix lines) of an entry's cached version, by
+    (code, language): an edit that leaves them alone runs no Pygments lexer (the first use of one
+    compiles its patterns, a tenth of a second for Python's)."""
     hit = _cache.get("entries", k) if k else None
     if hit is None:
         return {}
     entry, _, frags = hit
-    return {(ex.code, ex.language): frags[f"code_examples[{i}].code"]
-            for i, ex in enumerate(entry.code_examples)}
+    return {(code, language): frags[key]
+            for key, code, language in views.highlighted_sources(entry) if key in frags}
 
 
 def _keep(one: Parsed, dates: gitdates.Dates | None) -> tuple[Kept, dict[str, bytes]]:

@@ -105,29 +105,37 @@ def fragments(entry: Entry,
     for where, text in markdown_fields(entry):
         inline = where[0] in INLINE_FIELDS
         out[dotted(where)] = render_inline(text, page) if inline else render(text, page)
-    scripts = [(f"code_examples[{i}].code", x.code, x.language)
-               for i, x in enumerate(entry.code_examples)]
-    scripts += [(f"repro[{i}].broken", r.broken, "python") for i, r in enumerate(entry.repro)]
-    for where, code, language in scripts:
+    for where, code, language in highlighted_sources(entry):
         done = highlighted.get((code, language)) if highlighted else None
         out[where] = done or highlight.code(code, language)
     return out
 
 
-def fix_diff(broken: str, fixed: str) -> list[tuple[str, str]]:
-    """What the fix changes: the unified diff of the two scripts as
-    (kind, highlighted line) pairs with a line of context, kind one of `del`, `ins`, `ctx` and
-    `gap` (between hunks).
-    A reader sees the change at a glance, and the page does not carry the script twice."""
+def highlighted_sources(entry: Entry) -> list[tuple[str, str, str]]:
+    """(fragment key, code, language) of everything an entry page highlights: the code
+    examples, each repro's broken script and each line of its fix (`fix_lines`)."""
+    out = [(f"code_examples[{i}].code", x.code, x.language)
+           for i, x in enumerate(entry.code_examples)]
+    for i, r in enumerate(entry.repro):
+        out.append((f"repro[{i}].broken", r.broken, "python"))
+        out += [(f"repro[{i}].fix[{j}]", text, "python")
+                for j, (kind, text) in enumerate(fix_lines(r.broken, r.fixed)) if kind != "gap"]
+    return out
+
+
+def fix_lines(broken: str, fixed: str) -> list[tuple[str, str]]:
+    """What the fix changes: the unified diff of the two scripts, with a line of context, as
+    (kind, code line) pairs, kind one of `del`, `ins`, `ctx` and `gap` (between hunks). A
+    reader sees the change at a glance, and the page does not carry the script twice."""
     out: list[tuple[str, str]] = []
     kinds = {"-": "del", "+": "ins", " ": "ctx"}
     diff = difflib.unified_diff(broken.splitlines(), fixed.splitlines(), n=1, lineterm="")
     for line in list(diff)[2:]:
         if line.startswith("@@"):
             if out:
-                out.append(("gap", "…\n"))
+                out.append(("gap", "…"))
             continue
-        out.append((kinds[line[0]], line[0] + " " + highlight.code(line[1:], "python")))
+        out.append((kinds[line[0]], line[1:]))
     return out
 
 
@@ -295,7 +303,8 @@ def entry_page(e: Entry, near: Neighbours, config: Config, frags: dict[str, str]
         "checked_with": list(e.checked_with.items()),
         "repros": [{"anchor": f"repro-{r.id}", "title": _title(r.title), "stack": r.stack,
                     "broken": md[f"repro[{i}].broken"],
-                    "fix": [(kind, Markup(html)) for kind, html in fix_diff(r.broken, r.fixed)],
+                    "fix": [(kind, md.get(f"repro[{i}].fix[{j}]", text))
+                            for j, (kind, text) in enumerate(fix_lines(r.broken, r.fixed))],
                     "silent": r.expect == "warning",
                     "line": reproduced_with(r.ranks, repro_pins()),
                     "command": f"nanopedia verify {e.id}"}
