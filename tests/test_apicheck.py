@@ -14,7 +14,8 @@ CASES = [
      "shutil.copyfile() has no keyword argument 'follow_symlink' in shutil"),
     ("from shutil import copyfile as cp\ncp('a')\n",
      "shutil.copyfile() missing a required argument: 'dst' in shutil"),
-    ("import json\njson.loads('1', '2', '3')\n", "json.loads() too many positional arguments in json"),
+    ("import json\njson.loads('1', '2', '3')\n",
+     "json.loads() too many positional arguments in json"),
 ]
 
 

@@ -1,4 +1,5 @@
-"""The report `diagnose` prints: verdict first, evidence by rank, safe in a terminal and Markdown."""
+"""The report `diagnose` prints: the verdict first, evidence by rank, safe in a terminal and in
+Markdown."""
 
 from __future__ import annotations
 

@@ -135,7 +135,8 @@ def _corpus_with_example(tmp_path: Path, code: str) -> Path:
 
 
 def test_verify_locates_a_wrong_keyword_in_an_example(tmp_path: Path, cli, monkeypatch) -> None:
-    entries = _corpus_with_example(tmp_path, "import shutil\nshutil.copyfile('a', 'b', follow_symlink=False)\n")
+    code = "import shutil\nshutil.copyfile('a', 'b', follow_symlink=False)\n"
+    entries = _corpus_with_example(tmp_path, code)
     monkeypatch.chdir(tmp_path)
     ran = cli("verify", "beta-failure", "--entries", "entries")
     assert ran.code == 1
