@@ -1,0 +1,60 @@
+"""Multi-rank composites built from the real excerpts: the rank that failed prints its real
+error, the other ranks of the job (four at least) time out in the collective after it (NCCL
+watchdog lines), one file per rank. Diagnosis must name the failure, not the timeouts, and the
+rank it began on; a few are also buried after 100,000 lines of healthy training output."""
+
+from __future__ import annotations
+
+import io
+import sys
+
+import pytest
+from conftest import ROOT
+
+from generator import diagnose
+from generator.corpus import gather
+
+sys.path.insert(0, str(ROOT / "bench"))
+from logcorpus import buried, log_bytes, real_cases  # noqa: E402
+
+#: Entries whose own lines are the consequence, or the wrapper, of a failure elsewhere.
+WRAPPERS = {"nccl-watchdog-timeout", "torchrun-child-failed", "torchrun-rendezvous-timeout",
+            "nccl-remote-error"}
+CASES = [c for c in real_cases() if len(c.logs) == 1 and c.top and c.top not in WRAPPERS]
+TIMEOUT = ("[rank{r}]:[E0501 10:31:09.118204331 ProcessGroupNCCL.cpp:616] [Rank {r}] Watchdog "
+           "caught collective operation timeout: WorkNCCL(SeqNum=412, OpType=ALLREDUCE, "
+           "NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 600015 milliseconds before timing "
+           "out.\n")
+
+
+@pytest.fixture(scope="module")
+def matcher() -> diagnose.Matcher:
+    return diagnose.Matcher(gather(ROOT / "entries")[0].entries)
+
+
+def composite(matcher: diagnose.Matcher, failing: int, excerpt: bytes,
+              bury: int = 0) -> diagnose.Diagnosis:
+    scans = []
+    for rank in sorted({0, 1, 2, 3, failing}):
+        data = (buried(bury) if bury and rank == failing else b"") + (
+            excerpt if rank == failing else TIMEOUT.format(r=rank).encode())
+        scans.append(diagnose.scan(io.BytesIO(data), f"logs/rank{rank}.log", matcher))
+    return diagnose.diagnose(scans)
+
+
+def test_one_rank_fails_the_others_time_out(matcher) -> None:
+    wrong = []
+    for case in CASES:
+        failing = case.rank if case.rank is not None else 2
+        result = composite(matcher, failing, log_bytes(case.logs[0]))
+        got = (result.matches[0].id if result.matches else None, result.initiating_rank)
+        if got != (case.top, failing):
+            wrong.append(f"{case.name}: {got} instead of {(case.top, failing)}")
+    assert len(CASES) >= 80 and wrong == []
+
+
+@pytest.mark.parametrize("case", CASES[::12], ids=lambda c: c.name)
+def test_a_composite_buried_after_100000_healthy_lines(matcher, case) -> None:
+    failing = case.rank if case.rank is not None else 1
+    result = composite(matcher, failing, log_bytes(case.logs[0]), bury=100_000)
+    assert (result.matches[0].id, result.initiating_rank) == (case.top, failing)
