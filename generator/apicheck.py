@@ -128,16 +128,21 @@ def check(code: str) -> Report:
         findings.append(Finding(getattr(node, "lineno", 1), getattr(node, "col_offset", 0) + 1,
                                 message))
 
+    def imported(node: ast.AST, name: str) -> ModuleType | None:
+        """The module `name`, or None: not installed (not checked) or not there (a finding)."""
+        if not installed(name):
+            missing.add(name.split(".")[0])
+            return None
+        module = _import(name)
+        if module is None:
+            found(node, f"module '{name}' does not exist in {version_of(name)}")
+        return module
+
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             for alias in node.names:
-                if not installed(alias.name):
-                    missing.add(alias.name.split(".")[0])
-                    continue
-                module = _import(alias.name)
+                module = imported(node, alias.name)
                 if module is None:
-                    found(node, f"module '{alias.name}' does not exist in "
-                                f"{version_of(alias.name)}")
                     continue
                 if alias.asname:
                     bound[alias.asname] = (module, alias.name)
@@ -145,13 +150,8 @@ def check(code: str) -> Report:
                     top = alias.name.split(".")[0]
                     bound[top] = (importlib.import_module(top), top)
         elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
-            if not installed(node.module):
-                missing.add(node.module.split(".")[0])
-                continue
-            module = _import(node.module)
+            module = imported(node, node.module)
             if module is None:
-                found(node, f"module '{node.module}' does not exist in "
-                            f"{version_of(node.module)}")
                 continue
             for alias in node.names:
                 if alias.name == "*":
