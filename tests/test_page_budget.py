@@ -20,7 +20,9 @@ OVER_BUDGET: dict[str, int] = {
     # the reader issue (#20) trims the pages (shorter code examples, lazily loaded search).
     "fsdp-mixed-precision-error.html": 72_000,
     "gradscaler-misuse.html": 71_000,
-    "fp16-overflow-loss-scale.html": 62_000,
+    # Widened to every DeepSpeed-vs-TrainingArguments mismatch (eleven keys, "auto", the batch
+    # assertion): it wants splitting into a precision entry and a batch/"auto" entry.
+    "hf-deepspeed-config-mismatch.html": 92_000,
 }
 """Entry pages known to be over BUDGET, each with the ceiling it must stay under meanwhile. The
 test fails when such a page comes within budget, so that its line here goes too."""
