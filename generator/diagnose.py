@@ -598,31 +598,6 @@ def as_json(result: Diagnosis, base_url: str | None, top: int | None = None) -> 
     }
 
 
-def as_text(result: Diagnosis, base_url: str | None, top: int, shown: int = 5) -> str:
-    """The terminal report: candidates best first, `shown` evidence lines each, then the rank."""
-    out: list[str] = []
-    for n, c in enumerate(result.matches[:top], 1):
-        kind = "  [benign: normal in moderation, see the entry]" if c.benign else ""
-        out.append(f"{n}. {c.id} (score {c.score:g}){kind}")
-        out.append(f"   {c.title}")
-        for ev in c.evidence[:shown]:
-            where = f"{ev.file}:{ev.line}"
-            rank = f" rank {ev.rank}" if ev.rank is not None else ""
-            tags = ev.indicates + (", collateral" if ev.collateral else "")
-            out.append(f"   {where}{rank} [{ev.fingerprint}, {tags}]")
-            out.append(f"     {ev.text}")
-        if len(c.evidence) > shown:
-            out.append(f"   ... {len(c.evidence) - shown} more line(s) (--json lists them all)")
-        out.append(f"   -> {entry_link(c.id, base_url)}")
-    if result.initiating_rank is not None or result.initiating is not None:
-        rank = result.initiating_rank if result.initiating_rank is not None else "unknown"
-        line = f"first failure: rank {rank}"
-        if result.initiating:
-            line += f" at {result.initiating.file}:{result.initiating.line}"
-        out.append(line + f" ({result.initiating_reason})")
-    return "\n".join(out)
-
-
 def fingerprint_rows(entry: Entry) -> list[dict[str, Any]]:
     """An entry's fingerprints as the browser matcher reads them."""
     return [
