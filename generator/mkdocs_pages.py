@@ -22,8 +22,9 @@ from . import mkdocs_markdown as mdx
 from .catalog import Catalog
 from .markdown import entry_target
 from .model import Entry
+from .pins import repro_pins
 from .theme_dir import THEME
-from .views import CATEGORY_TITLES, SECTIONS, Suggestions
+from .views import CATEGORY_TITLES, SECTIONS, Suggestions, fix_lines, reproduced_with
 
 TEMPLATES = THEME / "mkdocs"
 _SECTION_TITLES = dict(SECTIONS)
@@ -172,6 +173,15 @@ class _Pages:
             "code_examples": [{"anchor": f"example-{i}", **_title(x.title), "stack": x.stack,
                                "code": Md(mdx.fenced(x.code, x.language)), "why": block(x.why)}
                               for i, x in enumerate(e.code_examples, 1)],
+            "checked_with": list(e.checked_with.items()),
+            "repros": [{"anchor": f"repro-{r.id}", **_title(r.title), "stack": r.stack,
+                        "line": reproduced_with(r.ranks, repro_pins()),
+                        "command": Md(mdx.code_span(f"nanopedia verify {e.id}")),
+                        "broken": Md(mdx.fenced(r.broken, "python")),
+                        "fix": Md(mdx.fenced("\n".join(
+                            {"del": "- ", "ins": "+ ", "ctx": "  ", "gap": ""}[kind] + text
+                            for kind, text in fix_lines(r.broken, r.fixed)), "diff"))}
+                       for r in e.repro],
             "faq": [{"anchor": f"faq-{i}", "question": _title(q.question)["title"],
                      "answer": block(q.answer)}
                     for i, q in enumerate(e.faq, 1)],

@@ -395,3 +395,10 @@ def test_a_former_id_sends_the_reader_to_the_entry(built: Built) -> None:
     assert '<meta http-equiv="refresh" content="0; url=../alpha-failure/">' in text
     target = (moved.parent / "../alpha-failure/index.html").resolve()
     assert "Alpha failure under FSDP" in target.read_text(encoding="utf-8")
+
+
+def test_repros_and_checked_with_are_on_the_mkdocs_page(built: Built) -> None:
+    page = built.page("failures/entries/alpha-failure")
+    assert 'id="reproduce"' in page and "Checked with torch 2.13.0" in page
+    assert "Reproduced with PyTorch" in page and "nanopedia verify alpha-failure" in page
+    assert 'id="repro-float-input"' in page and "sys.exit" in page  # the broken script
