@@ -189,9 +189,8 @@ def matched_lines(entry: Entry, ids: Iterable[str], output: str) -> dict[str, st
     return found
 
 
-def top_entry(entries: Sequence[Entry], output: str) -> str | None:
+def top_entry(matcher: diagnose.Matcher, output: str) -> str | None:
     """The entry `nanopedia diagnose` ranks first on this output (None when nothing matched)."""
-    matcher = diagnose.Matcher(entries)
     scanned = diagnose.scan(io.BytesIO(output.encode("utf-8")), "repro.log", matcher)
     result = diagnose.diagnose([scanned])
     return result.matches[0].id if result.matches else None
@@ -238,11 +237,12 @@ def judge(entry: Entry, repro: Repro, broken: Run, fixed: Run | None,
     return tuple(wrong)
 
 
-def verify_one(entries: Sequence[Entry], entry: Entry, repro: Repro,
+def verify_one(matcher: diagnose.Matcher, entry: Entry, repro: Repro,
                timeout: float = DEFAULT_TIMEOUT, python: str = sys.executable) -> Outcome:
-    """Run one repro's two scripts and judge them."""
+    """Run one repro's two scripts and judge them; `matcher` holds every entry's fingerprints
+    (built once for all repros)."""
     broken = run_script(repro.broken, repro.ranks, timeout, python)
-    first = top_entry(entries, broken.output) if repro.shows else None
+    first = top_entry(matcher, broken.output) if repro.shows else None
     fixed = run_script(repro.fixed, repro.ranks, timeout, python)
     return Outcome(entry.id, repro, judge(entry, repro, broken, fixed, first), broken, fixed)
 
@@ -253,9 +253,10 @@ def verify_all(entries: Sequence[Entry], chosen: Sequence[Entry], jobs: int,
     """Every repro of `chosen`, `jobs` at a time, in entry then repro order; `done` hears of
     each as it finishes (the CLI prints a line per repro while the rest run)."""
     work = [(e, r) for e in chosen for r in e.repro]
+    matcher = diagnose.Matcher(entries)
 
     def one(item: tuple[Entry, Repro]) -> Outcome:
-        outcome = verify_one(entries, item[0], item[1], timeout)
+        outcome = verify_one(matcher, item[0], item[1], timeout)
         if done is not None:
             done(outcome)
         return outcome
