@@ -111,6 +111,29 @@ def _where(g: Group) -> str:
     return f"rank{'s' * (len(g.ranks) > 1)} {ranks_text(g.ranks)}"
 
 
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """What the first lines of every format say, computed once for text and Markdown."""
+
+    best: Candidate
+    cause: str | None
+    fix: str | None
+    first: str | None
+    """`rank 2 at job.log:14 (how it was decided)`, when known."""
+    link: str
+
+
+def verdict(result: Diagnosis, entries: Mapping[str, Entry], base_url: str | None) -> Verdict:
+    """The top candidate with its likely cause, first fix, first failure and link."""
+    best = result.matches[0]
+    cause, fix = cause_and_fix(best, entries.get(best.id))
+    return Verdict(best, cause, fix, _first(result), entry_link(best.id, base_url))
+
+
+def _label(c: Candidate) -> str:
+    return " (benign)" if c.benign else " (possible)" if c.possible else ""
+
+
 def _first(result: Diagnosis) -> str | None:
     if result.initiating_rank is None and result.initiating is None:
         return None
@@ -124,27 +147,24 @@ def as_text(result: Diagnosis, entries: Mapping[str, Entry], base_url: str | Non
     """The terminal report: the verdict on top, then each candidate's evidence by fingerprint."""
     if not result.matches:
         return "no known failure matched"
-    best = result.matches[0]
-    cause, fix = cause_and_fix(best, entries.get(best.id))
-    out = [f"verdict: {best.id}: {best.title}", f"  confidence: {confidence(best)}"]
-    first = _first(result)
-    if first:
-        out.append(f"  first failure: {first}")
+    v = verdict(result, entries, base_url)
+    out = [f"verdict: {v.best.id}: {v.best.title}", f"  confidence: {confidence(v.best)}"]
+    if v.first:
+        out.append(f"  first failure: {v.first}")
         if result.initiating:
             out.append(f"    {shorten(result.initiating.text)}")
     if result.silent_ranks:
         out.append(f"  silent: rank{'s' * (len(result.silent_ranks) > 1)} "
                    f"{ranks_text(result.silent_ranks)} (their logs show no error: hung, killed "
                    "before printing, or fine)")
-    if cause:
-        out.append(f"  likely cause: {cause}")
-    if fix:
-        out.append(f"  first fix: {fix}")
-    out.append(f"  read: {entry_link(best.id, base_url)}")
+    if v.cause:
+        out.append(f"  likely cause: {v.cause}")
+    if v.fix:
+        out.append(f"  first fix: {v.fix}")
+    out.append(f"  read: {v.link}")
     for n, c in enumerate(result.matches[:top], 1):
-        label = " (possible)" if c.possible and not c.benign else " (benign)" if c.benign else ""
         out.append("")
-        out.append(f"{n}. {c.id}{label}: score {c.score:g}")
+        out.append(f"{n}. {c.id}{_label(c)}: score {c.score:g}")
         shown = groups(c)
         for g in shown[:SHOWN_GROUPS]:
             tags = g.indicates + (", collateral" if g.collateral else "")
@@ -163,27 +183,24 @@ def as_markdown(result: Diagnosis, entries: Mapping[str, Entry], base_url: str |
     """The same answer for a GitHub issue or a Slack thread."""
     if not result.matches:
         return "**nanopedia:** no known failure matched"
-    best = result.matches[0]
-    cause, fix = cause_and_fix(best, entries.get(best.id))
-    link = entry_link(best.id, base_url)
-    out = [f"**Verdict: [{_md(best.title)}]({link})** (`{best.id}`), {confidence(best)}", ""]
-    first = _first(result)
-    if first:
-        out.append(f"- **First failure:** {_md(first)}")
+    v = verdict(result, entries, base_url)
+    out = [f"**Verdict: [{_md(v.best.title)}]({v.link})** (`{v.best.id}`), "
+           f"{confidence(v.best)}", ""]
+    if v.first:
+        out.append(f"- **First failure:** {_md(v.first)}")
     if result.silent_ranks:
         out.append(f"- **Silent:** ranks {ranks_text(result.silent_ranks)} (no error in their "
                    "logs)")
-    if cause:
-        out.append(f"- **Likely cause:** {_md(cause, code=True)}")
-    if fix:
-        out.append(f"- **First fix:** {_md(fix, code=True)}")
+    if v.cause:
+        out.append(f"- **Likely cause:** {_md(v.cause, code=True)}")
+    if v.fix:
+        out.append(f"- **First fix:** {_md(v.fix, code=True)}")
     out += ["", "| candidate | score | evidence |", "|---|---|---|"]
     for c in result.matches[:top]:
         lines = "<br>".join(
             f"{_where(g)}: `{_code(shorten(g.first.text, 100))}`"
             + (" (collateral)" if g.collateral else "") for g in groups(c)[:3])
-        label = " (possible)" if c.possible and not c.benign else ""
-        out.append(f"| `{c.id}`{label} | {c.score:g} | {lines} |")
+        out.append(f"| `{c.id}`{_label(c)} | {c.score:g} | {lines} |")
     return "\n".join(out)
 
 
