@@ -88,16 +88,8 @@ def _diagnose(args: argparse.Namespace) -> int:
     if not root.is_dir():
         raise UsageError(f"no such entries directory: {root}")
     from . import diagnose, report
-    from .corpus import gather
 
-    catalog, problems = gather(root)
-    loaded = {s.doc.path for s in catalog.sources}
-    # Left out: a file that did not load, and an entry with an invalid pattern (a link that goes
-    # nowhere does not make its fingerprints wrong).
-    left_out = {p.location.path: p for p in reversed(problems) if p.severity == "error" and (
-        p.location.path not in loaded or p.code in UNUSABLE_PATTERN)}
-    usable = [s.entry for s in catalog.sources if s.doc.path not in left_out]
-    skipped = [first for path, first in sorted(left_out.items()) if path.endswith(".yaml")]
+    usable, skipped = diagnose.usable_entries(root)
     for first in skipped:
         print(f"nanopedia: warning: {first.location}: entry left out of the diagnosis: "
               f"{first.message} (run 'nanopedia check')", file=sys.stderr)
@@ -222,11 +214,6 @@ def _verify(args: argparse.Namespace) -> int:
                          sort_keys=True, ensure_ascii=False))
     return 1 if failed or found else 0
 
-
-#: Problem codes that make an entry's fingerprints unusable: a pattern outside the portable
-#: subset. (A pattern `check` finds slow, E033, still matches in linear time; that verdict is
-#: timed, and the load of the machine must never take an entry out of a diagnosis.)
-UNUSABLE_PATTERN = frozenset({"E030"})
 
 #: Logs at least this large get a progress bar on a terminal.
 PROGRESS_BYTES = 64 << 20

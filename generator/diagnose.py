@@ -25,6 +25,7 @@ from typing import IO, Any
 
 import re2
 
+from .errors import Problem
 from .fingerprints import line_program, literal_length, scan_options
 from .model import Entry, Fingerprint, Indicates
 
@@ -43,6 +44,11 @@ WEIGHTS: dict[str, float] = {"decisive": 10.0, "context": 4.0, "supporting": 3.0
 COLLATERAL_FACTOR = 0.1
 #: Bytes before an untimestamped evidence line searched for the nearest earlier timestamp.
 TIMESTAMP_WINDOW = 16 << 10
+
+#: Problem codes that make an entry's fingerprints unusable: a pattern outside the portable
+#: subset. (A pattern `check` finds slow, E033, still matches in linear time; that verdict is
+#: timed, and the load of the machine must never take an entry out of a diagnosis.)
+UNUSABLE_PATTERN = frozenset({"E030"})
 
 ROOT_CAUSE = r"Root Cause \(first observed failure\):"
 ROOT_RANK = r"^\s*rank\s*: (\d{1,6}) \(local_rank: \d+\)"
@@ -215,6 +221,22 @@ class Matcher:
             if spent > worst_time:
                 worst, worst_time = probe, spent
         return worst
+
+
+def usable_entries(root: PurePath) -> tuple[list[Entry], list[Problem]]:
+    """The entries of a folder that can take part in a diagnosis, and the first problem of each
+    entry file left out: one that did not load, or one with an invalid pattern (a link that goes
+    nowhere does not make its fingerprints wrong)."""
+    from pathlib import Path
+
+    from .corpus import gather
+
+    catalog, problems = gather(Path(root))
+    loaded = {s.doc.path for s in catalog.sources}
+    left_out = {p.location.path: p for p in reversed(problems) if p.severity == "error" and (
+        p.location.path not in loaded or p.code in UNUSABLE_PATTERN)}
+    usable = [s.entry for s in catalog.sources if s.doc.path not in left_out]
+    return usable, [first for path, first in sorted(left_out.items()) if path.endswith(".yaml")]
 
 
 def open_log(path: str) -> tuple[IO[bytes], IO[bytes]]:
