@@ -64,10 +64,36 @@ def _import(name: str) -> ModuleType | None:
         return None
 
 
+MAX_CODE = 20_000
+"""The longest code `parse` reads: the schema's cap on a code example (a repro script's is less),
+which bounds what the parser holds (its peak is a few megabytes on the worst text this long)."""
+
+
+def parse(code: str) -> ast.Module:
+    """`ast.parse` of untrusted code, failing only with `SyntaxError`.
+
+    The parser gives up on deep nesting with `MemoryError` (20,000 `-` signs: its stack) or
+    `RecursionError` (4,000 `not `, or a long `a.b.c...` chain: building the tree) and on a NUL
+    with `ValueError`; each becomes a `SyntaxError` without a line, so callers catch one thing."""
+    if len(code) > MAX_CODE:
+        raise SyntaxError(f"the code is over {MAX_CODE} characters")
+    try:
+        return ast.parse(code)
+    except (MemoryError, RecursionError):
+        raise SyntaxError("it nests too deeply for Python's parser") from None
+    except ValueError as err:
+        raise SyntaxError(str(err)) from None
+
+
 def imported_packages(code: str) -> set[str]:
-    """The top-level packages a script imports (absolute imports only)."""
+    """The top-level packages a script imports (absolute imports only); none when it does not
+    parse (`check` reports that)."""
     found: set[str] = set()
-    for node in ast.walk(ast.parse(code)):
+    try:
+        tree = parse(code)
+    except SyntaxError:
+        return found
+    for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             found |= {alias.name.split(".")[0] for alias in node.names}
         elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
@@ -118,8 +144,12 @@ def _assigned(tree: ast.Module) -> set[str]:
 
 
 def check(code: str) -> Report:
-    """Check one python example against what is installed in this interpreter."""
-    tree = ast.parse(code)
+    """Check one python example against what is installed in this interpreter; one that does not
+    parse has nothing to check (`check` reports it, E017)."""
+    try:
+        tree = parse(code)
+    except SyntaxError:
+        return Report((), ())
     findings: list[Finding] = []
     missing: set[str] = set()
     bound: dict[str, tuple[Any, str]] = {}  # name -> (object, dotted path)

@@ -16,7 +16,7 @@ from .errors import Problem, problem, suggest
 from .load import Document
 from .markdown import entry_target, links
 from .model import Entry, Tag
-from .validate import Source, dotted, markdown_fields, text_line
+from .validate import Source, doc_line, dotted, markdown_fields, text_line
 
 Position = tuple[int, int]
 
@@ -221,6 +221,16 @@ def link(
                         or "add it to entries/tags.yaml with a title and description",
                     )
                 )
+    if tags_doc is not None:  # the registry's descriptions link to entries too
+        for slug in sorted(tags):
+            where = (slug, "description")
+            for one in links(tags[slug].description):
+                target = entry_target(one.href)
+                if target is None or target in by_id or target in invalid:
+                    continue
+                msg, hint = target_problem(target, f"link in '{dotted(where)}' to entry")
+                line, col = doc_line(tags_doc, where, one.line)
+                found.append(problem(tags_doc.path, line, col, "E025", msg, hint))
     members: dict[str, list[str]] = {t: [] for t in sorted(tags)}
     for n in ordered:
         for tag in dict.fromkeys(n.tags):

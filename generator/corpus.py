@@ -11,7 +11,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from .catalog import Catalog, link_entries
-from .errors import NanopediaError, Problem
+from .errors import Location, NanopediaError, Problem
 from .listing import TAGS_FILE, entry_names
 from .load import Document, read
 from .model import Tag
@@ -44,6 +44,33 @@ def _display(path: Path, cwd: str) -> str:
         return path.as_posix()
 
 
+def _where(path: Path) -> Path:
+    """The one name of an entry file, whichever way it was named: its folder resolved, its own
+    name kept (every entry file is a regular file, so a symlink is not followed: one that loops
+    would make `resolve` raise, one that points elsewhere is refused when read)."""
+    return _resolved(path.parent, os.getcwd()) / path.name
+
+
+@lru_cache(maxsize=64)
+def _resolved(folder: Path, cwd: str) -> Path:
+    return folder.resolve()
+
+
+def misnamed_files(root: Path) -> list[Problem]:
+    """A warning for each `.yml` file of an entries folder: entries end in `.yaml`, so it is not
+    read (`check` reports the same files as errors)."""
+    try:
+        names = sorted(n for n in os.listdir(root) if n.endswith(".yml"))
+    except OSError:
+        return []
+    return [
+        Problem(Location(display(root / n), 0, 0), "E007",
+                "a '.yml' file in the entries folder is not read",
+                f"rename it to '{n[:-4]}.yaml'", "warning")
+        for n in names
+    ]
+
+
 def load_entry(path: Path) -> tuple[Source | None, list[Problem]]:
     """Read and validate one entry file."""
     try:
@@ -66,7 +93,7 @@ def load_entries(paths: list[Path]) -> list[Loaded]:
 def load_tags(root: Path) -> tuple[dict[str, Tag], Document | None, list[Problem]]:
     """Read and validate the tag registry of a corpus directory."""
     path = root / TAGS_FILE
-    if not path.exists():
+    if not os.path.lexists(path):  # a dangling symlink is there, and refused by `read`
         return {}, None, []
     try:
         doc = read(path, display(path))
@@ -85,20 +112,19 @@ def gather(
     still loaded so cross-references resolve; problems are then reported for `files` only.
     """
     tags, tags_doc, found = load_tags(root)
-    wanted = {p.resolve() for p in files} if files is not None else None
+    wanted = {_where(p) for p in files} if files is not None else None
     sources: list[Source] = []
     invalid: set[str] = set()
-    base = root.resolve()
-    paths = {p.resolve() if p.is_symlink() else base / p.name: p for p in entry_files(root)}
+    paths = {_where(p): p for p in entry_files(root)}
     for p in files or ():
-        paths.setdefault(p.resolve(), p)
+        paths.setdefault(_where(p), p)
     ordered = [path for _, path in sorted(paths.items(), key=lambda item: item[0].parts)]
     for path, (src, problems) in zip(ordered, load(ordered), strict=True):
         if src is not None:
             sources.append(src)
         else:
             invalid.add(path.stem)
-        if wanted is None or path.resolve() in wanted:
+        if wanted is None or _where(path) in wanted:
             found.extend(problems)
     catalog, linked = link_entries(sources, tags, tags_doc, frozenset(invalid))
     if wanted is not None:

@@ -17,7 +17,8 @@ Severity = Literal["error", "warning"]
 
 #: Every problem code with a one-line meaning; `entries/README.md` lists them.
 CODES: dict[str, str] = {
-    "E001": "the file could not be read (missing, a symlink, too large, not UTF-8, NUL byte)",
+    "E001": "the file could not be read (missing, a symlink, not a regular file, too large, "
+            "not UTF-8, NUL byte)",
     "E002": "YAML syntax error",
     "E003": "unsafe or unsupported YAML construct (anchor, alias, explicit tag, several documents)",
     "E004": "duplicate mapping key",
@@ -30,8 +31,9 @@ CODES: dict[str, str] = {
     "E013": "value not allowed (enum, pattern, length)",
     "E014": "id does not match the file name",
     "E015": "reference URL is not https",
-    "E016": "unsafe link in markdown (scheme not allowed)",
+    "E016": "unsafe link in markdown (scheme not allowed, or protocol-relative `//host`)",
     "E017": "python code example does not parse",
+    "E018": "text holds a control character (but tab and newline) or a bidirectional override",
     "E020": "duplicate id or alias",
     "E021": "related entry does not exist",
     "E022": "symptom or fingerprint points to an unknown root cause",
@@ -46,6 +48,7 @@ CODES: dict[str, str] = {
     "E033": "fingerprint pattern is too slow on an adversarial log",
     "E034": "decisive fingerprint has too little fixed text to be specific",
     "E035": "decisive fingerprint matches another entry's documented lines (undeclared overlap)",
+    "E036": "warning: fingerprint patterns were not timed in the browser's engine (no Node.js)",
     "E040": "template or rendering error",
     "E041": "could not write the output",
     "E042": "an entry changed while the site was being built",

@@ -12,6 +12,7 @@ from __future__ import annotations
 import gc
 import marshal
 import os
+import stat
 import threading
 import time
 from collections.abc import Callable
@@ -29,7 +30,8 @@ class Listing:
     names: list[str]
     """The entry files' names, sorted."""
     stamps: dict[str, Stamp]
-    """Entry file name to its stamp; a file that could not be stat'ed is missing."""
+    """Entry file name to its stamp; a file that could not be stat'ed, or is not a regular file
+    (its own stamp, never a symlink's target's), is missing."""
     site: dict[str, tuple[int, int]]
     """Site path to the size and mtime_ns of every file in the site folder."""
     taken_ns: int
@@ -56,8 +58,10 @@ def stamps(root: Path, names: list[str]) -> dict[str, Stamp]:
     try:
         for name in names:
             try:
-                info = os.stat(name, dir_fd=folder)
+                info = os.stat(name, dir_fd=folder, follow_symlinks=False)
             except OSError:
+                continue
+            if not stat.S_ISREG(info.st_mode):  # a symlink, FIFO, device: loading refuses it
                 continue
             found[name] = (info.st_size, info.st_mtime_ns, info.st_ino)
     finally:

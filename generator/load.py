@@ -5,10 +5,22 @@ Entries are untrusted input from strangers, so YAML is read from the parser's ev
 anchors and aliases are refused outright (no billion laughs), duplicate keys are errors at any
 depth, and every scalar stays a string until the schema converts it, so `no`, `1.10` and
 `2024-01-02` mean what the author typed. Every value keeps its line and column for error messages.
+
+No string that reaches the model holds a control character (but tab and newline) or a
+bidirectional override: `"\\0"` or `"\\e"` written as YAML escapes, or U+202E typed raw, would
+reach every page, feed and terminal that shows the text (E018).
+
+Files are read through `read_file` alone (the build hashes them with it too): only a regular file
+is opened, never a symlink, FIFO, device or socket (a FIFO blocks `open()` forever, `/dev/zero`
+never ends), and never more than `MAX_BYTES + 1` bytes of it.
 """
 
 from __future__ import annotations
 
+import errno
+import os
+import re
+import stat
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -102,7 +114,91 @@ def parse(text: str, path: str) -> Document:
         raise NanopediaError(
             [problem(path, 0, 0, "E006", "the file has no content", "an entry is a YAML mapping")]
         )
+    if _MAY_HIDE.search(text) is not None:  # rarely: only then is every string looked at
+        hidden = _hidden_problems(text, path, data, marks, key_marks, blocks)
+        if hidden:
+            raise NanopediaError(hidden)
     return Document(path, data, marks, key_marks, frozenset(blocks))
+
+
+HIDDEN = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+"""What no text may hold: the control characters (Unicode `Cc`) but tab and newline, and the
+bidirectional embeddings, overrides and isolates, which reorder how the text around them is
+shown ("Trojan Source", CVE-2021-42574; the set rustc and GCC warn of). The marks U+200E,
+U+200F and U+061C are allowed: they reorder nothing but neutral characters beside them, and
+right-to-left text needs them."""
+_MAY_HIDE = re.compile(
+    "[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]|\\\\[0abvfrexuUN]"
+)
+"""A file in which a string may hold one of `HIDDEN`: the character typed raw, or a double-quoted
+YAML escape that makes one (a raw CR is a line break, never part of a value)."""
+_C0 = ("NUL SOH STX ETX EOT ENQ ACK BEL BS HT LF VT FF CR SO SI DLE DC1 DC2 DC3 DC4 NAK SYN ETB "
+       "CAN EM SUB ESC FS GS RS US").split()
+_BIDI = {
+    "\u202a": "LEFT-TO-RIGHT EMBEDDING", "\u202b": "RIGHT-TO-LEFT EMBEDDING",
+    "\u202c": "POP DIRECTIONAL FORMATTING", "\u202d": "LEFT-TO-RIGHT OVERRIDE",
+    "\u202e": "RIGHT-TO-LEFT OVERRIDE", "\u2066": "LEFT-TO-RIGHT ISOLATE",
+    "\u2067": "RIGHT-TO-LEFT ISOLATE", "\u2068": "FIRST STRONG ISOLATE",
+    "\u2069": "POP DIRECTIONAL ISOLATE",
+}
+
+
+def dotted(path: Path_) -> str:
+    """`symptoms[2].cause`: how a path is named in messages."""
+    out = ""
+    for part in path:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out or "the file"
+
+
+def hidden_character(char: str) -> tuple[str, str]:
+    """How a character of `HIDDEN` is named in a message, and the hint that goes with it."""
+    code = f"U+{ord(char):04X}"
+    if char in _BIDI:
+        return (f"{code} {_BIDI[char]}, a bidirectional control that reorders the text shown",
+                "delete it: it is invisible and makes the text read differently than it is")
+    name = f" ({_C0[ord(char)]})" if ord(char) < len(_C0) else ""
+    return (f"the control character {code}{name}",
+            "remove it: text may hold tab and newline, no other control character")
+
+
+def _hidden_problems(text: str, path: str, data: Any, marks: dict[Path_, tuple[int, int]],
+                     key_marks: dict[Path_, tuple[int, int]], blocks: set[Path_]) -> list[Problem]:
+    """One problem for each key or string value that holds a character of `HIDDEN`."""
+    lines = text.split("\n")
+    found: list[Problem] = []
+
+    def report(where: Path_, value: str, at: tuple[int, int], block: bool, key: bool) -> None:
+        match = HIDDEN.search(value)
+        if match is None:
+            return
+        char = match.group()
+        line, col = at
+        first = line + 1 if block else line
+        last = first + value.count("\n", 0, match.start()) + 1
+        for number in range(first, min(last, len(lines)) + 1):  # where it is typed, if raw
+            index = lines[number - 1].find(char, col - 1 if number == line else 0)
+            if index >= 0:
+                line, col = number, index + 1
+                break
+        what, hint = hidden_character(char)
+        shown = HIDDEN.sub(lambda m: f"\\u{ord(m.group()):04x}", value)  # never the character
+        name = f"the key '{shown}'" if key else f"'{dotted(where)}'"
+        found.append(problem(path, line, col, "E018", f"{name} holds {what}", hint))
+
+    stack: list[tuple[Path_, Any]] = [((), data)]
+    while stack:
+        where, value = stack.pop()
+        if isinstance(value, dict):
+            for name, item in value.items():
+                inner = (*where, name)
+                report(inner, name, key_marks.get(inner, (1, 1)), False, True)
+                stack.append((inner, item))
+        elif isinstance(value, list):
+            stack.extend(((*where, i), item) for i, item in enumerate(value))
+        elif isinstance(value, str):
+            report(where, value, marks.get(where, (1, 1)), where in blocks, False)
+    return found
 
 
 def _document(events: Iterator[Any], marks: dict, key_marks: dict, blocks: set,
@@ -240,17 +336,67 @@ def _byte_position(raw: bytes, offset: int) -> tuple[int, int]:
     return line, col
 
 
-def read(path: Path, display: str | None = None) -> Document:
-    """Read and parse one file; the thin I/O wrapper around `parse`."""
-    shown = display or path.as_posix()
-    if path.is_symlink():
-        raise NanopediaError(
-            [problem(shown, 0, 0, "E001", "symlinks are not allowed", "commit a regular file")]
-        )
+_KINDS = {
+    stat.S_IFLNK: "a symlink",
+    stat.S_IFIFO: "a FIFO (named pipe)",
+    stat.S_IFCHR: "a character device",
+    stat.S_IFBLK: "a block device",
+    stat.S_IFSOCK: "a socket",
+    stat.S_IFDIR: "a directory",
+}
+
+
+def _refusal(mode: int, shown: str) -> NanopediaError:
+    """The refusal of anything but a regular file, naming what it is."""
+    if stat.S_ISLNK(mode):
+        message = "symlinks are not allowed"
+    else:
+        message = f"not a regular file: {_KINDS.get(stat.S_IFMT(mode), 'not a file')}"
+    return NanopediaError([problem(shown, 0, 0, "E001", message, "commit a regular file")])
+
+
+def read_file(path: str | os.PathLike[str], shown: str, dir_fd: int | None = None) -> bytes:
+    """The bytes of one entry file, at most `MAX_BYTES + 1` of them (`decode` refuses more),
+    or a located E001. `path` is relative to the folder `dir_fd` when that is given.
+
+    `lstat` first, so a FIFO or a device is never opened (opening either can block or act);
+    then `O_NOFOLLOW | O_NONBLOCK` and `fstat`, so a file swapped for another kind in between is
+    still refused: the open neither follows a new symlink nor waits for a FIFO's writer."""
     try:
-        with path.open("rb") as handle:
-            raw = handle.read(MAX_BYTES + 1)
+        mode = os.lstat(path, dir_fd=dir_fd).st_mode
+        if not stat.S_ISREG(mode):
+            raise _refusal(mode, shown)
+        fd = os.open(path, _FLAGS, dir_fd=dir_fd)
+    except OSError as err:
+        if err.errno == errno.ELOOP:  # swapped for a symlink after the lstat
+            raise _refusal(stat.S_IFLNK, shown) from None
+        reason = f"cannot read file: {err.strerror}"
+        raise NanopediaError([problem(shown, 0, 0, "E001", reason)]) from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise _refusal(info.st_mode, shown)
+        chunks: list[bytes] = []
+        left = MAX_BYTES + 1
+        while left > 0:  # one read for a file whose size stays as stat'ed
+            want = min(left, max(info.st_size + 1, 4096))
+            chunk = os.read(fd, want)
+            chunks.append(chunk)
+            left -= len(chunk)
+            if len(chunk) < want:  # a short read of a regular file: its end
+                break
     except OSError as err:
         reason = f"cannot read file: {err.strerror}"
         raise NanopediaError([problem(shown, 0, 0, "E001", reason)]) from None
-    return parse(decode(raw, shown), shown)
+    finally:
+        os.close(fd)
+    return b"".join(chunks)
+
+
+_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+
+
+def read(path: Path, display: str | None = None) -> Document:
+    """Read and parse one file; the thin I/O wrapper around `parse`."""
+    shown = display or path.as_posix()
+    return parse(decode(read_file(path, shown), shown), shown)

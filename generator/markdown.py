@@ -2,8 +2,13 @@
 
 Entry text is untrusted: the `js-default` preset turns raw HTML into text and disables linkify;
 links are allowed only to http(s), mailto, relative paths, fragments and other entries
-(`entry:<id>`). The same scheme rule is used by `check` (to report a bad link at its line) and by
-rendering (to drop one that slipped through), so they cannot disagree.
+(`entry:<id>`), never to another host without a scheme (`//host/p`, which from a bundle opened
+as a file is `file://host/p`). The same rule is used by `check` (to report a bad link at its
+line) and by rendering (to drop one that slipped through), so they cannot disagree.
+
+Finding the `]` of a `[` is a scan to the end of the paragraph, once for each `[`: text that
+leaves thousands open (`![![![`...) costs seconds per field. `label_cost` measures that work in
+linear time, so `check` can refuse such text before any parser sees it.
 
 Rendering adds our rules on the token stream (never on HTML text): `entry:` links become relative
 `.html` links, images become plain links (a page never loads anything from elsewhere), and
@@ -35,10 +40,58 @@ def link_scheme(href: str) -> str | None:
     return match.group(1) if match else None
 
 
+_OTHER_HOST = re.compile(r"^[/\\]{2}")
+"""`//host`, and the backslash forms a browser reads the same way (`\\\\host`, `/\\host`)."""
+
+
+def is_protocol_relative(href: str) -> bool:
+    """True for a link to another host that takes the page's scheme: `//evil.example/p`."""
+    return _OTHER_HOST.match(_IGNORED.sub("", href)) is not None
+
+
 def is_safe_link(href: str) -> bool:
-    """True for http(s), mailto, entry:, relative paths and fragments; never `javascript:`."""
+    """True for http(s), mailto, entry:, relative paths and fragments; never `javascript:`, nor a
+    protocol-relative link."""
     scheme = link_scheme(href)
-    return scheme is None or scheme in ALLOWED_SCHEMES
+    if scheme is None:
+        return not is_protocol_relative(href)
+    return scheme in ALLOWED_SCHEMES
+
+
+LABEL_BUDGET = 50_000
+"""The most label-scan work (`label_cost`) one markdown field may take; the entries' fields need
+a few hundred at most, and this much takes markdown-it about a millisecond."""
+_BRACKET = re.compile(r"\\[\s\S]|[\[\]]|\n[ \t]*(?=\n|$)")
+
+
+def label_cost(text: str) -> tuple[int, int]:
+    """How many characters markdown-it scans looking for the `]` of every `[`, and the offset
+    of the first `[` still open when that passes `LABEL_BUDGET` (-1 while it does not).
+
+    Each open `[` costs one step for every character up to its `]`, or to the end of the
+    paragraph when there is none: the sum is the depth of open brackets summed over the text. A
+    backslash escape is no bracket; a bracket in a code span is counted (an overestimate)."""
+    if "[" not in text:
+        return 0, -1
+    cost = 0
+    last = 0
+    opened: list[int] = []
+    for match in _BRACKET.finditer(text):
+        at = match.start()
+        cost += len(opened) * (at - last)
+        last = at
+        if cost > LABEL_BUDGET:
+            return cost, opened[0]
+        token = match.group()
+        if token == "[":
+            opened.append(at)
+        elif token == "]":
+            if opened:
+                opened.pop()
+        elif token[0] == "\n":  # a blank line ends the paragraph, and every scan with it
+            opened.clear()
+    cost += len(opened) * (len(text) - last)
+    return cost, (opened[0] if cost > LABEL_BUDGET else -1)
 
 
 HEADING_ID_PREFIX = "md-"
@@ -48,9 +101,11 @@ _SLUG_CHARS = re.compile(r"[^a-z0-9]+")
 
 
 def _parser() -> MarkdownIt:
-    """A parser that keeps every link (even unsafe ones) so `check` can report them."""
+    """A parser that keeps every link (even unsafe ones), as typed (not percent-encoded: `\\\\`
+    stays a backslash), so `check` can report them."""
     md = MarkdownIt("js-default")
     md.validateLink = lambda url: True  # type: ignore[method-assign]
+    md.normalizeLink = lambda url: url  # type: ignore[method-assign]
     return md
 
 
@@ -144,13 +199,20 @@ def _heading_ids(state: StateCore) -> None:
             continue
         tag = f"h{min(6, int(tok.tag[1]) + HEADING_SHIFT)}"
         tok.tag = tokens[i + 2].tag = tag
-        slug = _SLUG_CHARS.sub("-", tokens[i + 1].content.lower()).strip("-") or "section"
-        ident, n = HEADING_ID_PREFIX + slug, 1
-        while ident in env.ids:
-            n += 1
-            ident = f"{HEADING_ID_PREFIX}{slug}-{n}"
-        env.ids.add(ident)
-        tok.attrSet("id", ident)
+        tok.attrSet("id", heading_id(tokens[i + 1].content, env.ids))
+
+
+def heading_id(source: str, taken: set[str]) -> str:
+    """The id of a heading whose markdown source is `source`: prefixed, so it cannot collide
+    with the page's own anchors, and unique among `taken`, to which it is added. The site and
+    the MkDocs plugin both name headings with it."""
+    slug = _SLUG_CHARS.sub("-", source.lower()).strip("-") or "section"
+    ident, n = HEADING_ID_PREFIX + slug, 1
+    while ident in taken:
+        n += 1
+        ident = f"{HEADING_ID_PREFIX}{slug}-{n}"
+    taken.add(ident)
+    return ident
 
 
 def _renderer() -> MarkdownIt:

@@ -15,10 +15,17 @@ from typing import Any, Literal, get_args, get_origin
 
 from pydantic import BaseModel, ValidationError
 
-from . import fingerprints
+from . import apicheck, fingerprints
 from .errors import Location, Problem, problem, suggest
-from .load import Document, Path_
-from .markdown import is_safe_link, link_scheme, links
+from .load import Document, Path_, dotted
+from .markdown import (
+    LABEL_BUDGET,
+    is_protocol_relative,
+    is_safe_link,
+    label_cost,
+    link_scheme,
+    links,
+)
 from .model import MAX_ID, MAX_SCRIPT_LINES, SLUG_PATTERN, Entry, Tag
 
 _KIND = {
@@ -48,18 +55,31 @@ _SLUG = re.compile(SLUG_PATTERN)
 #: How `nanopedia new` marks a value a human must write; `check` reports each one (E060).
 PLACEHOLDER = "TODO"
 
+RESERVED_NAMES = frozenset(
+    {"con", "prn", "aux", "nul", *(f"{d}{n}" for d in ("com", "lpt") for n in range(10))}
+)
+"""File names Windows reserves whatever their extension (`con.html` too): an entry id, alias or
+tag with one of them is a page no Windows checkout, unzip or browser download can hold."""
+
+
+def reserved_problem(doc: Document, where: Path_, name: str, what: str,
+                     key: bool = False) -> Problem | None:
+    """The refusal of an id, alias or tag that Windows reserves as a file name, or None."""
+    if name.lower() not in RESERVED_NAMES:
+        return None
+    return problem(
+        doc.path,
+        *doc.position(where, key=key),
+        "E013",
+        f"'{name}' cannot be {what}: Windows reserves the file name '{name}' (any extension)",
+        f"add a word, e.g. '{name}-failure'; con, prn, aux, nul, com0-com9 and lpt0-lpt9 "
+        "cannot be file names on Windows",
+    )
+
 
 def _slugify(text: str) -> str:
     words = "".join(c if c.isascii() and c.isalnum() else " " for c in text.lower()).split()
     return "-".join(words)[:MAX_ID] or "fsdp-oom"
-
-
-def dotted(path: Path_) -> str:
-    """`symptoms[2].cause`: how a path is named in messages."""
-    out = ""
-    for part in path:
-        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
-    return out or "the file"
 
 
 def _model_at(model: type[BaseModel], path: Path_) -> type[BaseModel] | None:
@@ -251,18 +271,28 @@ def check_entry(doc: Document, stem: str) -> tuple[Source | None, list[Problem]]
     found = [*stubs.values(), *found]
     if entry is None:
         return None, found
+    costly = {where: p for where, text in markdown_fields(entry)
+              if (p := label_problem(doc, where, text)) is not None}
     source = Source(entry, doc)
-    found.extend(_entry_rules(source, stem))
-    return source, found
+    found.extend(costly.values())
+    found.extend(_entry_rules(source, stem, frozenset(costly)))
+    # Every later stage parses the markdown again (links, pages, search): not such text.
+    return (None if costly else source), found
 
 
-def _entry_rules(src: Source, stem: str) -> Iterator[Problem]:
-    """The rules a type cannot express, each located at the value it is about."""
+def _entry_rules(src: Source, stem: str, costly: frozenset[Path_]) -> Iterator[Problem]:
+    """The rules a type cannot express, each located at the value it is about; the markdown
+    fields in `costly` are not parsed."""
     e, path = src.entry, src.doc.path
 
     def at(*where: str | int, key: bool = False) -> tuple[str, int, int]:
         return (path, *src.at(*where, key=key))
 
+    for where, name, what in (("id",), e.id, "an id"), *(
+            (("aliases", i), a, "an alias") for i, a in enumerate(e.aliases)):
+        reserved = reserved_problem(src.doc, where, name, what)
+        if reserved is not None:
+            yield reserved
     if e.id != stem:
         yield problem(
             *at("id"),
@@ -287,7 +317,8 @@ def _entry_rules(src: Source, stem: str) -> Iterator[Problem]:
         if ex.language == "python":
             yield from _python_problems(src, i)
     for where, text in markdown_fields(e):
-        yield from _link_problems(src, where, text)
+        if where not in costly:
+            yield from link_problems(src.doc, where, text)
     for i in range(len(e.fingerprints)):
         yield from _fingerprint_problems(src, i, causes)
     yield from _duplicates([r.id for r in e.repro], lambda i: at("repro", i, "id"), "repro")
@@ -388,24 +419,55 @@ def markdown_fields(e: Entry) -> Iterator[tuple[Path_, str]]:
 
 def text_line(src: Source, where: Path_, offset: int) -> tuple[int, int]:
     """The file position of line `offset` inside a scalar (block text starts a line later)."""
-    line, col = src.doc.position(where)
-    if where in src.doc.blocks:
+    return doc_line(src.doc, where, offset)
+
+
+def doc_line(doc: Document, where: Path_, offset: int) -> tuple[int, int]:
+    """`text_line` in any document (the tag registry too)."""
+    line, col = doc.position(where)
+    if where in doc.blocks:
         return line + 1 + offset, 1
     return (line + offset, col) if offset else (line, col)
 
 
-def _link_problems(src: Source, where: Path_, text: str) -> Iterator[Problem]:
+def link_problems(doc: Document, where: Path_, text: str) -> Iterator[Problem]:
+    """Every link of a markdown field that `is_safe_link` refuses, at its line."""
     for link in links(text):
-        if not is_safe_link(link.href):
-            line, col = text_line(src, where, link.line)
-            yield problem(
-                src.doc.path,
-                line,
-                col,
-                "E016",
-                f"link scheme '{link_scheme(link.href)}:' is not allowed in '{dotted(where)}'",
-                "use https://, mailto:, a #fragment or entry:<id>",
-            )
+        if is_safe_link(link.href):
+            continue
+        line, col = doc_line(doc, where, link.line)
+        scheme = link_scheme(link.href)
+        if scheme is None and is_protocol_relative(link.href):
+            message = (f"protocol-relative link '{link.href[:60]}' is not allowed in "
+                       f"'{dotted(where)}': it points at another host (a file:// one from a "
+                       "bundle)")
+            hint = "write the https:// address in full, or a path without a leading '//'"
+        else:
+            message = f"link scheme '{scheme}:' is not allowed in '{dotted(where)}'"
+            hint = "use https://, mailto:, a #fragment or entry:<id>"
+        yield problem(doc.path, line, col, "E016", message, hint)
+
+
+def label_problem(doc: Document, where: Path_, text: str) -> Problem | None:
+    """The refusal of markdown whose `[` brackets would take the parser too long, or None."""
+    cost, opened = label_cost(text)
+    if opened < 0:
+        return None
+    offset = text.count("\n", 0, opened)
+    line, col = doc_line(doc, where, offset)
+    if where not in doc.blocks and offset == 0:
+        col += opened
+    unclosed = text.count("[") - text.count("]")
+    return problem(
+        doc.path,
+        line,
+        col,
+        "E013",
+        f"'{dotted(where)}' leaves too many '[' open: markdown looks for the ']' of each to the "
+        f"end of its paragraph ({cost:,} characters scanned, at most {LABEL_BUDGET:,})"
+        + (f"; {unclosed:,} more '[' than ']'" if unclosed > 0 else ""),
+        "close each '[' with ']', or write '\\[' for a bracket that is text",
+    )
 
 
 def _python_problems(src: Source, i: int) -> Iterator[Problem]:
@@ -417,17 +479,16 @@ def _parse_problems(src: Source, where: Path_, code: str, what: str) -> Iterator
     if _parses(code):
         return
     try:
-        ast.parse(code)
+        apicheck.parse(code)
     except SyntaxError as err:
         line, _ = text_line(src, where, (err.lineno or 1) - 1)
-        yield problem(
-            src.doc.path,
-            line,
-            1,
-            "E017",
-            f"{what} does not parse: {err.msg} (line {err.lineno} of the code)",
-            "fix the code or set 'language' to the right value",
-        )
+        if err.lineno is None:  # the parser gave up (too deep): no line to name
+            message = f"{what} does not parse: {err.msg}"
+            hint = "write the expression with fewer nested operators, calls or brackets"
+        else:
+            message = f"{what} does not parse: {err.msg} (line {err.lineno} of the code)"
+            hint = "fix the code or set 'language' to the right value"
+        yield problem(src.doc.path, line, 1, "E017", message, hint)
 
 
 def _fingerprint_problems(src: Source, i: int, causes: list[str]) -> Iterator[Problem]:
@@ -504,10 +565,21 @@ def check_tags(doc: Document) -> tuple[dict[str, Tag], list[Problem]]:
                 )
             )
             continue
+        reserved = reserved_problem(doc, (slug,), slug, "a tag", key=True)
+        if reserved is not None:
+            found.append(reserved)
+            continue
         tag, errs = schema_problems(doc, Tag, prefix=(slug,), data=body)
         found.extend(errs)
-        if tag is not None:
-            tags[slug] = tag
+        if tag is None:
+            continue
+        where = (slug, "description")
+        costly = label_problem(doc, where, tag.description)
+        if costly is not None:  # left out, like a bad tag: its page would parse it again
+            found.append(costly)
+            continue
+        found.extend(link_problems(doc, where, tag.description))
+        tags[slug] = tag
     return tags, found
 
 
