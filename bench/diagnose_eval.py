@@ -36,9 +36,7 @@ def run_case(case: Case, matcher: diagnose.Matcher, tmp: Path) -> Outcome:
     """Diagnose one case exactly as the CLI does (same scan, same ranking)."""
     scans = []
     for path in materialise(case, tmp):
-        stream, _ = diagnose.open_log(str(path))
-        with stream:
-            scans.append(diagnose.scan(stream, path.relative_to(tmp).as_posix(), matcher))
+        scans.append(diagnose.scan_file(str(path), matcher, name=path.relative_to(tmp).as_posix()))
     result = diagnose.diagnose(scans)
     top = result.matches[0] if result.matches else None
     return Outcome(
@@ -81,6 +79,16 @@ def figures(outcomes: list[Outcome]) -> dict[str, float]:
     }
 
 
+def per_entry(outcomes: list[Outcome]) -> dict[str, dict[str, float]]:
+    """The figures of `figures` for the failing cases of each expected entry."""
+    by_entry: dict[str, list[Outcome]] = {}
+    for o in outcomes:
+        if o.case.top is not None:
+            by_entry.setdefault(o.case.top, []).append(o)
+    return {entry: {"cases": len(rows), **{k: figures(rows)[k] for k in ("top1", "top3", "rank")}}
+            for entry, rows in by_entry.items()}
+
+
 def main() -> int:
     outcomes, missing = evaluate()
     for o in outcomes:
@@ -90,6 +98,10 @@ def main() -> int:
         print(f"{'ok ' if ok else 'BAD'} {o.case.name:45} -> {', '.join(o.ids[:3]) or '-'}{flags}")
     for case in missing:
         print(f"--- {case.name:45} (entry {case.top} not written yet)")
+    print(f"\n{'entry':38} cases  top-1  top-3  rank")
+    for entry, rows in sorted(per_entry(outcomes).items()):
+        print(f"{entry:38} {rows['cases']:5.0f} {rows['top1']:6.0%} {rows['top3']:6.0%} "
+              f"{rows['rank']:5.0%}")
     f = figures(outcomes)
     print(
         f"\ntop-1 {f['top1']:.1%}  top-3 {f['top3']:.1%} on {f['failing']:.0f} failing logs; "

@@ -36,7 +36,7 @@ def _check(args: argparse.Namespace) -> int:
         path = Path(raw)
         if path.is_dir() or (path.name == TAGS_FILE and path.is_file()):  # it affects every entry
             roots[(path if path.is_dir() else path.parent).resolve()] = None
-        elif path.is_file() or path.is_symlink():
+        elif os.path.lexists(path):  # a FIFO or a symlink too: loading refuses it, located
             files = roots.setdefault(path.parent.resolve(), [])
             if files is not None:
                 files.append(path)
@@ -44,14 +44,16 @@ def _check(args: argparse.Namespace) -> int:
             raise UsageError(f"no such file or directory: {raw}")
     from .corpus import display
     from .errors import problem
-    from .gates import fingerprint_gates
+    from .gates import browser_slowness, fingerprint_gates
     from .validate import checked_with_problem
 
     problems = []
+    timed = []  # the checked entries: their patterns are timed in the browser's engine at once
     for root, files in roots.items():
         catalog, found = gather(root, files)
         problems.extend(found)
         shown = None if files is None else {display(p) for p in files}
+        timed += [s for s in catalog.sources if shown is None or s.doc.path in shown]
         for src in catalog.sources:
             if shown is None or src.doc.path in shown:
                 advice = checked_with_problem(src)
@@ -62,6 +64,7 @@ def _check(args: argparse.Namespace) -> int:
             problems += [problem(display(p), 0, 0, "E007", "a '.yml' file in the entries folder "
                                  "is not read", f"rename it to '{p.stem}.yaml'")
                          for p in sorted(root.glob("*.yml"))]
+    problems += browser_slowness(timed, problems)
     if problems or args.format == "json":
         out = format_problems(problems, args.format)
         if out:
@@ -94,27 +97,28 @@ def _diagnose(args: argparse.Namespace) -> int:
         print(f"nanopedia: warning: {first.location}: entry left out of the diagnosis: "
               f"{first.message} (run 'nanopedia check')", file=sys.stderr)
     matcher = diagnose.Matcher(usable)
-    opened = []
+    sizes = []
     for raw in args.logs:
         try:
-            opened.append((raw, *diagnose.open_log(raw)))
+            sizes.append(0 if raw == "-" else Path(raw).stat().st_size)
         except OSError as err:
             raise UsageError(f"cannot read {raw}: {err.strerror or err}") from err
-    sizes = [0 if raw == "-" else Path(raw).stat().st_size for raw, _, _ in opened]
     bar = sys.stderr.isatty() and sum(sizes) >= PROGRESS_BYTES
-    deadline = time.monotonic() + args.deadline
+    start = time.monotonic()
+    deadline = start + args.deadline
     scans = []
-    for (raw, stream, under), size in zip(opened, sizes, strict=True):
+    for raw, size in zip(args.logs, sizes, strict=True):
         name = "<stdin>" if raw == "-" else raw
-        shown = _progress(name, size, under) if bar and size else None
+        shown = _progress(name, size) if bar and size else None
         try:
-            with stream:
-                scans.append(diagnose.scan(stream, name, matcher, deadline, shown))
+            scans.append(diagnose.scan_file(raw, matcher, deadline, shown, args.jobs, name))
         except diagnose.DiagnoseTimeout as err:
-            print(f"nanopedia: error: {err}; raise --deadline or fix that pattern", file=sys.stderr)
+            print(f"nanopedia: error: diagnosis stopped after {time.monotonic() - start:.1f} s "
+                  f"(--deadline {args.deadline:g}): {err}; raise --deadline or fix that pattern",
+                  file=sys.stderr)
             return 2
         except (OSError, EOFError) as err:
-            raise UsageError(f"cannot read {name}: {err}") from err
+            raise UsageError(f"cannot read {name}: {err.strerror or err}") from err
         finally:
             if shown:
                 print(file=sys.stderr)
@@ -143,6 +147,68 @@ def _config_base_url() -> str | None:
         return config.read(None).base_url or None
     except NanopediaError:
         return None
+
+
+def _triage(args: argparse.Namespace) -> int:
+    """Exit 0 when every file was read, 1 when some file or folder was skipped (each is named
+    in the output), 2 for a usage error."""
+    import itertools
+
+    from . import triage, triage_report
+
+    if args.ray and os.path.exists(args.ray) and ":" not in args.ray:
+        raise UsageError(f"--ray took {args.ray!r} as the cluster address; put a bare --ray after "
+                         "the paths, or write --ray=ADDRESS")
+    options = triage.Options(args.top, args.base_url or _config_base_url(),
+                             args.max_file_bytes, args.deadline)
+    try:
+        used, left_out = triage.load_entries(args.entries)
+        for first in left_out:
+            print(f"nanopedia: warning: {first.location}: entry left out of the triage: "
+                  f"{first.message} (run 'nanopedia check')", file=sys.stderr)
+        items = triage.stream(args.paths, used, jobs=args.jobs, ray=args.ray,
+                              job_pattern=args.job_pattern, options=options)
+        head = list(itertools.islice(items, 1))  # the cluster is joined, the paths walked
+    except triage.TriageError as err:
+        raise UsageError(str(err)) from None
+    items = itertools.chain(head, items)
+    if sys.stderr.isatty():
+        items = _triage_progress(items, triage.Skip)
+    summary = triage.Summary()
+    entries = {"used": len(used), "skipped": [p.as_dict() for p in left_out]}
+    for chunk in triage_report.render(args.format, items, summary, entries, options.base_url):
+        sys.stdout.write(chunk)
+    sys.stdout.flush()
+    return 1 if sum(summary.skip_reasons.values()) else 0
+
+
+def _triage_progress(items: Any, skip: type) -> Any:
+    """The items, with a progress line on stderr at most five times a second."""
+    from .triage_report import progress_line
+
+    start = last = time.monotonic()
+    jobs = files = read = 0
+    for item in items:
+        if not isinstance(item, skip):
+            jobs, files, read = jobs + 1, files + len(item["files"]), read + item["bytes"]
+        if time.monotonic() - last > 0.2:
+            last = time.monotonic()
+            print("\r" + progress_line(jobs, files, read, last - start), end="",
+                  file=sys.stderr, flush=True)
+        yield item
+    print("\r" + progress_line(jobs, files, read, time.monotonic() - start), file=sys.stderr)
+
+
+def _byte_size(text: str) -> int:
+    """`2G`, `512M`, `64k` or plain bytes (binary units), for --max-file-bytes."""
+    scale = {"k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}.get(text[-1:].lower(), 1)
+    try:
+        value = int(float(text[:-1] if scale > 1 else text) * scale)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a size: {text!r} (e.g. 2G, 512M)") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"a size cannot be negative: {text!r}")
+    return value
 
 
 def _verify(args: argparse.Namespace) -> int:
@@ -280,12 +346,11 @@ def _diff(args: argparse.Namespace) -> int:
     return 0
 
 
-def _progress(name: str, size: int, raw: Any) -> Callable[[int], None]:
-    """A one-line progress bar on stderr, driven by the raw file position (gzip included)."""
+def _progress(name: str, size: int) -> Callable[[int], None]:
+    """A one-line progress bar on stderr, driven by the bytes of the file read (gzip: packed)."""
     start = time.monotonic()
 
-    def show(_: int) -> None:
-        done = raw.tell()
+    def show(done: int) -> None:
         rate = done / max(time.monotonic() - start, 1e-6) / 1e6
         filled = int(30 * done / size)
         print(
@@ -384,10 +449,47 @@ def parser() -> argparse.ArgumentParser:
         metavar="SECONDS",
         help="stop and name the slowest pattern after this long (default 300)",
     )
+    diag.add_argument("--jobs", type=int, default=len(os.sched_getaffinity(0)), metavar="N",
+                      help="processes that scan a large plain log together (default: one per "
+                      "core); the answer does not depend on it")
     diag.add_argument("--entries", default=None, metavar="DIR",
                       help="match against the entries in DIR (default: the encyclopedia this "
                       "nanopedia ships)")
     diag.set_defaults(run=_diagnose)
+
+    fleet = sub.add_parser(
+        "triage", help="diagnose every job under some folders and summarise the fleet: entries "
+        "by jobs, hosts failing first again and again, failures no entry knows (exit 0 all "
+        "read, 1 some file skipped, 2 usage error, 3 internal error)")
+    fleet.add_argument("paths", nargs="+", metavar="PATH",
+                       help="folders of jobs, or log files (each file is a job)")
+    fleet.add_argument("--format", choices=("text", "json", "csv", "markdown"), default="text",
+                       help="text (default), json (every job's record and the summary, written "
+                       "as jobs finish), csv (one row per job), or markdown")
+    fleet.add_argument("--job-pattern", metavar="GLOB",
+                       help="a glob (not a regex) on paths relative to each PATH naming the jobs: "
+                       "a matching folder is one job with every log below it, a matching file "
+                       "a job ('*' and '?' stay within one folder, '**' crosses folders; "
+                       "e.g. 'runs/*' or '**/job-*'); default: torchrun run folders, folders "
+                       "of rank logs, then each other log file")
+    fleet.add_argument("--jobs", type=int, default=None, metavar="N",
+                       help="worker processes, or the CPUs of a local Ray (default: one per core)")
+    fleet.add_argument("--ray", nargs="?", const="", default=None, metavar="ADDRESS",
+                       help="run the jobs as a Ray Data map on the cluster at ADDRESS (bare "
+                       "--ray, after the paths: a local Ray of --jobs CPUs); needs "
+                       "pip install 'nanopedia[ray]', and the logs on a filesystem every node "
+                       "sees")
+    fleet.add_argument("--top", type=int, default=3, metavar="N",
+                       help="candidates kept per job (default 3)")
+    fleet.add_argument("--max-file-bytes", type=_byte_size, default=2 << 30, metavar="SIZE",
+                       help="skip files larger than this once unpacked (default 2G; 0: no limit)")
+    fleet.add_argument("--deadline", type=float, default=300.0, metavar="SECONDS",
+                       help="per job: files not read by then are skipped (default 300)")
+    fleet.add_argument("--base-url", default=None,
+                       help="link entries under this URL (default: nanopedia.toml's base_url)")
+    fleet.add_argument("--entries", default=None, metavar="DIR",
+                       help="match against the entries in DIR (default: the shipped ones)")
+    fleet.set_defaults(run=_triage)
 
     check_repros = sub.add_parser(
         "verify", help="run every entry's repros and check its code examples against the "

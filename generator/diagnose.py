@@ -27,6 +27,7 @@ import re2
 
 from .errors import Problem
 from .fingerprints import line_program, literal_length, scan_options
+from .fingerprints import program as browser_program
 from .model import Entry, Fingerprint, Indicates
 
 #: Bytes read per buffer: large enough that the set's per-call overhead vanishes.
@@ -52,11 +53,18 @@ UNUSABLE_PATTERN = frozenset({"E030"})
 
 ROOT_CAUSE = r"Root Cause \(first observed failure\):"
 ROOT_RANK = r"^\s*rank\s*: (\d{1,6}) \(local_rank: \d+\)"
+#: torchrun's agent lists the global ranks it started ("Rendezvous complete for workers"): the
+#: ranks a combined log of one node speaks for, so those that printed no evidence are named.
+LAUNCHER_RANKS = r"\bglobal_ranks=\[([0-9][0-9, ]*)\]"
+#: Ranks read from launcher lines, at most.
+MAX_RANKS = 1 << 16
 #: Lines after the Root Cause heading in which its `rank :` line is looked for.
 ROOT_SPAN = 8
 
 # Ranks have at most six digits: a line of 5,000 digits is not a rank (and no int() of it).
 _PREFIX_RANK = re.compile(r"^\s*\[[A-Za-z_]*?(\d{1,6})\]:", re.ASCII)
+#: A launcher's rank prefix anywhere in a line (a record glued to the one before it).
+_JOINED_RANK = re.compile(r"\[(?:rank|default)(\d{1,6})\]:", re.ASCII)
 _MESSAGE_RANK = re.compile(
     r"\[Rank (\d{1,6})\]|\bRank (\d{1,6}):|\bon rank (\d{1,6})\b|OVERFLOW! Rank (\d{1,6})\b|"
     r"\bfor rank (\d{1,6}):",
@@ -67,6 +75,7 @@ _FILE_RANK = re.compile(
 )
 _ISO_TIME = re.compile(r"\b\d{4}-(\d\d)-(\d\d)[T _](\d\d):(\d\d):(\d\d)(?:[.,](\d+))?", re.ASCII)
 _GLOG_TIME = re.compile(r"\b[IWEF](\d{1,2})(\d\d) (\d\d):(\d\d):(\d\d)\.(\d+)", re.ASCII)
+_DIGITS = re.compile(r"\d+", re.ASCII)
 _ENQUEUED = re.compile(r"[Ll]ast enqueued (?:NCCL )?work: (-?\d{1,18})\b", re.ASCII)
 
 
@@ -128,6 +137,8 @@ class FileScan:
     """Number of lines read."""
     bytes: int
     """Number of (decompressed) bytes read."""
+    ranks: tuple[int, ...] = ()
+    """Ranks the launcher's `global_ranks=[...]` lines say this log speaks for."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -169,29 +180,31 @@ class Diagnosis:
     files: tuple[FileScan, ...] = field(default=())
     """Per-file scan results, in the order given."""
     silent_ranks: tuple[int, ...] = ()
-    """Ranks known from per-rank file names whose logs gave no evidence at all: a rank that
-    hung, was killed before it could print, or ran fine."""
+    """Ranks known from per-rank file names, or from the launcher's rank list in a combined log,
+    that gave no evidence at all: a rank that hung, was killed before it could print, or ran
+    fine."""
 
 
 class DiagnoseTimeout(Exception):
-    """The overall deadline passed; names the pattern that was slowest on the last buffer."""
+    """The overall deadline passed; names the pattern that was slowest on the last buffer (the
+    CLI says how long it ran: it knows when it started)."""
 
-    def __init__(self, seconds: float, slowest: Probe | None, file: str) -> None:
-        self.seconds = seconds
+    def __init__(self, slowest: Probe | None, file: str) -> None:
         self.slowest = slowest
         self.file = file
         name = f"'{slowest.entry_id}/{slowest.fingerprint.id}'" if slowest else "none found"
-        super().__init__(
-            f"diagnosis stopped after {seconds:.1f} s while reading {file}; the slowest "
-            f"fingerprint on the last buffer was {name}"
-        )
+        super().__init__(f"while reading {file}, the slowest fingerprint on the last buffer was "
+                         f"{name}")
+
+    def __reduce__(self) -> tuple[type, tuple[Probe | None, str]]:
+        return DiagnoseTimeout, (self.slowest, self.file)  # raised in a worker, re-raised here
 
 
 class Matcher:
     """Every fingerprint compiled once: one RE2 set to find which occur, one program each to locate.
 
-    Two structural patterns (torchrun's Root Cause heading and its `rank :` line) ride in the same
-    set so the multi-rank bookkeeping costs no extra pass.
+    Three structural patterns (torchrun's Root Cause heading, its `rank :` line, the agent's
+    `global_ranks=[...]`) ride in the same set so the multi-rank bookkeeping costs no extra pass.
     """
 
     def __init__(self, entries: Iterable[Entry]) -> None:
@@ -201,7 +214,7 @@ class Matcher:
             for fp in e.fingerprints
         )
         programs = [line_program(p.fingerprint) for p in self.probes]
-        programs += ["(?m)" + ROOT_CAUSE, "(?m)" + ROOT_RANK]
+        programs += ["(?m)" + ROOT_CAUSE, "(?m)" + ROOT_RANK, LAUNCHER_RANKS]
         self.root_index = len(self.probes)
         self.set = re2.Set.SearchSet(scan_options())
         for program in programs:
@@ -209,6 +222,7 @@ class Matcher:
         self.set.Compile()
         self.regexes = [re2.compile(program, scan_options()) for program in programs]
         self.specificity = [literal_length(p.fingerprint.pattern) for p in self.probes]
+        self.index = {(p.entry_id, p.fingerprint.id): i for i, p in enumerate(self.probes)}
 
     def slowest(self, sample: bytes) -> Probe | None:
         """The probe whose pattern alone takes longest on `sample`: named when the deadline hits."""
@@ -314,13 +328,13 @@ def buffers(stream: IO[bytes], size: int = BUFFER_BYTES) -> Iterator[bytes]:
             if len(data) < MAX_LINE_BYTES:
                 carry = data
                 continue
-            yield normalise(data)
+            yield unwrap(normalise(data))
             carry = b""
             continue
         carry = data[cut + 1 :]
-        yield normalise(data[: cut + 1])
+        yield unwrap(normalise(data[: cut + 1]))
     if carry:
-        yield normalise(carry) + b"\n"
+        yield unwrap(normalise(carry) + b"\n")
 
 
 def normalise(data: bytes) -> bytes:
@@ -333,16 +347,125 @@ def normalise(data: bytes) -> bytes:
     return data
 
 
+#: Bytes at the start of a buffer in which a terminal's hard wrap is looked for.
+WRAP_SAMPLE = 64 << 10
+#: The narrowest terminal whose wrapping is undone.
+WRAP_MIN = 60
+
+
+def wrap_width(data: bytes) -> int | None:
+    """The width a terminal hard-wrapped this text at, or None.
+
+    A copied terminal screen cuts every long record at the same column, mid-word: the widest
+    width (in characters, at least `WRAP_MIN`) that two different lines of the sample share is
+    the wrap when at least half the lines near or past it have exactly it, at most one line (a
+    glued progress bar) is wider, and at least one of them cuts a word or a number in two.
+    Fixed-format training lines share a width too, but end where a record ends.
+    """
+    lines = data[:WRAP_SAMPLE].split(b"\n")[:-1]
+    if not lines:
+        return None
+    widths = [columns(line) for line in lines]
+    seen: dict[int, set[bytes]] = {}
+    for line, w in zip(lines, widths, strict=True):
+        if w >= WRAP_MIN:
+            seen.setdefault(w, set()).add(line)
+    if not seen:
+        return None
+    wide = [w for w, texts in seen.items() if len(texts) >= 2]
+    if not wide:
+        return None
+    width = max(wide)
+    near = {line for line, w in zip(lines, widths, strict=True) if w > width * 9 // 10}
+    wider = sum(w > width for w in widths)
+    cut = any(widths[i] == width and _same_class(lines[i][-1:], lines[i + 1][:1])
+              for i in range(len(lines) - 1))
+    if 2 * len(seen[width]) < len(near) or wider > 1 or not cut:
+        return None
+    return width
+
+
+def _same_class(a: bytes, b: bytes) -> bool:
+    """Two ASCII letters or two digits: a word or a number cut in two."""
+    return (a.isalpha() and b.isalpha()) or (a.isdigit() and b.isdigit())
+
+
+def columns(line: bytes) -> int:
+    """Characters in a UTF-8 line (the bytes that do not continue a character): the columns a
+    terminal gave it, wide characters aside."""
+    return len(line.translate(None, _CONTINUATION))
+
+
+_CONTINUATION = bytes(range(0x80, 0xC0))
+
+
+def unwrap(data: bytes) -> bytes:
+    """Text hard-wrapped by a terminal with each record joined back into one line.
+
+    A line of the wrap width (or wider: a progress bar glued to its start) continues on the
+    next, unless it ends in padding (two spaces). The newlines removed are put back after the joined record, as empty lines, so
+    line numbers and byte offsets of everything else stay those of the file.
+    """
+    width = wrap_width(data)
+    if width is None:
+        return data
+    out: list[bytes] = []
+    held = 0
+    for line in data.split(b"\n")[:-1]:
+        if len(line) >= width and columns(line) >= width and not line.endswith(b"  "):
+            out.append(line)
+            held += 1
+            continue
+        out.append(line + b"\n" * (held + 1))
+        held = 0
+    if held:
+        out.append(b"\n" * held)
+    return b"".join(out)
+
+
 #: An ANSI control sequence: ESC [, parameter bytes, intermediate bytes, one final byte.
 _CSI = re.compile(rb"\x1b\[[0-?]*[ -/]*[@-~]")
 
 
-def line_rank(text: str, file_rank: int | None) -> int | None:
-    """The rank that printed a line: its prefix, then its message, then the file name."""
-    found = _PREFIX_RANK.match(text) or _MESSAGE_RANK.search(text)
+def line_rank(text: str, file_rank: int | None, at: int = 0) -> int | None:
+    """The rank that printed the text at character `at` of a line: the last `[rankN]:` or
+    `[defaultN]:` prefix before it (records joined on one line keep their own ranks), the line's
+    leading prefix, its message, then the file name."""
+    joined = list(_JOINED_RANK.finditer(text, 0, at + 1))
+    found = (joined[-1] if joined else _PREFIX_RANK.match(text)) or _MESSAGE_RANK.search(text)
     if found:
         return int(next(g for g in found.groups() if g is not None))
     return file_rank
+
+
+#: Lines either side of an evidence line whose rank says who printed it, when it names none.
+NEIGHBOUR_LINES = 3
+
+
+def _rank_at(buf: bytes, start: int, end: int, text: str, rank_of_file: int | None,
+             offset: int) -> int | None:
+    """`line_rank` of the text at `offset`, else the rank of the nearest line within
+    `NEIGHBOUR_LINES` that names one (a traceback whose launcher prefix is on its other lines),
+    unless the lines before and after at that distance disagree; else the file's rank."""
+    own = line_rank(text, None, len(buf[start:offset].decode("utf-8", "replace")))
+    if own is not None:
+        return own
+    before, after = start, (end if end >= 0 else len(buf))
+    for _ in range(NEIGHBOUR_LINES):
+        found = set()
+        if before > 0:
+            begin = buf.rfind(b"\n", 0, before - 1) + 1
+            found.add(line_rank(buf[begin : before - 1].decode("utf-8", "replace"), None))
+            before = begin
+        if after < len(buf) - 1:
+            stop = buf.find(b"\n", after + 1)
+            stop = len(buf) if stop < 0 else stop
+            found.add(line_rank(buf[after + 1 : stop].decode("utf-8", "replace"), None))
+            after = stop
+        found.discard(None)
+        if found:
+            return found.pop() if len(found) == 1 else rank_of_file
+    return rank_of_file
 
 
 def file_rank(name: str) -> int | None:
@@ -382,6 +505,37 @@ def scan(
     buffer_bytes: int = BUFFER_BYTES,
 ) -> FileScan:
     """Match every fingerprint against one log; `deadline` is a `time.monotonic()` value."""
+    part = _scan_part(buffers(stream, buffer_bytes), name, matcher, deadline, progress)
+    return _merge(name, [part], matcher)
+
+
+@dataclass(slots=True)
+class _Part:
+    """What one stretch of a log gave, line numbers counted from the stretch's start."""
+
+    evidence: list[Evidence]
+    counts: dict[int, int]
+    roots: list[int]
+    rank_lines: list[tuple[int, int]]
+    ranks: set[int]
+    lines: int
+    bytes: int
+
+
+def _scan_part(
+    bufs: Iterable[bytes],
+    name: str,
+    matcher: Matcher,
+    deadline: float | None,
+    progress: Callable[[int], None] | None,
+    before: bytes = b"",
+) -> _Part:
+    """One stretch of whole lines scanned; `before` is the text preceding it (for timestamps).
+
+    Every loop here is bounded: at most `EVIDENCE_CAP` lines per fingerprint and Root Cause
+    headings, and only the `rank :` lines that can belong to a heading (within `ROOT_SPAN`
+    lines after one, or at the stretch's start where a heading may sit in the stretch before).
+    """
     rank_of_file = file_rank(name)
     evidence: list[Evidence] = []
     counts: dict[int, int] = {}
@@ -389,18 +543,20 @@ def scan(
     rank_lines: list[tuple[int, int]] = []
     line_base = 0
     total = 0
-    for buf in buffers(stream, buffer_bytes):
+    ranks: set[int] = set()
+    tail = before[-TIMESTAMP_WINDOW:]
+    root_at, rank_at, launcher_at = (matcher.root_index + i for i in range(3))
+    for buf in bufs:
         total += len(buf)
-        hits = matcher.set.Match(buf) or []
-        located: list[tuple[int, int, int]] = []  # (offset, probe index, line end)
-        for index in hits:
-            if counts.get(index, 0) >= EVIDENCE_CAP and index < matcher.root_index:
+        located: list[tuple[int, int]] = []  # (offset, probe index)
+        for index in matcher.set.Match(buf) or []:
+            if counts.get(index, 0) >= EVIDENCE_CAP and index != rank_at:
                 continue
             regex, pos = matcher.regexes[index], 0
             while (m := regex.search(buf, pos)) is not None:
-                located.append((m.start(), index, m.end()))
+                located.append((m.start(), index))
                 pos = buf.find(b"\n", m.start()) + 1  # one hit per line, as the browser does
-                if index < matcher.root_index:
+                if index != rank_at:
                     counts[index] = counts.get(index, 0) + 1
                     if counts[index] >= EVIDENCE_CAP:
                         break
@@ -408,17 +564,24 @@ def scan(
                     break
         located.sort()
         line, pos = line_base, 0
-        for offset, index, _ in located:
+        for offset, index in located:
             line += buf.count(b"\n", pos, offset)
             pos = offset
             start = buf.rfind(b"\n", 0, offset) + 1
             end = buf.find(b"\n", offset)
             text = buf[start : end if end >= 0 else len(buf)].decode("utf-8", "replace")
-            if index == matcher.root_index:
+            if index == root_at:
                 roots.append(line + 1)
                 continue
-            if index == matcher.root_index + 1:
-                rank_lines.append((line + 1, int(matcher.regexes[index].search(text).group(1))))
+            if index == rank_at:
+                near = line + 1 <= ROOT_SPAN or (roots and line + 1 - roots[-1] <= ROOT_SPAN)
+                if near and len(rank_lines) < ROOT_SPAN * (EVIDENCE_CAP + 1):
+                    rank = matcher.regexes[index].search(text).group(1)
+                    rank_lines.append((line + 1, int(rank)))
+                continue
+            if index == launcher_at:
+                listed = _DIGITS.findall(matcher.regexes[index].search(text).group(1))
+                ranks.update(int(r) for r in listed[:MAX_RANKS] if len(r) <= 6)
                 continue
             probe = matcher.probes[index]
             evidence.append(
@@ -427,34 +590,174 @@ def scan(
                     title=probe.title,
                     file=name,
                     line=line + 1,
-                    rank=line_rank(text, rank_of_file),
+                    rank=_rank_at(buf, start, end, text, rank_of_file, offset),
                     text=text.strip()[:TEXT_CHARS],
                     fingerprint=probe.fingerprint.id,
                     indicates=probe.fingerprint.indicates,
                     consequence=probe.fingerprint.collateral,
                     specificity=matcher.specificity[index],
-                    timestamp=timestamp(text) or earlier_timestamp(buf, start),
+                    timestamp=timestamp(text) or earlier_timestamp(buf, start, tail),
                 )
             )
         line_base += buf.count(b"\n")
+        tail = buf[-TIMESTAMP_WINDOW:]
         if progress:
             progress(total)
         if deadline is not None and time.monotonic() > deadline:
-            raise DiagnoseTimeout(0.0, matcher.slowest(buf[: 1 << 20]), name)
-    root_ranks = tuple(
-        (root, next(r for ln, r in rank_lines if root < ln <= root + ROOT_SPAN))
-        for root in roots
-        if any(root < ln <= root + ROOT_SPAN for ln, _ in rank_lines)
-    )
+            raise DiagnoseTimeout(matcher.slowest(buf[: 1 << 20]), name)
     evidence.sort(key=lambda e: e.line)
-    return FileScan(name, tuple(evidence), counts, root_ranks, line_base, total)
+    return _Part(evidence, counts, roots, rank_lines, ranks, line_base, total)
 
 
-def earlier_timestamp(buf: bytes, start: int, window: int = TIMESTAMP_WINDOW) -> str | None:
+def _merge(name: str, parts: list[_Part], matcher: Matcher) -> FileScan:
+    """The stretches of one log as one scan: lines renumbered, the first `EVIDENCE_CAP` lines of
+    each fingerprint kept (what one pass over the whole log keeps), Root Cause headings paired
+    with their `rank :` lines across stretch boundaries, in one linear pass."""
+    evidence: list[Evidence] = []
+    counts: dict[int, int] = {}
+    roots: list[int] = []
+    rank_lines: list[tuple[int, int]] = []
+    ranks: set[int] = set()
+    base = 0
+    for part in parts:
+        for ev in part.evidence:
+            index = matcher.index[(ev.entry, ev.fingerprint)]
+            if counts.get(index, 0) < EVIDENCE_CAP:
+                counts[index] = counts.get(index, 0) + 1
+                evidence.append(replace(ev, line=ev.line + base) if base else ev)
+        roots += [r + base for r in part.roots if len(roots) < EVIDENCE_CAP]
+        rank_lines += [(ln + base, r) for ln, r in part.rank_lines]
+        ranks |= part.ranks
+        base += part.lines
+    for index in range(matcher.root_index, matcher.root_index + 3):
+        counts.pop(index, None)
+    return FileScan(name, tuple(evidence), counts, pair_roots(roots[:EVIDENCE_CAP], rank_lines),
+                    base, sum(p.bytes for p in parts), tuple(sorted(ranks)[:MAX_RANKS]))
+
+
+def pair_roots(roots: list[int], rank_lines: list[tuple[int, int]]) -> tuple[tuple[int, int], ...]:
+    """(heading line, rank) for each Root Cause heading followed within `ROOT_SPAN` lines by a
+    `rank :` line: two sorted lists walked once."""
+    paired, j = [], 0
+    for root in roots:
+        while j < len(rank_lines) and rank_lines[j][0] <= root:
+            j += 1
+        if j < len(rank_lines) and rank_lines[j][0] <= root + ROOT_SPAN:
+            paired.append((root, rank_lines[j][1]))
+    return tuple(paired)
+
+
+def scan_file(
+    path: str,
+    matcher: Matcher,
+    deadline: float | None = None,
+    progress: Callable[[int], None] | None = None,
+    jobs: int = 1,
+    name: str | None = None,
+) -> FileScan:
+    """One log file scanned, a large plain one by `jobs` processes at once.
+
+    A plain file is cut into stretches of about `SEGMENT_BYTES` that end at a newline; each is
+    scanned alone (the bytes before it give its first lines their timestamps) and the results are
+    merged as if one pass had read the file. The cuts do not depend on `jobs`, so the answer is
+    the same on any machine. Gzip and standard input are one stream, read in one pass.
+    """
+    name = name or path
+    stream, under = open_log(path)
+    with stream:
+        if stream is not under or path == "-":
+            shown = (lambda _: progress(under.tell())) if progress and path != "-" else None
+            return scan(stream, name, matcher, deadline, shown)
+        cuts = segments(stream, os.fstat(stream.fileno()).st_size)
+    if len(cuts) == 1 or jobs <= 1:
+        parts, done = [], 0
+        for start, end in cuts:
+            part = _scan_segment(path, name, start, end, deadline, matcher)
+            done += part.bytes
+            if progress:
+                progress(done)
+            parts.append(part)
+        return _merge(name, parts, matcher)
+    global _POOL_MATCHER
+    _POOL_MATCHER = matcher  # inherited by the forked workers: compiled once
+    import multiprocessing
+
+    with multiprocessing.get_context("fork").Pool(min(jobs, len(cuts))) as pool:
+        parts, done = [], 0
+        work = [(path, name, start, end, deadline) for start, end in cuts]
+        for part in pool.imap(_pool_segment, work):
+            done += part.bytes
+            if progress:
+                progress(done)
+            parts.append(part)
+    return _merge(name, parts, matcher)
+
+
+#: A plain log is scanned in stretches of about this many bytes (cut at a newline).
+SEGMENT_BYTES = 64 << 20
+_POOL_MATCHER: Matcher | None = None
+
+
+def segments(stream: IO[bytes], size: int) -> list[tuple[int, int]]:
+    """(start, end) byte ranges covering the file, each ending just after a newline (or at the
+    end): the file is read forward once in all, even when it is one enormous line."""
+    cuts, start, pos = [], 0, 0
+    while start + SEGMENT_BYTES < size:
+        pos = max(pos, start + SEGMENT_BYTES)
+        stream.seek(pos)
+        while True:
+            block = stream.read(1 << 16)
+            if not block:
+                pos = size
+                break
+            found = block.find(b"\n")
+            if found >= 0:
+                pos += found + 1
+                break
+            pos += len(block)
+        if pos >= size:
+            break
+        cuts.append((start, pos))
+        start = pos
+    cuts.append((start, size))
+    return cuts
+
+
+class _Slice:
+    """Bytes `start` to `end` of a file, read like a stream."""
+
+    def __init__(self, file: IO[bytes], end: int) -> None:
+        self.file, self.left = file, end - file.tell()
+
+    def read(self, size: int = -1) -> bytes:
+        data = self.file.read(self.left if size < 0 else min(size, self.left))
+        self.left -= len(data)
+        return data
+
+
+def _scan_segment(
+    path: str, name: str, start: int, end: int, deadline: float | None, matcher: Matcher
+) -> _Part:
+    with open(path, "rb") as file:
+        file.seek(max(0, start - TIMESTAMP_WINDOW))
+        before = file.read(start - file.tell())
+        return _scan_part(buffers(_Slice(file, end)), name, matcher, deadline, None,  # type: ignore[arg-type]
+                          before)
+
+
+def _pool_segment(work: tuple[str, str, int, int, float | None]) -> _Part:
+    assert _POOL_MATCHER is not None
+    return _scan_segment(*work, _POOL_MATCHER)
+
+
+def earlier_timestamp(buf: bytes, start: int, before: bytes = b"",
+                      window: int = TIMESTAMP_WINDOW) -> str | None:
     """The timestamp of the nearest earlier line within `window` bytes (traceback lines have none,
-    the log line before them usually does)."""
-    head = buf[max(0, start - window) : start].decode("utf-8", "replace")
-    return timestamp(head)
+    the log line before them usually does); `before` is the text preceding `buf`."""
+    head = buf[max(0, start - window) : start]
+    if start < window and before:
+        head = (before + head)[-window:]
+    return timestamp(head.decode("utf-8", "replace"))
 
 
 def entry_score(evidence: list[Evidence], shared: set[tuple[str, int]]) -> float:
@@ -546,6 +849,8 @@ def diagnose(scans: list[FileScan]) -> Diagnosis:
         first = first_failure(in_rank, order)
     known = {r for s in scans if (r := file_rank(s.file)) is not None}
     spoke = {e.rank for e in evidence}
+    if any(r is not None for r in spoke):  # a launcher's ranks, once some line names its rank
+        known |= {r for s in scans for r in s.ranks}
     silent = tuple(sorted(known - spoke))
     return Diagnosis(tuple(matches), rank, first, reason, tuple(scans), silent)
 
@@ -621,17 +926,24 @@ def as_json(result: Diagnosis, base_url: str | None, top: int | None = None) -> 
 
 
 def fingerprint_rows(entry: Entry) -> list[dict[str, Any]]:
-    """An entry's fingerprints as the browser matcher reads them."""
+    """An entry's fingerprints as the browser matcher reads them, each with what the page's
+    verdict shows as `report.cause_and_fix` does: the title of the root cause the line points
+    to (`cause`, None when none), the entry's first root cause and its first fix step."""
+    causes = {rc.id: rc.title for rc in entry.root_causes}
     return [
         {
             "entry": entry.id,
             "title": entry.title,
             "id": fp.id,
             "pattern": fp.pattern,
+            "program": browser_program(fp),
             "ignore_case": fp.ignore_case,
             "indicates": fp.indicates,
             "collateral": fp.collateral,
             "specificity": literal_length(fp.pattern),
+            "cause": causes.get(fp.cause) if fp.cause else None,
+            "first_cause": entry.root_causes[0].title,
+            "fix": entry.fix[0].title,
         }
         for fp in entry.fingerprints
     ]
@@ -652,8 +964,14 @@ def export_data(entries: Iterable[Entry]) -> dict[str, Any]:
         "root_cause": ROOT_CAUSE,
         "root_rank": ROOT_RANK,
         "root_span": ROOT_SPAN,
+        "launcher_ranks": LAUNCHER_RANKS,
+        "wrap_sample": WRAP_SAMPLE,
+        "wrap_min": WRAP_MIN,
+        "neighbour_lines": NEIGHBOUR_LINES,
+        "max_ranks": MAX_RANKS,
         "prefix_rank": _PREFIX_RANK.pattern,
         "message_rank": _MESSAGE_RANK.pattern,
+        "joined_rank": _JOINED_RANK.pattern,
         "file_rank": _FILE_RANK.pattern,
         "iso_time": _ISO_TIME.pattern,
         "glog_time": _GLOG_TIME.pattern,

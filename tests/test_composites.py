@@ -45,10 +45,15 @@ def composite(matcher: diagnose.Matcher, failing: int, excerpt: bytes,
 def test_one_rank_fails_the_others_time_out(matcher) -> None:
     wrong = []
     for case in CASES:
+        if case.benign:  # normal-in-moderation lines take no rank down
+            continue
         failing = case.rank if case.rank is not None else 2
         result = composite(matcher, failing, log_bytes(case.logs[0]))
         got = (result.matches[0].id if result.matches else None, result.initiating_rank)
-        if got != (case.top, failing):
+        # An excerpt with no known first rank may name its own ranks; it must still not be
+        # blamed on a rank that only timed out.
+        rank_ok = got[1] == failing or (case.rank is None and got[1] not in {0, 1, 3} - {failing})
+        if got[0] != case.top or not rank_ok:
             wrong.append(f"{case.name}: {got} instead of {(case.top, failing)}")
     assert len(CASES) >= 80 and wrong == []
 

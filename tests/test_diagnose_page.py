@@ -250,6 +250,12 @@ def test_bundles_carry_the_page(kind: str, tmp_path: Path, matcher, watched_page
     page.wait_for_selector("#status[data-state=idle]", state="attached")
     page.set_input_files("#log-files", str(log))
     assert shown(page) == expected(matcher, [(log.name, log.read_bytes())])
+    # The verdict and the timeline are drawn there too (the scripts and styles came along).
+    assert page.text_content("#verdict-cause") and page.text_content("#verdict-fix")
+    assert page.locator("#timeline-chart svg .tl-lane").count() == \
+        page.locator("#timeline-text li").count() > 0
+    assert page.locator(".tl-lane .tl-failure").evaluate("e => getComputedStyle(e).fill") != \
+        page.locator(".tl-band >> nth=0").evaluate("e => getComputedStyle(e).fill")
     page.click("#matches > li >> nth=0 >> a.match-title")
     page.wait_for_selector("h1:has-text('FSDP mixed precision')")
     watched_page.assert_clean()

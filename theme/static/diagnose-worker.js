@@ -31,6 +31,9 @@ self.NanopediaDiagnoseWorker = function (scope) {
     '\\u202f\\u205f\\u3000]+';
   var STRIP = new RegExp('^' + PY_SPACE + '|' + PY_SPACE + '$', 'g');
   var NEWLINE = 10;
+  /* diagnose.WRAP_SAMPLE and WRAP_MIN, set from the data when the matcher is compiled. */
+  var wrapSample = 65536;
+  var wrapMin = 60;
   var CR = 13;
   var ESC = 27;
 
@@ -229,20 +232,34 @@ self.NanopediaDiagnoseWorker = function (scope) {
     return { seen: seen, lines: lines };
   }
 
-  /* One probe per fingerprint, then torchrun's Root Cause heading and its `rank :` line. */
-  function compile(data) {
+  /* A fingerprint's two RegExps: `find` runs over a whole buffer, `test` confirms one line.
+     `program` is the pattern with ASCII case already folded when it ignores case
+     (fingerprints.program in the CLI): no `i` flag, which folds differently from RE2 (RE2 matches
+     `k` with the Kelvin sign U+212A, `i` does not), so both engines match alike. */
+  function regexps(program, probe) {
+    var js = portable(program);
+    probe.find = new RegExp(js, 'gm');
+    probe.test = new RegExp(js, '');
+    return probe;
+  }
+
+  /* One probe per fingerprint, then torchrun's Root Cause heading, its `rank :` line and the
+     agent's `global_ranks=[...]` line. */
+  function compile(data, slow) {
+    wrapSample = data.wrap_sample;
+    wrapMin = data.wrap_min;
     var probes = [];
     var skipped = [];
-    function add(source, flags, extra) {
-      var js = portable(source);
-      extra.find = new RegExp(js, 'gm' + flags);
-      extra.test = new RegExp(js, flags);
+    var left = new Set((slow || []).map(function (s) { return s.entry + '/' + s.id; }));
+    function add(program, source, extra) {
+      regexps(program, extra);
       extra.literals = literals(source);
       probes.push(extra);
     }
     data.fingerprints.forEach(function (fp) {
+      if (left.has(fp.entry + '/' + fp.id)) return;
       try {
-        add(fp.pattern, fp.ignore_case ? 'i' : '', {
+        add(fp.program, fp.pattern, {
           entry: fp.entry, title: fp.title, id: fp.id, indicates: fp.indicates,
           collateral: fp.collateral, specificity: fp.specificity
         });
@@ -251,8 +268,9 @@ self.NanopediaDiagnoseWorker = function (scope) {
       }
     });
     var rootIndex = probes.length;
-    add(data.root_cause, '', { structural: true });
-    add(data.root_rank, '', { structural: true });
+    add(data.root_cause, data.root_cause, { structural: true });
+    add(data.root_rank, data.root_rank, { structural: true, uncapped: true });
+    add(data.launcher_ranks, data.launcher_ranks, { structural: true });
     var words = [];
     var ids = new Map();
     probes.forEach(function (probe) {
@@ -269,8 +287,12 @@ self.NanopediaDiagnoseWorker = function (scope) {
       probes: probes,
       rootIndex: rootIndex,
       skipped: skipped,
+      slow: (slow || []).slice(),
+      spent: new Float64Array(probes.length),
+      enter: function () {},
       automaton: automaton(words),
       prefixRank: new RegExp(data.prefix_rank),
+      joinedRank: new RegExp(data.joined_rank, 'g'),
       messageRank: new RegExp(data.message_rank),
       fileRank: new RegExp(data.file_rank, 'i'),
       times: [new RegExp(data.iso_time, 'g'), new RegExp(data.glog_time, 'g')],
@@ -354,7 +376,82 @@ self.NanopediaDiagnoseWorker = function (scope) {
      params intermediates final) removed, in that order, as diagnose.py's normalise does; a copy
      only when a CR or an ESC is present. */
   function normalise(bytes) {
-    return stripCsi(crlf(bytes));
+    return unwrapLines(stripCsi(crlf(bytes)));
+  }
+
+  /* diagnose.wrap_width: the column a terminal hard-wrapped the text at, or null. */
+  function wrapWidth(bytes) {
+    var sample = bytes.subarray(0, Math.min(bytes.length, wrapSample));
+    var lines = [];
+    var from = 0;
+    var nl;
+    while ((nl = sample.indexOf(NEWLINE, from)) !== -1) {
+      lines.push(sample.subarray(from, nl));
+      from = nl + 1;
+    }
+    if (!lines.length) return null;
+    var widths = lines.map(columns);
+    var seen = new Map();
+    var latin = new TextDecoder('latin1');
+    lines.forEach(function (l, i) {
+      if (widths[i] < wrapMin) return;
+      if (!seen.has(widths[i])) seen.set(widths[i], new Set());
+      seen.get(widths[i]).add(latin.decode(l));
+    });
+    var width = -1;
+    seen.forEach(function (texts, w) { if (texts.size >= 2 && w > width) width = w; });
+    if (width < 0) return null;
+    var near = new Set();
+    lines.forEach(function (l, i) {
+      if (widths[i] > Math.floor(width * 9 / 10)) near.add(latin.decode(l));
+    });
+    var wider = 0;
+    widths.forEach(function (w) { if (w > width) wider++; });
+    var cut = false;
+    for (var i = 0; i + 1 < lines.length && !cut; i++) {
+      var l = lines[i];
+      cut = widths[i] === width && l.length > 0 && lines[i + 1].length > 0 &&
+        sameClass(l[l.length - 1], lines[i + 1][0]);
+    }
+    if (2 * seen.get(width).size < near.size || wider > 1 || !cut) return null;
+    return width;
+  }
+
+  /* diagnose._same_class: two ASCII letters or two digits. */
+  function sameClass(a, b) {
+    var letter = function (c) { return (c >= 65 && c <= 90) || (c >= 97 && c <= 122); };
+    var digit = function (c) { return c >= 48 && c <= 57; };
+    return (letter(a) && letter(b)) || (digit(a) && digit(b));
+  }
+
+  /* diagnose.columns: the bytes of a UTF-8 line that do not continue a character. */
+  function columns(line) {
+    var n = 0;
+    for (var i = 0; i < line.length; i++) if ((line[i] & 0xC0) !== 0x80) n++;
+    return n;
+  }
+
+  /* diagnose.unwrap: each hard-wrapped record joined back, the removed newlines put after it. */
+  function unwrapLines(bytes) {
+    var width = wrapWidth(bytes);
+    if (width === null) return bytes;
+    var out = new Uint8Array(bytes.length);
+    var o = 0;
+    var held = 0;
+    var from = 0;
+    var nl;
+    while ((nl = bytes.indexOf(NEWLINE, from)) !== -1) {
+      var line = bytes.subarray(from, nl);
+      from = nl + 1;
+      out.set(line, o);
+      o += line.length;
+      var padded = line.length >= 2 && line[line.length - 1] === 32 && line[line.length - 2] === 32;
+      if (line.length >= width && columns(line) >= width && !padded) { held++; continue; }
+      for (var k = 0; k <= held; k++) out[o++] = NEWLINE;
+      held = 0;
+    }
+    for (var j = 0; j < held; j++) out[o++] = NEWLINE;
+    return out.subarray(0, o);
   }
 
   function crlf(bytes) {
@@ -432,9 +529,42 @@ self.NanopediaDiagnoseWorker = function (scope) {
     return null;
   }
 
-  function lineRank(m, text, rankOfFile) {
-    var found = m.prefixRank.exec(text) || m.messageRank.exec(text);
+  /* diagnose.line_rank: the last `[rankN]:` prefix before `at`, the leading prefix, the
+     message, then the file's rank. */
+  function lineRank(m, text, rankOfFile, at) {
+    var joined = null;
+    var found;
+    var limit = at === undefined ? text.length : at;
+    m.joinedRank.lastIndex = 0;
+    while ((found = m.joinedRank.exec(text)) !== null && found.index <= limit) joined = found;
+    found = joined || m.prefixRank.exec(text) || m.messageRank.exec(text);
     return found ? firstGroup(found) : rankOfFile;
+  }
+
+  /* diagnose._rank_at: the line's own rank, else that of the nearest line within
+     neighbour_lines naming one (unless the two sides disagree), else the file's. */
+  function rankAt(m, text, lineText, sPos, end, at, rankOfFile) {
+    var own = lineRank(m, lineText, null, at);
+    if (own !== null) return own;
+    var before = sPos;
+    var after = end < 0 ? text.length : end;
+    for (var d = 0; d < m.data.neighbour_lines; d++) {
+      var found = new Set();
+      if (before > 0) {
+        var begin = before - 1 === 0 ? 0 : text.lastIndexOf('\n', before - 2) + 1;
+        found.add(lineRank(m, text.slice(begin, before - 1), null));
+        before = begin;
+      }
+      if (after < text.length - 1) {
+        var stop = text.indexOf('\n', after + 1);
+        if (stop < 0) stop = text.length;
+        found.add(lineRank(m, text.slice(after + 1, stop), null));
+        after = stop;
+      }
+      found.delete(null);
+      if (found.size) return found.size === 1 ? Array.from(found)[0] : rankOfFile;
+    }
+    return rankOfFile;
   }
 
   function fileRank(m, path) {
@@ -490,17 +620,23 @@ self.NanopediaDiagnoseWorker = function (scope) {
   }
 
   /* (offset, probe index) of the first hit on every matching line, the CLI's "one hit per line". */
-  function locate(m, text, counts, active) {
+  function locate(m, text, counts, active, file) {
     var cap = m.data.evidence_cap;
     var located = [];
     for (var k = 0; k < active.length; k++) {
       var index = active[k];
       var probe = m.probes[index];
-      if (!probe.structural && counts[index] >= cap) continue;
+      if (probe.slow || (!probe.uncapped && counts[index] >= cap)) continue;
       var re = probe.find;
       re.lastIndex = 0;
       var found;
+      var began = performance.now();
+      m.enter(probe);
       while ((found = re.exec(text)) !== null) {
+        if (performance.now() - began > m.patternMs && !probe.structural) {
+          abandon(m, probe, file, performance.now() - began);
+          break;
+        }
         var at = found.index;
         var start = at === 0 ? 0 : text.lastIndexOf('\n', at - 1) + 1;
         var end = text.indexOf('\n', at);
@@ -508,14 +644,26 @@ self.NanopediaDiagnoseWorker = function (scope) {
         var confirmed = probe.test.exec(line);
         if (confirmed !== null) {
           located.push([start + confirmed.index, index]);
-          if (!probe.structural && ++counts[index] >= cap) break;
+          if (!probe.uncapped && ++counts[index] >= cap) break;
         }
         if (end < 0) break;
         re.lastIndex = end + 1;
       }
+      var spent = performance.now() - began;
+      m.spent[index] += spent;
+      if (!probe.slow && !probe.structural && spent > m.patternMs) abandon(m, probe, file, spent);
     }
+    m.enter(null);
     located.sort(function (a, b) { return a[0] - b[0] || a[1] - b[1]; });
-    return located;
+    return located.filter(function (l) { return !m.probes[l[1]].slow; });
+  }
+
+  /* A pattern past its time on one buffer is left out of the whole diagnosis (the evidence it
+     found so far too), and named in the result: one slow pattern must not cost the others. */
+  function abandon(m, probe, file, ms) {
+    probe.slow = true;
+    m.slow.push({ entry: probe.entry, id: probe.id, title: probe.title, file: file,
+                  seconds: ms / 1000 });
   }
 
   function Timeout(file) { this.file = file; }
@@ -528,17 +676,18 @@ self.NanopediaDiagnoseWorker = function (scope) {
     var counts = new Int32Array(m.probes.length);
     var roots = [];
     var rankLines = [];
+    var launched = new Set();
+    var tail = new Uint8Array(0);
     var lineBase = 0;
     var total = 0;
-    var lastBuf = new Uint8Array(0);
     return openLog(file.blob).then(function (log) {
       return buffers(log, d.buffer_bytes, d.max_line_bytes, function (buf) {
         total += buf.length;
         var swept = sweep(m.automaton, buf);
         var active = candidates(m, swept.seen);
         var text = active.length ? decoder.decode(buf) : '';
-        lastBuf = buf;
-        var located = active.length ? locate(m, text, counts, active) : [];
+        m.spent.fill(0);
+        var located = active.length ? locate(m, text, counts, active, file.name) : [];
         var line = lineBase;
         var sPos = 0;  /* start of the current line in `text` */
         var bPos = 0;  /* and in `buf` */
@@ -555,60 +704,70 @@ self.NanopediaDiagnoseWorker = function (scope) {
           var lineText = text.slice(sPos, end < 0 ? text.length : end);
           if (index === m.rootIndex) { roots.push(line + 1); continue; }
           if (index === m.rootIndex + 1) {
-            rankLines.push([line + 1, parseInt(m.probes[index].test.exec(lineText)[1], 10)]);
+            var near = line + 1 <= d.root_span ||
+              (roots.length && line + 1 - roots[roots.length - 1] <= d.root_span);
+            if (near && rankLines.length < d.root_span * (d.evidence_cap + 1)) {
+              rankLines.push([line + 1, parseInt(m.probes[index].test.exec(lineText)[1], 10)]);
+            }
+            continue;
+          }
+          if (index === m.rootIndex + 2) {
+            var listed = m.probes[index].test.exec(lineText)[1].match(/\d+/g) || [];
+            listed.slice(0, d.max_ranks).forEach(function (r) {
+              if (r.length <= 6) launched.add(parseInt(r, 10));
+            });
             continue;
           }
           var probe = m.probes[index];
           var stamp = timestamp(m, lineText);
           if (stamp === null) {
             var from = Math.max(0, bPos - d.timestamp_window);
-            stamp = timestamp(m, decoder.decode(buf.subarray(from, bPos)));
+            var head = buf.subarray(from, bPos);
+            if (bPos < d.timestamp_window && tail.length) {
+              head = concat(tail, head);
+              head = head.subarray(Math.max(0, head.length - d.timestamp_window));
+            }
+            stamp = timestamp(m, decoder.decode(head));
           }
           evidence.push({
             entry: probe.entry, title: probe.title, file: file.name, order: order,
-            line: line + 1, rank: lineRank(m, lineText, rankOfFile),
+            line: line + 1, rank: rankAt(m, text, lineText, sPos, end, offset - sPos, rankOfFile),
             text: shown(lineText, d.text_chars), fingerprint: probe.id,
             indicates: probe.indicates, consequence: probe.collateral, timestamp: stamp,
             collateral: false, specificity: probe.specificity
           });
         }
         lineBase += swept.lines;
+        tail = buf.slice(Math.max(0, buf.length - d.timestamp_window));
         progress(buf.length, log.position());
         if (performance.now() > deadline) throw new Timeout(file.name);
       });
     }).then(function () {
+      /* diagnose.pair_roots: both lists sorted, walked once. */
       var rootRanks = [];
-      roots.forEach(function (root) {
-        for (var i = 0; i < rankLines.length; i++) {
-          var ln = rankLines[i][0];
-          if (root < ln && ln <= root + d.root_span) { rootRanks.push([root, rankLines[i][1]]); return; }
+      var j = 0;
+      roots.slice(0, d.evidence_cap).forEach(function (root) {
+        while (j < rankLines.length && rankLines[j][0] <= root) j++;
+        if (j < rankLines.length && rankLines[j][0] <= root + d.root_span) {
+          rootRanks.push([root, rankLines[j][1]]);
         }
       });
       evidence.sort(function (a, b) { return a.line - b.line; });  /* stable, as Python's */
+      var ranks = Array.from(launched).sort(function (a, b) { return a - b; })
+        .slice(0, d.max_ranks);
       return { file: file.name, evidence: evidence, root_ranks: rootRanks, lines: lineBase,
-               bytes: total, file_rank: rankOfFile };
-    }, function (err) {
-      if (err instanceof Timeout) err.sample = decoder.decode(lastBuf.subarray(0, 1 << 20));
-      throw err;
+               bytes: total, file_rank: rankOfFile, ranks: ranks };
     });
   }
 
-  /* The probe whose pattern alone takes longest on `sample` (named when the budget runs out). */
-  function slowest(m, sample) {
+  /* The fingerprint that took longest on the last buffer (named when the budget runs out),
+     from the times `locate` measured: running the patterns again could hang on a slow one. */
+  function slowest(m) {
     var worst = null;
-    var worstTime = -1;
     for (var i = 0; i < m.rootIndex; i++) {
-      var re = m.probes[i].find;
-      var start = performance.now();
-      re.lastIndex = 0;
-      var found;
-      while ((found = re.exec(sample)) !== null) {
-        if (found[0] === '') re.lastIndex += 1;
-      }
-      var spent = performance.now() - start;
-      if (spent > worstTime) { worst = m.probes[i]; worstTime = spent; }
+      if (m.spent[i] > 0 && (worst === null || m.spent[i] > m.spent[worst])) worst = i;
     }
-    return worst;
+    return worst === null ? null : m.probes[worst];
   }
 
   /* ---- Ranking (diagnose.py: entry_score, first_failure, diagnose, _initiating). ---- */
@@ -758,6 +917,8 @@ self.NanopediaDiagnoseWorker = function (scope) {
     scans.forEach(function (s) {
       if (s.file_rank !== null && s.file_rank !== undefined) known.add(s.file_rank);
     });
+    var named = evidence.some(function (e) { return e.rank !== null && e.rank !== undefined; });
+    if (named) scans.forEach(function (s) { (s.ranks || []).forEach(function (r) { known.add(r); }); });
     var silent = Array.from(known).filter(function (r) { return !spoke.has(r); })
       .sort(function (a, b) { return a - b; });
     return { matches: matches, initiating_rank: rank, initiating: first, initiating_reason: reason,
@@ -772,12 +933,34 @@ self.NanopediaDiagnoseWorker = function (scope) {
     };
   }
 
-  function asJson(result, scans) {
+  /* report.with_answers: the likely cause (that of the candidate's strongest own line that
+     points to one, else the entry's first), the first fix step and the confidence word. */
+  var STRENGTH = { decisive: 0, supporting: 1, context: 2, benign: 3 };
+
+  function answers(rows, c) {
+    var own = new Map();
+    rows.forEach(function (r) { if (r.entry === c.id) own.set(r.id, r); });
+    if (!own.size) return { cause: null, fix: null };
+    var ordered = c.evidence.slice().sort(function (a, b) {
+      return (a.collateral - b.collateral) || (STRENGTH[a.indicates] - STRENGTH[b.indicates]);
+    });
+    var first = own.values().next().value;
+    for (var i = 0; i < ordered.length; i++) {
+      var row = own.get(ordered[i].fingerprint);
+      if (row && row.cause) return { cause: row.cause, fix: row.fix };
+    }
+    return { cause: first.first_cause, fix: first.fix };
+  }
+
+  function asJson(result, scans, rows) {
     return {
       matches: result.matches.map(function (c) {
+        var known = answers(rows || [], c);
         return {
           id: c.id, title: c.title, score: c.score, benign: c.benign, possible: c.possible,
-          url: 'entries/' + c.id + '.html', evidence: c.evidence.map(evidenceJson)
+          url: 'entries/' + c.id + '.html', evidence: c.evidence.map(evidenceJson),
+          cause: known.cause, fix: known.fix,
+          confidence: c.benign ? 'benign' : c.possible ? 'possible' : 'certain'
         };
       }),
       initiating_rank: result.initiating_rank,
@@ -788,6 +971,31 @@ self.NanopediaDiagnoseWorker = function (scope) {
     };
   }
 
+  /* What `nanopedia check` times under Node (theme/check/patterntime.js) and what the parity
+     tests run: one fingerprint's `program` compiled as a scan compiles it, and a function that
+     runs it over a text the way `locate` does (`find` over the whole text, each hit's line
+     confirmed by `test`, one hit per line) with no evidence cap, and returns the offsets of the
+     lines it confirms. */
+  scope.timeProbe = function (program) {
+    var probe = regexps(program, {});
+    return function (text) {
+      var hits = [];
+      var re = probe.find;
+      re.lastIndex = 0;
+      var found;
+      while ((found = re.exec(text)) !== null) {
+        var start = found.index === 0 ? 0 : text.lastIndexOf('\n', found.index - 1) + 1;
+        var end = text.indexOf('\n', found.index);
+        if (probe.test.exec(text.slice(start, end < 0 ? text.length : end)) !== null) {
+          hits.push(start);
+        }
+        if (end < 0) break;
+        re.lastIndex = end + 1;
+      }
+      return hits;
+    };
+  };
+
   /* The ranking rules alone, on evidence already found: the data-driven cases of
      tests/cases/ranking.json run through here under `node --test` and through diagnose.py under
      pytest, so the two engines are proven to rank alike without a browser. */
@@ -796,7 +1004,7 @@ self.NanopediaDiagnoseWorker = function (scope) {
     scans.forEach(function (s, order) {
       s.evidence.forEach(function (e) { e.order = order; e.collateral = false; });
     });
-    return asJson(diagnose(m, scans), scans);
+    return asJson(diagnose(m, scans), scans, data.fingerprints);
   };
 
   /* ---- The worker's one job. ---- */
@@ -805,7 +1013,14 @@ self.NanopediaDiagnoseWorker = function (scope) {
     var msg = event.data;
     var began = performance.now();
     var deadline = began + msg.budgetMs;
-    var m = compile(msg.data);
+    var m = compile(msg.data, msg.slow);
+    /* Before each pattern runs, the page is told which: if one never returns, the page stops
+       this worker and starts another without it (a regex cannot be interrupted from inside). */
+    m.patternMs = msg.patternMs || 3000;
+    m.enter = function (probe) {
+      scope.postMessage({ type: 'probe', entry: probe ? probe.entry || null : null,
+                          id: probe ? probe.id || null : null, file: current });
+    };
     var files = msg.files;
     var total = files.reduce(function (n, f) { return n + f.blob.size; }, 0);
     var before = 0;
@@ -821,14 +1036,21 @@ self.NanopediaDiagnoseWorker = function (scope) {
       });
     });
     chain.then(function () {
-      var out = asJson(diagnose(m, scans), scans);
+      var dropped = new Set(m.slow.map(function (s) { return s.entry + '\u0000' + s.id; }));
+      scans.forEach(function (s) {
+        s.evidence = s.evidence.filter(function (e) {
+          return !dropped.has(e.entry + '\u0000' + e.fingerprint);
+        });
+      });
+      var out = asJson(diagnose(m, scans), scans, m.data.fingerprints);
       out.skipped = m.skipped;
+      out.slow = m.slow;
       out.seconds = (performance.now() - began) / 1000;
       scope.postMessage({ type: 'done', result: out });
     }, function (err) {
       var message;
       if (err instanceof Timeout) {
-        var slow = slowest(m, err.sample || '');
+        var slow = slowest(m);
         message = 'diagnosis stopped after ' + ((performance.now() - began) / 1000).toFixed(1) +
           ' s while reading ' + current + '; the slowest fingerprint on the last buffer was ' +
           (slow ? "'" + slow.entry + '/' + slow.id + "'" : 'none found');

@@ -1,0 +1,84 @@
+// The browser worker gives the CLI's answer on every labelled log of tests/logs (real excerpts,
+// per-rank folders, damaged copies): the same candidates in the same order, the same first
+// failing rank, silent ranks and reason, and the same evidence lines with their ranks and
+// timestamps. Python writes each case's files and the CLI's JSON; the worker reads the same
+// bytes through its page path (onmessage). Run by `node --test tests/js/`.
+'use strict';
+const test = require('node:test');
+const assert = require('node:assert');
+const path = require('node:path');
+const { execFileSync } = require('node:child_process');
+
+const root = path.resolve(__dirname, '..', '..');
+const python = process.env.NANOPEDIA_PYTHON || path.join(root, '.venv/bin/python');
+
+const corpus = JSON.parse(execFileSync(python, ['-c', `
+import base64, json, sys, tempfile
+from pathlib import Path
+sys.path.insert(0, "bench")
+from logcorpus import cases, materialise
+from generator import diagnose
+from generator.corpus import gather
+
+entries = gather(Path("entries"))[0].entries
+matcher = diagnose.Matcher(entries)
+out = {"data": diagnose.export_data(entries), "cases": []}
+with tempfile.TemporaryDirectory() as tmp:
+    for case in cases():
+        if case.bury:
+            continue  # the buried copies are the same excerpts behind 100,000 lines
+        paths = materialise(case, Path(tmp))
+        names = [p.relative_to(tmp).as_posix() for p in paths]
+        scans = [diagnose.scan_file(str(p), matcher, name=n) for p, n in zip(paths, names)]
+        out["cases"].append({
+            "name": case.name,
+            "files": [{"name": n, "bytes": base64.b64encode(p.read_bytes()).decode()}
+                      for p, n in zip(paths, names)],
+            "expected": diagnose.as_json(diagnose.diagnose(scans), None),
+        })
+print(json.dumps(out))
+`], { cwd: root, maxBuffer: 256 << 20 }));
+
+globalThis.self = globalThis;
+require(path.join(root, 'theme/static/diagnose-worker.js'));
+
+function diagnoseFiles(data, files) {
+  return new Promise((resolve, reject) => {
+    const scope = {
+      postMessage(msg) {
+        if (msg.type === 'done') resolve(msg.result);
+        else if (msg.type === 'error') reject(new Error(msg.message));
+      }
+    };
+    globalThis.NanopediaDiagnoseWorker(scope);
+    const given = files.map((f) => ({
+      name: f.name, path: f.name, blob: new Blob([Buffer.from(f.bytes, 'base64')])
+    }));
+    scope.onmessage({ data: { data, files: given, budgetMs: 120000 } });
+  });
+}
+
+// What both engines must agree on, without the fields only one side has (links, answers).
+function essentials(result) {
+  const line = (e) => e && [e.file, e.line, e.rank, e.timestamp, e.fingerprint, e.collateral];
+  return {
+    ids: result.matches.map((m) => [m.id, m.score, m.possible]),
+    evidence: result.matches.map((m) => m.evidence.map(line)),
+    initiating: line(result.initiating),
+    initiating_rank: result.initiating_rank,
+    initiating_reason: result.initiating_reason,
+    silent_ranks: result.silent_ranks,
+    files: result.files.map((f) => [f.file, f.lines, f.bytes])
+  };
+}
+
+test('the corpus has its real logs', () => {
+  assert.ok(corpus.cases.length >= 150, `${corpus.cases.length} cases`);
+});
+
+corpus.cases.forEach((c) => {
+  test(`same answer as the CLI: ${c.name}`, async () => {
+    const got = await diagnoseFiles(corpus.data, c.files);
+    assert.deepStrictEqual(essentials(got), essentials(c.expected));
+  });
+});

@@ -1,0 +1,130 @@
+"""A large plain log scanned in stretches by several processes gives exactly the answer of one
+pass; torchrun's Root Cause bookkeeping stays linear and under the deadline; the launcher's rank
+list names the ranks of a combined log that printed no evidence."""
+
+from __future__ import annotations
+
+import io
+import time
+from pathlib import Path
+
+import pytest
+from conftest import ROOT
+
+from generator import diagnose
+from generator.corpus import gather
+
+ROOT_BLOCK = (
+    "torch.distributed.elastic.multiprocessing.errors.ChildFailedError:\n"
+    "============================================================\n"
+    "train.py FAILED\n"
+    "------------------------------------------------------------\n"
+    "Failures:\n  <NO_OTHER_FAILURES>\n"
+    "------------------------------------------------------------\n"
+    "Root Cause (first observed failure):\n"
+    "[0]:\n  time      : 2024-05-01_10:00:00\n  host      : node7\n"
+    "  rank      : {rank} (local_rank: {rank})\n  exitcode  : 1 (pid: 4242)\n"
+)
+
+
+@pytest.fixture(scope="module")
+def matcher() -> diagnose.Matcher:
+    return diagnose.Matcher(gather(ROOT / "entries")[0].entries)
+
+
+def _log(tmp_path: Path) -> Path:
+    healthy = "".join(f"2024-05-01 10:00:{i % 60:02d},123 step {i} loss 2.{i % 97:02d}\n"
+                      for i in range(3000))
+    failure = (ROOT / "tests" / "logs" / "fsdp-mp-torchrun.log").read_text()
+    text = healthy + "[rank1]: RuntimeError: CUDA error: an illegal memory access was " \
+        "encountered\n" + healthy + ROOT_BLOCK.format(rank=3) + healthy + failure + healthy
+    path = tmp_path / "combined.log"
+    path.write_text(text)
+    return path
+
+
+@pytest.mark.parametrize("segment", [4096, 50_000, 1 << 30])
+def test_stretches_in_two_processes_equal_one_pass(tmp_path, matcher, monkeypatch,
+                                                    segment) -> None:
+    path = _log(tmp_path)
+    with path.open("rb") as stream:
+        one = diagnose.scan(stream, "combined.log", matcher)
+    monkeypatch.setattr(diagnose, "SEGMENT_BYTES", segment)
+    with path.open("rb") as stream:
+        cuts = diagnose.segments(stream, path.stat().st_size)
+    assert cuts[0][0] == 0 and cuts[-1][1] == path.stat().st_size
+    assert all(a[1] == b[0] for a, b in zip(cuts, cuts[1:], strict=False))
+    data = path.read_bytes()
+    assert all(data[end - 1 : end] == b"\n" for _, end in cuts)
+    many = diagnose.scan_file(str(path), matcher, jobs=2, name="combined.log")
+    assert many == one
+    assert one.root_ranks and one.root_ranks[0][1] == 3 and one.evidence
+    if segment == 4096:
+        assert len(cuts) > 10  # the Root Cause block and evidence lie across cuts
+
+
+def test_one_enormous_line_is_cut_without_reading_it_twice(tmp_path) -> None:
+    path = tmp_path / "one-line.log"
+    path.write_bytes(b"x" * 300_000 + b"\n" + b"y" * 10)
+
+    class Counting(io.FileIO):
+        read_bytes = 0
+
+        def read(self, size: int = -1) -> bytes:
+            data = super().read(size)
+            Counting.read_bytes += len(data)
+            return data
+
+    with Counting(path, "r") as raw:
+        old = diagnose.SEGMENT_BYTES
+        diagnose.SEGMENT_BYTES = 1000
+        try:
+            cuts = diagnose.segments(raw, path.stat().st_size)  # type: ignore[arg-type]
+        finally:
+            diagnose.SEGMENT_BYTES = old
+    assert cuts == [(0, 300_001), (300_001, 300_011)]
+    assert Counting.read_bytes < 2 * path.stat().st_size
+
+
+def test_repeated_root_cause_blocks_stay_linear(tmp_path, matcher) -> None:
+    """#18: 3.3 MB of Root Cause blocks ran 227 s past `--deadline 5` (quadratic pairing)."""
+    block = ROOT_BLOCK.format(rank=5)
+    data = (block * (3_300_000 // len(block))).encode()
+    start = time.monotonic()
+    found = diagnose.scan(io.BytesIO(data), "job.log", matcher, deadline=time.monotonic() + 60)
+    assert time.monotonic() - start < 30  # linear: well under a second on an idle machine
+    assert found.root_ranks[0] == (8, 5) and len(found.root_ranks) <= diagnose.EVIDENCE_CAP
+
+
+def test_the_deadline_message_says_how_long_it_ran(tmp_path, cli, monkeypatch) -> None:
+    log = tmp_path / "job.log"
+    log.write_text("RuntimeError: CUDA error: an illegal memory access was encountered\n")
+    monkeypatch.setattr(diagnose.time, "monotonic", iter([0.0] + [100.0] * 50).__next__)
+    run = cli("diagnose", "--deadline", "5", str(log))
+    assert run.code == 2
+    assert "stopped after 100.0 s (--deadline 5)" in run.err
+
+
+def test_launcher_ranks_name_the_silent_ones(matcher) -> None:
+    text = (
+        "INFO:torch.distributed.elastic.agent.server.api:[default] Rendezvous complete for "
+        "workers. Result:\n  restart_count=0\n  group_rank=0\n  group_world_size=1\n"
+        "  local_ranks=[0, 1, 2, 3]\n  role_ranks=[0, 1, 2, 3]\n  global_ranks=[0, 1, 2, 3]\n"
+        "  role_world_sizes=[4, 4, 4, 4]\n  global_world_sizes=[4, 4, 4, 4]\n"
+        "[rank1]: RuntimeError: CUDA error: an illegal memory access was encountered\n"
+        "[rank2]: RuntimeError: CUDA error: an illegal memory access was encountered\n"
+    )
+    result = diagnose.diagnose([diagnose.scan(io.BytesIO(text.encode()), "job.log", matcher)])
+    assert result.matches[0].id == "cuda-illegal-memory-access"
+    assert result.silent_ranks == (0, 3)
+    # With no rank on any evidence line, nothing is said about the others.
+    bare = text.replace("[rank1]: ", "").replace("[rank2]: ", "")
+    result = diagnose.diagnose([diagnose.scan(io.BytesIO(bare.encode()), "job.log", matcher)])
+    assert result.silent_ranks == ()
+
+
+def test_a_rank_list_of_huge_numbers_is_no_crash(matcher) -> None:
+    text = "global_ranks=[" + "7" * 5000 + ", 3 4]\n[rank3]: RuntimeError: CUDA error: an " \
+        "illegal memory access was encountered\n"
+    result = diagnose.diagnose([diagnose.scan(io.BytesIO(text.encode()), "job.log", matcher)])
+    assert result.silent_ranks == (4,)
