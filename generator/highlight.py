@@ -146,19 +146,67 @@ def _python_line(lexer: Lexer, line: str) -> tuple[str, bool, bool]:
     return hit
 
 
+BACKGROUNDS = {
+    "light": ("#f6f8fa", "#ffebe9", "#e6ffec"),
+    "dark": ("#161b22", "#3c1e23", "#15331f"),
+}
+"""What code is drawn on in each scheme: the code background and the removed and added lines of
+a diff (`--code-bg`, `--diff-del`, `--diff-ins` in theme/static/site.css; keep them equal)."""
+MIN_CONTRAST = 4.6
+"""WCAG AA asks 4.5:1 for text; Pygments' light colours are at 4.5 to 4.8 on the code background
+alone, so a tinted diff line took them under (axe-core's colour-contrast rule)."""
+_HEX = re.compile(r"#([0-9a-fA-F]{6}|[0-9a-fA-F]{3})\b")
+
+
+def _luminance(rgb: tuple[float, ...]) -> float:
+    lin = [c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4 for c in rgb]
+    return 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2]
+
+
+def rgb(hex_colour: str) -> tuple[float, ...]:
+    h = hex_colour.lstrip("#")
+    h = "".join(c * 2 for c in h) if len(h) == 3 else h
+    return tuple(int(h[i : i + 2], 16) / 255 for i in (0, 2, 4))
+
+
+def contrast(a: tuple[float, ...], b: tuple[float, ...]) -> float:
+    """WCAG contrast ratio of two sRGB colours (channels 0 to 1), from 1 to 21."""
+    hi, lo = sorted((_luminance(a), _luminance(b)), reverse=True)
+    return (hi + 0.05) / (lo + 0.05)
+
+
+def readable(hex_colour: str, backgrounds: Iterable[str]) -> str:
+    """`hex_colour`, or the nearest shade of it towards black (on light backgrounds) or white (on
+    dark ones) that has MIN_CONTRAST with every background."""
+    grounds = [rgb(b) for b in backgrounds]
+    colour = rgb(hex_colour)
+    target = 0.0 if _luminance(grounds[0]) > 0.18 else 1.0
+    step = 0
+    shade = colour
+    while step < 100 and min(contrast(shade, g) for g in grounds) < MIN_CONTRAST:
+        step += 1
+        shade = tuple(c + (target - c) * step / 100 for c in colour)
+    if shade == colour:
+        return hex_colour
+    return "#" + "".join(f"{round(c * 255):02x}" for c in shade)
+
+
 def styles() -> dict[str, str]:
     """Token colour rules for the light and dark schemes; `theme/templates/pygments.css` uses them.
 
     Only rules for classes `code()` emits: backgrounds and line numbers come from the theme's own
     CSS, and types drawn as text or with another type's class need none. Classes of one look
-    share a rule, as `pre :is(.k,.kc){...}`.
+    share a rule, as `pre :is(.k,.kc){...}`. Colours too faint on one of the scheme's
+    BACKGROUNDS are darkened (or lightened) just enough to be read.
     """
     emitted = {STANDARD_TYPES[t] for t in set(_classes().values()) - {Text}}
     out = {}
     for name, style in (("light", LIGHT_STYLE), ("dark", DARK_STYLE)):
         grouped: dict[str, list[str]] = {}
+        grounds = BACKGROUNDS[name]
         for cls, (decl, _ttype, _level) in HtmlFormatter(style=style).class2style.items():
             if cls in emitted:
+                decl = _HEX.sub(lambda m, on=grounds: readable(m.group(), on), decl)
                 grouped.setdefault(decl.replace(": ", ":").replace("; ", ";"), []).append(cls)
         out[name] = "\n".join(
             f"{CSS_SCOPE} .{classes[0]}{{{decl}}}" if len(classes) == 1 else

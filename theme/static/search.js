@@ -13,6 +13,7 @@
  */
 (function () {
   'use strict';
+  window.NanopediaSearchLoaded = true;
 
   /* Ranking: a hit in the title or an exact error string counts most. */
   var BOOST = { title: 4, errors: 4, aliases: 3, tags: 2, symptoms: 1.5, causes: 1, summary: 1 };
@@ -265,12 +266,16 @@
     return pattern.split('{id}').join(encodeURIComponent(id));
   }
 
+  /* The link is the option itself (its <li> is presentational): an option may not hold a
+     focusable link, and the link is what a click or Enter follows. */
   function option(list, href, cls) {
     var li = document.createElement('li');
-    li.setAttribute('role', 'option');
-    li.id = list.id + '-' + list.children.length;
+    li.setAttribute('role', 'none');
     li.className = cls;
     var a = document.createElement('a');
+    a.setAttribute('role', 'option');
+    a.setAttribute('aria-selected', 'false');
+    a.id = list.id + '-' + list.children.length;
     a.href = href;
     a.tabIndex = -1;
     li.appendChild(a);
@@ -314,7 +319,7 @@
 
   /* Wires one search form: an input (a combobox), a list of options and a status line. */
   function setup(form) {
-    var input = form.querySelector('input[type=search]');
+    var input = form.querySelector('input.search-input');
     var list = form.querySelector('[role=listbox]');
     var status = form.querySelector('.search-status');
     var page = form.hasAttribute('data-page');
@@ -387,19 +392,18 @@
     upgraded.push(function (eng) {
       if (!shownFor || !document.contains(form)) return;
       var opts = options();
-      var href = active >= 0 && opts[active] ? opts[active].querySelector('a').href : null;
+      var href = active >= 0 && opts[active] ? opts[active].href : null;
       var wasOpen = !list.hidden;
       render(eng, shownFor);
       show(wasOpen);
       Array.prototype.forEach.call(options(), function (opt, i) {
-        if (href && opt.querySelector('a').href === href) setActive(i);
+        if (href && opt.href === href) setActive(i);
       });
     });
 
     /* A click, not a navigation to a.href: the single-file router resolves the link. */
     function open(opt) {
-      var a = opt && opt.querySelector('a');
-      if (a) a.click();
+      if (opt) opt.click();
     }
 
     input.addEventListener('input', update);
@@ -438,8 +442,11 @@
         (hash.indexOf('?') >= 0 ? hash.slice(hash.indexOf('?')) : '');
       var given = new URLSearchParams(search).get('q');
       if (given) input.value = given;
-      if (input.value.trim()) update();
     }
+    /* search-boot.js loads this file on the first focus: the reader may be typing already. */
+    var focused = document.activeElement === input;
+    if (focused) withEngine(form, function () {}, function () {});
+    if ((page || focused) && input.value.trim()) update();
   }
 
   /* Wires every search form not wired yet; the single-file router adds pages later. */
