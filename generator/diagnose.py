@@ -444,12 +444,12 @@ NEIGHBOUR_LINES = 3
 
 def _rank_at(buf: bytes, start: int, end: int, text: str, rank_of_file: int | None,
              offset: int) -> int | None:
-    """`line_rank` of the text at `offset`, else the rank of the nearest line within
-    `NEIGHBOUR_LINES` that names one (a traceback whose launcher prefix is on its other lines),
-    unless the lines before and after at that distance disagree; else the file's rank."""
+    """`line_rank` of the text at `offset`, else the file's rank, else the rank of the nearest
+    line within `NEIGHBOUR_LINES` that names one (a traceback whose launcher prefix is on its
+    other lines), unless the lines before and after at that distance disagree."""
     own = line_rank(text, None, len(buf[start:offset].decode("utf-8", "replace")))
-    if own is not None:
-        return own
+    if own is not None or rank_of_file is not None:
+        return own if own is not None else rank_of_file
     before, after = start, (end if end >= 0 else len(buf))
     for _ in range(NEIGHBOUR_LINES):
         found = set()
@@ -464,8 +464,8 @@ def _rank_at(buf: bytes, start: int, end: int, text: str, rank_of_file: int | No
             after = stop
         found.discard(None)
         if found:
-            return found.pop() if len(found) == 1 else rank_of_file
-    return rank_of_file
+            return found.pop() if len(found) == 1 else None
+    return None
 
 
 def file_rank(name: str) -> int | None:

@@ -62,4 +62,8 @@ def test_one_rank_fails_the_others_time_out(matcher) -> None:
 def test_a_composite_buried_after_100000_healthy_lines(matcher, case) -> None:
     failing = case.rank if case.rank is not None else 1
     result = composite(matcher, failing, log_bytes(case.logs[0]), bury=100_000)
-    assert (result.matches[0].id, result.initiating_rank) == (case.top, failing)
+    assert result.matches[0].id == case.top
+    if case.rank is not None:
+        assert result.initiating_rank == failing
+    else:  # an excerpt may name its own ranks; never one that only timed out
+        assert result.initiating_rank not in {0, 2, 3}

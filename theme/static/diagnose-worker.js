@@ -541,11 +541,12 @@ self.NanopediaDiagnoseWorker = function (scope) {
     return found ? firstGroup(found) : rankOfFile;
   }
 
-  /* diagnose._rank_at: the line's own rank, else that of the nearest line within
-     neighbour_lines naming one (unless the two sides disagree), else the file's. */
+  /* diagnose._rank_at: the line's own rank, else the file's, else that of the nearest line
+     within neighbour_lines naming one (unless the two sides disagree). */
   function rankAt(m, text, lineText, sPos, end, at, rankOfFile) {
     var own = lineRank(m, lineText, null, at);
     if (own !== null) return own;
+    if (rankOfFile !== null) return rankOfFile;
     var before = sPos;
     var after = end < 0 ? text.length : end;
     for (var d = 0; d < m.data.neighbour_lines; d++) {
@@ -562,9 +563,9 @@ self.NanopediaDiagnoseWorker = function (scope) {
         after = stop;
       }
       found.delete(null);
-      if (found.size) return found.size === 1 ? Array.from(found)[0] : rankOfFile;
+      if (found.size) return found.size === 1 ? Array.from(found)[0] : null;
     }
-    return rankOfFile;
+    return null;
   }
 
   function fileRank(m, path) {
