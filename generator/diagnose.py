@@ -403,8 +403,9 @@ def unwrap(data: bytes) -> bytes:
     """Text hard-wrapped by a terminal with each record joined back into one line.
 
     A line of the wrap width (or wider: a progress bar glued to its start) continues on the
-    next, unless it ends in padding (two spaces). The newlines removed are put back after the joined record, as empty lines, so
-    line numbers and byte offsets of everything else stay those of the file.
+    next, unless it ends in padding (two spaces). The newlines removed are put back after the
+    joined record, as empty lines, so line numbers and byte offsets of everything else stay
+    those of the file.
     """
     width = wrap_width(data)
     if width is None:

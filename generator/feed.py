@@ -3,13 +3,21 @@
 An entry appears once, at its latest update; feed readers see the same `<id>` again with a newer
 `<updated>` and show it as changed. Dates come from git (`gitdates.py`), so an undated entry (not
 committed yet, or a build outside git without `SOURCE_DATE_EPOCH`) is left out rather than given a
-made-up date; a feed with no dated entries is still valid Atom, dated at the epoch. Links are
-absolute when the site's base URL is known (most readers ignore `xml:base`), relative otherwise.
+made-up date. A feed is dated by its newest entry; a tag feed none of whose entries is dated, by
+the newest entry of the site; never by the clock, so two builds of the same input are identical.
+Only when no entry at all carries a date (the model has no date field: they all come from git)
+is a feed dated at the epoch, which valid Atom requires to be some date.
+
+Ids are `urn:uuid:` names derived from the site (its base URL, else its title and repository),
+so two sites built by Nanopedia never share a feed or an entry id, and a site keeps its ids from
+build to build. Links are absolute when the site's base URL is known (most readers ignore
+`xml:base`), relative otherwise.
 """
 
 from __future__ import annotations
 
 import heapq
+import uuid
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -23,7 +31,19 @@ from .views import Card, Page
 LIMIT = 50
 """Entries per feed: the recent changes a reader polls for, not an archive."""
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-URN = "urn:nanopedia"
+"""A feed's date when no entry of the site has one (see the module docstring)."""
+
+
+def site_namespace(config: Config) -> uuid.UUID:
+    """The UUID every id of this site's feeds is derived from: the public address identifies a
+    site; without one, its title and repository are all there is."""
+    name = config.base_url or f"nanopedia-site:{config.title}\n{config.repo_url}"
+    return uuid.uuid5(uuid.NAMESPACE_URL, name)
+
+
+def atom_id(config: Config, what: str) -> str:
+    """A stable Atom id, unique to this site: `what` is `feed:<path>` or `entry:<id>`."""
+    return uuid.uuid5(site_namespace(config), what).urn
 
 
 def _recent(ids: Iterable[str], rank: Mapping[str, int], order: list[str],
@@ -43,6 +63,8 @@ class Feed:
     title: str
     id: str
     recent: list[tuple[str, Dates]]
+    newest: datetime
+    """The feed's `<updated>`: its newest entry's update, else the site's, else the epoch."""
 
 
 def plan(links: Links, config: Config, dates: Mapping[str, Dates | None]) -> Iterator[Feed]:
@@ -51,10 +73,16 @@ def plan(links: Links, config: Config, dates: Mapping[str, Dates | None]) -> Ite
     # Newest first; the sort is stable, so equal dates keep the order of their ids.
     order = sorted(sorted(dated), key=lambda i: dated[i].last_updated, reverse=True)
     rank = {i: n for n, i in enumerate(order)}
-    yield Feed("feed.xml", f"{config.title}: new and updated entries", f"{URN}:feed",
+    site_newest = dated[order[0]].last_updated if order else EPOCH
+
+    def feed(path: str, title: str, recent: list[tuple[str, Dates]]) -> Feed:
+        newest = max((d.last_updated for _, d in recent), default=site_newest)
+        return Feed(path, title, atom_id(config, f"feed:{path}"), recent, newest)
+
+    yield feed("feed.xml", f"{config.title}: new and updated entries",
                _recent(links.nodes, rank, order, dated))
     for slug, tag in links.tags.items():
-        yield Feed(f"tags/{slug}.xml", f"{config.title}: #{tag.title}", f"{URN}:feed:tag:{slug}",
+        yield feed(f"tags/{slug}.xml", f"{config.title}: #{tag.title}",
                    _recent(links.by_tag[slug], rank, order, dated))
 
 
@@ -66,7 +94,7 @@ def page(feed: Feed, cards: Mapping[str, Card], config: Config) -> Page:
         card = cards[ident]
         new = when.first_published == when.last_updated
         entries.append({
-            "id": f"{URN}:entry:{ident}",
+            "id": atom_id(config, f"entry:{ident}"),
             "title": card.title,
             "kind": "New entry" if new else "Updated",
             "href": f"{root}entries/{ident}.html",
@@ -77,7 +105,6 @@ def page(feed: Feed, cards: Mapping[str, Card], config: Config) -> Page:
             # A plain string on purpose: Atom's type="html" carries the HTML escaped, as text.
             "summary": render(card.summary_source, PageEnv(entry_base=f"{root}entries/")),
         })
-    updated = max((d.last_updated for _, d in feed.recent), default=EPOCH)
     context = {
         "feed": {
             "id": feed.id,
@@ -85,7 +112,7 @@ def page(feed: Feed, cards: Mapping[str, Card], config: Config) -> Page:
             "self": f"{config.base_url}{feed.path}" if config.base_url
             else feed.path.rsplit("/", 1)[-1],
             "home": root if config.base_url else f"{root}index.html",
-            "updated": iso(updated),
+            "updated": iso(feed.newest),
         },
         "entries": entries,
     }

@@ -18,13 +18,17 @@ from urllib.parse import quote
 from markdown_it import MarkdownIt
 from markdown_it.tree import SyntaxTreeNode
 
-from .markdown import entry_target, is_safe_link, title_parts
+from .markdown import entry_target, heading_id, is_safe_link, title_parts
 
 Resolve = Callable[[str], str]
 """Maps an `entry:<id>[#anchor]` href to the relative `.md` link of that page on the site."""
 
 HEADING_SHIFT = 3
 """Entry pages use h1 to h3 themselves; a `#` heading in entry text becomes h4 (as on the site)."""
+HEADING_ANCHOR = '<a id="{}"></a>'
+"""Starts each entry heading: the id the site gives it (`markdown.heading_id`), which the plugin
+moves onto the heading in place of the one MkDocs' toc made from its text (`search` for a
+heading "Search", which the theme may use itself)."""
 
 _BACKSLASH = frozenset("\\`*_{}[]()>#+-.!")
 """Python-Markdown's ESCAPED_CHARS: a backslash makes each of them literal text."""
@@ -118,17 +122,22 @@ def inline(source: str, resolve: Resolve) -> str:
     return _inline(root.children[0], resolve) if root.children else ""
 
 
-def block(source: str, resolve: Resolve, *, nested: bool = False) -> str:
+def block(source: str, resolve: Resolve, *, nested: bool = False,
+          ids: set[str] | None = None) -> str:
     """Block entry markdown (paragraphs, lists, tables, code) as safe Python-Markdown blocks.
 
     `nested` is for text that will sit inside a container (a blockquote), where Python-Markdown
-    does not recognise fenced code: code blocks are then indented instead.
+    does not recognise fenced code: code blocks are then indented instead. `ids` are the heading
+    ids given out on the page so far (markdown rendered onto one page shares one set, as on the
+    site); each heading adds its own.
     """
     nodes = SyntaxTreeNode(_MD.parse(source)).children
-    return "\n\n".join(_blocks(nodes, resolve, nested=nested))
+    return "\n\n".join(_blocks(nodes, resolve, nested=nested,
+                                ids=set() if ids is None else ids))
 
 
-def _blocks(nodes: list[SyntaxTreeNode], resolve: Resolve, *, nested: bool) -> list[str]:
+def _blocks(nodes: list[SyntaxTreeNode], resolve: Resolve, *, nested: bool,
+            ids: set[str]) -> list[str]:
     """Each block as a chunk of lines; chunks are separated by a blank line when joined.
 
     Python-Markdown merges two lists that follow each other into one, so an empty comment (which
@@ -137,7 +146,7 @@ def _blocks(nodes: list[SyntaxTreeNode], resolve: Resolve, *, nested: bool) -> l
     chunks: list[str] = []
     previous = ""
     for node in nodes:
-        chunk = _block(node, resolve, nested=nested)
+        chunk = _block(node, resolve, nested=nested, ids=ids)
         if not chunk:
             continue
         if previous.endswith("_list") and node.type.endswith("_list"):
@@ -151,22 +160,23 @@ def _indent(chunk: str, prefix: str) -> str:
     return "\n".join(prefix + line if line else line for line in chunk.split("\n"))
 
 
-def _block(node: SyntaxTreeNode, resolve: Resolve, *, nested: bool) -> str:
+def _block(node: SyntaxTreeNode, resolve: Resolve, *, nested: bool, ids: set[str]) -> str:
     kind = node.type
     if kind == "paragraph":
         return _inline(node.children[0], resolve) if node.children else ""
     if kind == "heading":
         level = min(6, int(node.tag[1]) + HEADING_SHIFT)
-        return "#" * level + " " + _inline(node.children[0], resolve)
+        anchor = HEADING_ANCHOR.format(heading_id(node.children[0].content, ids))
+        return "#" * level + " " + anchor + _inline(node.children[0], resolve)
     if kind in ("fence", "code_block"):
         code = node.content.rstrip("\n")
         if nested:  # fenced blocks only work at the top level without extra extensions
             return _indent(_CONTROL.sub("\ufffd", code), "    ")
         return fenced(code, node.info.split(" ", 1)[0] if kind == "fence" else "")
     if kind in ("bullet_list", "ordered_list"):
-        return _list(node, resolve)
+        return _list(node, resolve, ids)
     if kind == "blockquote":
-        inner = "\n\n".join(_blocks(node.children, resolve, nested=True))
+        inner = "\n\n".join(_blocks(node.children, resolve, nested=True, ids=ids))
         return "\n".join("> " + line if line else ">" for line in inner.split("\n"))
     if kind == "table":
         return _table(node, resolve)
@@ -175,7 +185,7 @@ def _block(node: SyntaxTreeNode, resolve: Resolve, *, nested: bool) -> str:
     return text(node.content)
 
 
-def _list(node: SyntaxTreeNode, resolve: Resolve) -> str:
+def _list(node: SyntaxTreeNode, resolve: Resolve, ids: set[str]) -> str:
     """A list; an item's lines after its first are indented four spaces, as Python-Markdown wants.
 
     A tight list stays tight (items on consecutive lines, a nested list right under its item);
@@ -189,7 +199,7 @@ def _list(node: SyntaxTreeNode, resolve: Resolve) -> str:
         marker = f"{n}." if ordered else "-"
         body = f"{marker:<3} "
         for i, child in enumerate(item.children):
-            chunk = _block(child, resolve, nested=True)
+            chunk = _block(child, resolve, nested=True, ids=ids)
             if i == 0:
                 body += _indent(chunk, "    ")[4:] if chunk else ""
                 continue

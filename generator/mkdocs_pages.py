@@ -143,7 +143,8 @@ class _Pages:
     def entry(self, e: Entry) -> tuple[str, str]:
         page = self.layout.entry(e.id)
         resolve = self.resolver(page)
-        block = lambda s: Md(mdx.block(s, resolve))  # noqa: E731
+        ids: set[str] = set()  # heading ids given out on this page, as on the site
+        block = lambda s: Md(mdx.block(s, resolve, ids=ids))  # noqa: E731
         inline = lambda s: Md(mdx.inline(s, resolve))  # noqa: E731
         causes = {c.id: c for c in e.root_causes}
         backlinks = self.catalog.backlinks.get(e.id, ())
@@ -154,7 +155,7 @@ class _Pages:
             "tags": [{"title": f"#{self.catalog.tags[t].title}",
                       "href": _rel(self.layout.tag(t), page)}
                      for t in e.tags if t in self.catalog.tags],
-            "summary": Md(mdx.block(e.summary, resolve, nested=True)),
+            "summary": Md(mdx.block(e.summary, resolve, nested=True, ids=ids)),
             "causes": [{"anchor": f"cause-{c.id}", **_title(c.title),
                         "explanation": block(c.explanation)} for c in e.root_causes],
             "symptoms": [{"text": inline(s.text), "anchor": f"cause-{s.cause}",
@@ -198,10 +199,13 @@ class _Pages:
         page = self.layout.tag(slug)
         resolve = self.resolver(page)
         tag = self.catalog.tags[slug]
+        ids: set[str] = set()
+        description = Md(mdx.block(tag.description, resolve, ids=ids))
         entries = [{**self.entry_link(i, page),
-                    "summary": Md(mdx.block(self.catalog.by_id[i].entry.summary, resolve))}
+                    "summary": Md(mdx.block(self.catalog.by_id[i].entry.summary, resolve,
+                                            ids=ids))}
                    for i in self.catalog.by_tag[slug] if i in self.catalog.by_id]
-        view = {"title": f"#{tag.title}", "description": Md(mdx.block(tag.description, resolve)),
+        view = {"title": f"#{tag.title}", "description": description,
                 "entries": entries, "index": _rel(self.layout.tags_index, page)}
         return page, self.render("tag.md.j2", tag=view)
 

@@ -46,6 +46,9 @@ _SEGMENT = r"[A-Za-z0-9]+(?:[._-][A-Za-z0-9]+)*"
 _SECTION = re.compile(rf"^{_SEGMENT}(?:/{_SEGMENT})*$")
 _ANCHOR = re.compile(r'<a id="([^"<>]+)"></a>')
 """Exactly the empty anchors `mkdocs_pages` writes; entry text cannot make one (`<` is escaped)."""
+_ENTRY_HEADING = re.compile(r'<(h[1-6])([^>]*)><a id="(md-[a-z0-9-]+)"></a>(.*?)</\1>', re.S)
+"""A heading of entry text, its site id first (`mkdocs_markdown.HEADING_ANCHOR`)."""
+_ID = re.compile(r'\sid="([^"]*)"')
 
 
 class _Section(c.Type[str]):
@@ -194,9 +197,11 @@ class NanopediaPlugin(BasePlugin[NanopediaConfig]):
     def on_page_content(
         self, output: str, /, *, page: Page, config: MkDocsConfig, files: Files
     ) -> str:
-        """Drop our anchor where the heading already has that id, so no id appears twice."""
+        """Give entry headings the site's prefixed ids, then drop our anchor where the heading
+        already has that id, so no id appears twice."""
         if page.file.src_uri not in self.generated:
             return output
+        output = _prefix_heading_ids(output, page.toc)
         taken = set(_toc_ids(page.toc))
         return _ANCHOR.sub(lambda m: "" if m.group(1) in taken else m.group(0), output)
 
@@ -227,6 +232,34 @@ class NanopediaPlugin(BasePlugin[NanopediaConfig]):
         """Rebuild when an entry or the tag registry changes."""
         server.watch(self.config.entries)
         return server
+
+
+def _prefix_heading_ids(output: str, toc: Any) -> str:
+    """Each entry heading with the id the site gives it (`md-search`) instead of the one MkDocs'
+    toc made from its text (`search`, which themes use for their own elements), in the heading,
+    its permalink and the page's table of contents alike."""
+    moved: dict[str, str] = {}
+
+    def move(match: re.Match[str]) -> str:
+        tag, attrs, ident, inner = match.groups()
+        old = _ID.search(attrs)
+        if old is None:
+            return f'<{tag}{attrs} id="{ident}">{inner}</{tag}>'
+        moved[old[1]] = ident
+        inner = inner.replace(f'href="#{old[1]}"', f'href="#{ident}"')
+        attrs = attrs.replace(old[0], f' id="{ident}"')
+        return f"<{tag}{attrs}>{inner}</{tag}>"
+
+    output = _ENTRY_HEADING.sub(move, output)
+    _rename_toc(toc, moved)
+    return output
+
+
+def _rename_toc(items: Any, moved: dict[str, str]) -> None:
+    for item in items:
+        if isinstance(item, AnchorLink):
+            item.id = moved.get(item.id, item.id)
+            _rename_toc(item.children, moved)
 
 
 def _toc_ids(items: Any) -> list[str]:

@@ -11,6 +11,8 @@ import pytest
 from conftest import FIXTURES
 
 from generator.build import build
+from generator.config import Config, read
+from generator.feed import atom_id
 from generator.gitdates import Dates
 
 ATOM = "{http://www.w3.org/2005/Atom}"
@@ -40,15 +42,15 @@ def test_feeds_list_new_and_updated_entries_newest_first(tmp_path: Path) -> None
     assert root.findtext(f"{ATOM}updated") == "2024-03-01T12:00:00Z"
     base = "https://nanopedia.example/"
     assert root.find(f"{ATOM}link[@rel='self']").get("href") == f"{base}feed.xml"
+    config = read(CONFIG)
+    alpha, beta = atom_id(config, "entry:alpha-failure"), atom_id(config, "entry:beta-failure")
     assert entries_of(out / "feed.xml") == [
-        ("urn:nanopedia:entry:alpha-failure", "Updated: Alpha failure under FSDP",
+        (alpha, "Updated: Alpha failure under FSDP",
          "2024-03-01T12:00:00Z", f"{base}entries/alpha-failure.html"),
-        ("urn:nanopedia:entry:beta-failure", "New entry: Beta failure in NCCL collectives",
+        (beta, "New entry: Beta failure in NCCL collectives",
          "2024-02-01T00:00:00Z", f"{base}entries/beta-failure.html"),
     ]
-    assert [e[0] for e in entries_of(out / "tags" / "bf16.xml")] == [
-        "urn:nanopedia:entry:alpha-failure"
-    ]
+    assert [e[0] for e in entries_of(out / "tags" / "bf16.xml")] == [alpha]
     summary = ET.parse(out / "feed.xml").getroot().find(f"{ATOM}entry/{ATOM}summary")
     assert summary.get("type") == "html"
     assert f'<a href="{base}entries/beta-failure.html">beta</a>' in summary.text
@@ -85,7 +87,6 @@ def test_plan_orders_by_update_then_id_and_keeps_the_newest(monkeypatch: pytest.
                                                             ) -> None:
     from generator import feed
     from generator.catalog import Links
-    from generator.config import Config
     from generator.model import Tag
 
     monkeypatch.setattr(feed, "LIMIT", 3)
@@ -102,3 +103,52 @@ def test_plan_orders_by_update_then_id_and_keeps_the_newest(monkeypatch: pytest.
     assert [i for i, _ in site.recent] == ["e", "b", "a"]  # a and c tie: by id; d undated
     assert [i for i, _ in tagged.recent] == ["a", "c"]
     assert tagged.path == "tags/t.xml" and site.recent[0][1] == day(9)
+
+
+def feed_id(path: Path) -> str:
+    return ET.parse(path).getroot().findtext(f"{ATOM}id")
+
+
+def test_a_feed_is_dated_by_its_entries_never_by_the_clock(tmp_path: Path) -> None:
+    """A tag feed whose entries are all undated takes the newest date of the site, not the
+    epoch; builds a day apart give the same bytes."""
+    out = tmp_path / "site"
+    dates = {"alpha-failure": DATES["alpha-failure"]}  # beta, the only #NCCL entry: undated
+    build(FIXTURES / "corpus", out, CONFIG, use_cache=False, jobs=1, dates=dates)
+    nccl = ET.parse(out / "tags" / "nccl.xml").getroot()
+    assert entries_of(out / "tags" / "nccl.xml") == []
+    assert nccl.findtext(f"{ATOM}updated") == "2024-03-01T12:00:00Z"
+    assert ET.parse(out / "tags" / "fsdp.xml").getroot().findtext(f"{ATOM}updated") == \
+        "2024-03-01T12:00:00Z"
+    first = (out / "feed.xml").read_bytes()
+    build(FIXTURES / "corpus", out, CONFIG, use_cache=False, jobs=1, dates=dates)
+    assert (out / "feed.xml").read_bytes() == first
+
+
+def test_feed_ids_are_unique_to_the_site_and_stable(tmp_path: Path) -> None:
+    """Two sites never share a feed or entry id (a reader would merge them); one site keeps its
+    ids from build to build."""
+    sites = {
+        "published": 'base_url = "https://nanopedia.example/"\n',
+        "mirror": 'base_url = "https://mirror.example/wiki/"\n',
+        "local": 'title = "Team failures"\n',
+        "default": "",
+    }
+    ids: dict[str, tuple[str, str, str]] = {}
+    for name, settings in sites.items():
+        config = tmp_path / f"{name}.toml"
+        config.write_text(f"[site]\n{settings}", encoding="utf-8")
+        out = tmp_path / name
+        build(FIXTURES / "corpus", out, config, use_cache=False, jobs=1, dates=DATES)
+        ids[name] = (feed_id(out / "feed.xml"), feed_id(out / "tags" / "nccl.xml"),
+                     entries_of(out / "feed.xml")[0][0])
+        assert all(i.startswith("urn:uuid:") for i in ids[name]), ids[name]
+        assert len(set(ids[name])) == 3
+    every = [i for triple in ids.values() for i in triple]
+    assert len(set(every)) == len(every), ids
+    assert "urn:nanopedia:feed" not in every
+    again = tmp_path / "again"
+    build(FIXTURES / "corpus", again, tmp_path / "local.toml", use_cache=False, jobs=1,
+          dates=DATES)
+    assert feed_id(again / "feed.xml") == ids["local"][0]
+    assert atom_id(Config(title="Team failures"), "feed:feed.xml") == ids["local"][0]

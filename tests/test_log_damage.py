@@ -111,6 +111,6 @@ def test_a_traceback_takes_the_rank_of_its_prefixed_neighbours() -> None:
     text = ("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 388.00 MiB. GPU 0 has "
             "a total capacity of 9.68 GiB of which 95.75 MiB is free.\n"
             "[rank2]: Traceback (most recent call last):\n[rank2]:   File \"train.py\", line 6\n")
-    result = diagnose.diagnose([diagnose.scan(io.BytesIO(text.encode()), "job.log",
-                                              diagnose.Matcher(gather(ROOT / "entries")[0].entries))])
+    matcher = diagnose.Matcher(gather(ROOT / "entries")[0].entries)
+    result = diagnose.diagnose([diagnose.scan(io.BytesIO(text.encode()), "job.log", matcher)])
     assert result.matches[0].id == "cuda-out-of-memory" and result.initiating_rank == 2

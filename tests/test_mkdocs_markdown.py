@@ -134,3 +134,24 @@ def test_text_and_heading_escape_everything_that_could_be_syntax() -> None:
     html = render("# " + heading(value))
     assert _text(html) == value.replace("</", "<\u200b/")
     assert "<b>" not in html
+
+
+def test_headings_carry_the_sites_prefixed_ids() -> None:
+    """A heading "Search" is `md-search` on the site; MkDocs' toc would call it `search`, an id
+    the theme uses. The site's ids ride along as the heading's first child, unique on the page
+    across every field rendered onto it (the plugin moves them onto the heading)."""
+    from generator.markdown import PageEnv
+    from generator.markdown import render as site_render
+
+    ids: set[str] = set()
+    first = block("# Search\n\ntext\n\n## Search *now*", resolve, ids=ids)
+    second = block("> # Search", resolve, nested=True, ids=ids)
+    assert first.splitlines()[0] == '#### <a id="md-search"></a>Search'
+    assert '##### <a id="md-search-now"></a>Search <em>now</em>' in first
+    assert '> #### <a id="md-search-2"></a>Search' in second
+    assert ids == {"md-search", "md-search-now", "md-search-2"}
+    env = PageEnv()
+    site = site_render("# Search\n\ntext\n\n## Search *now*", env) + site_render("> # Search", env)
+    assert re.findall(r'<h\d id="([^"]+)"', site) == ["md-search", "md-search-now", "md-search-2"]
+    html = render(first)
+    assert '<a id="md-search"></a>' in html and '<a id="md-search-now"></a>' in html

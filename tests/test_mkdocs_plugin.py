@@ -10,6 +10,7 @@ import functools
 import http.server
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -114,7 +115,11 @@ def shared_build(factory: pytest.TempPathFactory, name: str, setup: Callable[[Pa
     The workers share the parent of their temp dirs; the first to take the lock builds, the
     others read its result (the recipe in pytest-xdist's documentation, with `flock`).
     """
-    shared = factory.getbasetemp().parent / "mkdocs-plugin" / name
+    # Under xdist each worker's base temp is a child of the session's; without it the parent is
+    # shared by every session of the user, and a build of older code would be read back.
+    base = factory.getbasetemp()
+    session = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    shared = session / "mkdocs-plugin" / name
     shared.mkdir(parents=True, exist_ok=True)
     with open(shared / "lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
@@ -402,3 +407,46 @@ def test_repros_and_checked_with_are_on_the_mkdocs_page(built: Built) -> None:
     assert 'id="reproduce"' in page and "Checked with torch 2.13.0" in page
     assert "Reproduced with PyTorch" in page and "nanopedia verify alpha-failure" in page
     assert 'id="repro-float-input"' in page and "sys.exit" in page  # the broken script
+
+
+HEADINGS = ("mechanism: |\n  FSDP casts parameters at module boundaries.\n",
+            "mechanism: |\n  FSDP casts parameters at module boundaries.\n\n  # Search\n\n"
+            "  The first.\n\n  ## Search\n\n  The second, under the first.\n")
+
+
+@pytest.fixture(scope="module")
+def headings(tmp_path_factory: pytest.TempPathFactory) -> Built:
+    """Entry text with headings named "Search", in Material with permalinks on the headings."""
+
+    def setup(root: Path) -> Path:
+        shutil.copytree(CORPUS, root / "entries")
+        path = root / "entries" / "alpha-failure.yaml"
+        text = path.read_text(encoding="utf-8")
+        assert HEADINGS[0] in text
+        path.write_text(text.replace(HEADINGS[0], HEADINGS[1]), encoding="utf-8")
+        config = ("theme:\n  name: material\n  font: false\n"
+                  "markdown_extensions:\n  - toc:\n      permalink: true\n")
+        return make_project(root, root / "entries", config)
+
+    result = shared_build(tmp_path_factory, "headings", setup, "--strict")
+    assert result.code == 0, result.log
+    return result
+
+
+def test_entry_headings_get_the_sites_prefixed_ids(headings: Built) -> None:
+    """As on the site, `md-search` and `md-search-2`, never the theme's `search`: in the
+    heading, its permalink, the table of contents and the search index."""
+    page = headings.site / "failures" / "entries" / "alpha-failure" / "index.html"
+    html = page.read_text(encoding="utf-8")
+    found = re.findall(r'<(h[4-6]) id="([^"]+)">Search<a class="headerlink" href="#([^"]+)"',
+                       html)
+    assert found == [("h4", "md-search", "md-search"), ("h5", "md-search-2", "md-search-2")]
+    parsed = _parse(page)
+    assert not {"search", "search_1"} & parsed.ids
+    assert "#md-search" in parsed.hrefs and "#md-search-2" in parsed.hrefs  # the toc
+    assert "#search" not in parsed.hrefs and '<a id="md-' not in html
+    for ident in parsed.ids:
+        assert html.count(f'id="{ident}"') == 1, ident
+    index = json.loads((headings.site / "search" / "search_index.json").read_text("utf-8"))
+    locations = {doc["location"] for doc in index["docs"]}
+    assert "failures/entries/alpha-failure/#md-search-2" in locations

@@ -1,7 +1,9 @@
-"""`nanopedia serve` in a real Chromium: edit, break and fix an entry while the page is open."""
+"""`nanopedia serve`: what it answers to any request (in-process, raw sockets), how it stops, and
+in a real Chromium: edit, break and fix an entry while the page is open, on every kind of page."""
 
 from __future__ import annotations
 
+import json
 import os
 import queue
 import re
@@ -14,6 +16,8 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 from conftest import FIXTURES, ROOT, PageWatch
@@ -85,11 +89,11 @@ def record_not_found(watch: PageWatch) -> None:
 
 
 def assert_clean_apart_from_reloads(watch: PageWatch) -> None:
-    """No CSP violation, no script error; a reload aborts the open event stream, and Chromium
+    """No CSP violation, no script error; a reload aborts the poll under way, and Chromium
     asks for a /favicon.ico the site does not have: both expected."""
     assert watch.csp_violations == []
     assert [e for e in watch.console_errors if "404" not in e] == []
-    assert {r.split()[0].rsplit("/", 1)[-1] for r in watch.failed_requests} <= {"__live"}
+    assert {urlsplit(r.split()[0]).path for r in watch.failed_requests} <= {"/__live/state.js"}
     assert watch.not_found <= {"/favicon.ico"}
 
 
@@ -161,3 +165,250 @@ def test_what_serve_built_is_remembered_when_it_stops(served: Served) -> None:
                             "--out", "site"], cwd=served.entries.parent, capture_output=True,
                            text=True, env={**os.environ, "PYTHONPATH": str(ROOT)}, check=True)
     assert "site/ is up to date" in after.stderr, after.stderr
+
+
+def test_live_reload_works_on_the_diagnosis_page(served: Served, watched_page: PageWatch) -> None:
+    """The diagnosis page forbids every connection (`connect-src 'none'`), so live reload comes
+    as a same-origin script there as everywhere; the page keeps the published CSP to the byte."""
+    from playwright.sync_api import expect
+
+    page = watched_page.page
+    record_not_found(watched_page)
+    page.goto(served.url + "diagnose.html")
+    csp = page.locator("meta[http-equiv='Content-Security-Policy']").get_attribute("content")
+    built = (served.entries.parent / "site" / "diagnose.html").read_text(encoding="utf-8")
+    assert f'content="{csp}"' in built and "connect-src 'none'" in csp
+    page.wait_for_load_state("load")
+    page.evaluate("window.beforeTheEdit = true")
+    with page.expect_event("load", timeout=TIMEOUT_MS):  # the reload
+        edit(served.entries / "alpha-failure.yaml", "title: Alpha failure under FSDP\n",
+             "title: Alpha failure under FSDP, edited\n")
+    assert page.evaluate("window.beforeTheEdit") is None
+    edit(served.entries / "alpha-failure.yaml", "category: mixed-precision\n", "category: mixed\n")
+    expect(page.locator("#nanopedia-live-overlay")).to_contain_text("error[E013]",
+                                                                    timeout=TIMEOUT_MS)
+    assert_clean_apart_from_reloads(watched_page)
+
+
+# What the server answers, over raw sockets: no browser would send most of these requests.
+
+SECRET = "the secret outside the site\n"
+
+
+@dataclass
+class Site:
+    """A served site with symlinks, a FIFO and a file outside it planted, and its server."""
+
+    server: Any
+    out: Path
+
+    @property
+    def port(self) -> int:
+        return int(self.server.port)
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
+    from generator import serve
+
+    root = tmp_path_factory.mktemp("served")
+    outside = root / "outside"
+    outside.mkdir()
+    (outside / "secret.txt").write_text(SECRET)
+    out = root / "site"
+    server = serve.Server(FIXTURES / "corpus", out, None, 0, lambda message: None)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.chdir(root)  # the build cache goes there
+        server.rebuild("first build")
+    assert (out / "index.html").is_file()
+    (out / "passwd").symlink_to("/etc/passwd")
+    (out / "secret.txt").symlink_to(outside / "secret.txt")
+    (out / "outside").symlink_to(outside)
+    (out / "entries" / "same.html").symlink_to(out / "index.html")  # a link inside, too
+    (out / "docs").symlink_to(out / "tags")
+    os.mkfifo(out / "pipe.html")
+    server.start(watching=False)
+    yield Site(server, out)
+    server.close()
+
+
+@dataclass
+class Answer:
+    status: int
+    headers: dict[str, str]
+    body: bytes
+
+
+def ask(port: int, target: str, host: str | None = "", method: str = "GET",
+        raw: bytes | None = None) -> Answer:
+    """One request as written (`host` None: no Host header; "": the server's own address)."""
+    import socket
+
+    lines = [f"{method} {target} HTTP/1.1"]
+    if host is not None:
+        lines.append(f"Host: {host or f'127.0.0.1:{port}'}")
+    request = raw or ("\r\n".join([*lines, "Connection: close", "", ""])).encode()
+    with socket.create_connection(("127.0.0.1", port), timeout=30) as conn:
+        conn.sendall(request)
+        data = b""
+        while chunk := conn.recv(65536):
+            data += chunk
+    assert data, f"no answer at all to {request[:60]!r}"
+    head, _, body = data.partition(b"\r\n\r\n")
+    status_line, *header_lines = head.decode("latin-1").split("\r\n")
+    headers = dict(line.split(": ", 1) for line in header_lines)
+    return Answer(int(status_line.split()[1]), {k.lower(): v for k, v in headers.items()}, body)
+
+
+def not_found_page(site: Site) -> bytes:
+    return (site.out / "404.html").read_bytes()
+
+
+@pytest.mark.parametrize("target", ["/passwd", "/secret.txt", "/outside/secret.txt",
+                                    "/entries/same.html", "/docs/", "/docs/index.html",
+                                    "/pipe.html"])
+def test_symlinks_and_special_files_are_never_served(site: Site, target: str) -> None:
+    answer = ask(site.port, target)
+    assert answer.status == 404
+    assert SECRET.encode() not in answer.body and b"root:" not in answer.body
+    assert b"Page not found" in answer.body
+
+
+@pytest.mark.parametrize(("target", "status"), [
+    ("/" + "a" * 8192, 414),
+    ("/entries/" + "%41" * 3000, 414),
+    ("/%00", 400),
+    ("/index.html%00.txt", 400),
+    ("/a%zz", 400),
+    ("/a%4", 400),
+    ("/%ff%fe", 400),
+    ("/%0d%0aSet-Cookie:x", 400),
+    ("/../../etc/passwd", 400),
+    ("/tags/../../etc/passwd", 400),
+    ("/%2e%2e/%2e%2e/etc/passwd", 400),
+    ("/./index.html", 400),
+    ("http://127.0.0.1/index.html", 400),
+])
+def test_hostile_targets_get_an_error_page(site: Site, target: str, status: int) -> None:
+    """Every hostile address gets a status and a page, never a dropped connection, never
+    Python's own error page; the server answers the next request as before."""
+    answer = ask(site.port, target)
+    assert answer.status == status
+    assert b"nanopedia serve" in answer.body and b"Error response" not in answer.body
+    assert ask(site.port, "/").status == 200
+
+
+def test_what_the_standard_library_refuses_gets_the_error_page_too(site: Site) -> None:
+    huge = ask(site.port, "", raw=b"GET /" + b"a" * 70_000 + b" HTTP/1.1\r\n\r\n")
+    assert huge.status == 414 and b"nanopedia serve" in huge.body
+    post = ask(site.port, "/", method="POST")
+    assert post.status == 501 and b"Error response" not in post.body
+
+
+def test_folders_give_their_index_and_never_a_listing(site: Site) -> None:
+    assert ask(site.port, "/static/").status == 404  # a folder without index.html
+    assert b"diagnose-worker.js" not in ask(site.port, "/static/").body
+    moved = ask(site.port, "/tags?x=1")
+    assert (moved.status, moved.headers["location"]) == (301, "/tags/?x=1")
+    index = ask(site.port, "/tags/")
+    assert index.status == 200
+    assert index.body.replace(site.server.snippet, b"") == \
+        (site.out / "tags" / "index.html").read_bytes()
+    css = ask(site.port, "/static/site.css")
+    assert css.headers["content-type"] == "text/css; charset=utf-8"
+    assert css.body == (site.out / "static" / "site.css").read_bytes()
+    head = ask(site.port, "/index.html", method="HEAD")
+    assert head.status == 200 and head.body == b""
+
+
+@pytest.mark.parametrize(("host", "status"), [
+    ("evil.example", 421),
+    ("evil.example:{port}", 421),
+    ("127.0.0.1", 421),
+    ("127.0.0.1:1", 421),
+    ("127.0.0.2:{port}", 421),
+    (None, 400),
+    ("127.0.0.1:{port}", 200),
+    ("localhost:{port}", 200),
+    ("LOCALHOST:{port}", 200),
+])
+def test_only_its_own_loopback_address_is_answered(site: Site, host: str | None,
+                                                   status: int) -> None:
+    """DNS rebinding: a page of evil.example whose name now points at 127.0.0.1 sends
+    `Host: evil.example`; the server must not hand it the site or the live state."""
+    named = None if host is None else host.format(port=site.port)
+    assert ask(site.port, "/index.html", host=named).status == status
+    if status != 200:
+        assert ask(site.port, "/__live/state.js?seen=-1", host=named).status == status
+
+
+def test_unknown_paths_get_the_sites_own_404_page(site: Site) -> None:
+    page = not_found_page(site).replace(b"</head>", site.server.snippet + b"</head>", 1)
+    for target in ("/no-such-page.html", "/entries/renamed.html", "/nothing/here/",
+                   "/.nanopedia-site"):
+        answer = ask(site.port, target)
+        assert answer.status == 404, target
+        assert answer.headers["content-type"] == "text/html; charset=utf-8"
+        assert answer.body == page, target
+
+
+def test_two_hundred_simultaneous_requests_all_succeed(site: Site) -> None:
+    """The listen backlog holds them all (the standard library's 5 dropped the rest, which
+    waited for the kernel's SYN retries); bench/serve_concurrency.py times it."""
+    import socket
+    import struct
+
+    listening = site.server.httpd.socket
+    if sys.platform == "linux":  # TCP_INFO of a listening socket: tcpi_sacked is the backlog
+        info = listening.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, 104)
+        assert struct.unpack_from("I", info, 28)[0] >= 200
+    barrier = threading.Barrier(200)
+    statuses: list[int] = []
+
+    def one() -> None:
+        barrier.wait()
+        statuses.append(ask(site.port, "/index.html").status)
+
+    threads = [threading.Thread(target=one) for _ in range(200)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert statuses == [200] * 200
+
+
+def test_the_poll_answers_with_the_state(site: Site) -> None:
+    first = ask(site.port, "/__live/state.js?seen=-1")
+    assert first.status == 200 and first.headers["content-type"].startswith("text/javascript")
+    state = json.loads(re.search(rb"window\.nanopediaLive\((.*)\);", first.body)[1])
+    assert state == {"problems": [], "serial": 1, "version": 1}
+    assert ask(site.port, "/__live/state.js?seen=x").status == 400
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP])
+def test_a_stopped_serve_leaves_no_temporary_site(tmp_path: Path, sig: signal.Signals) -> None:
+    """Without `--out` the site is built in a temporary folder; SIGTERM (a service manager,
+    `kill`) and SIGHUP (a closed terminal) delete it as Ctrl-C does."""
+    shutil.copytree(FIXTURES / "corpus", tmp_path / "entries")
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "TMPDIR": str(scratch)}
+    process = subprocess.Popen([sys.executable, "-m", "generator", "serve", "--port", "0"],
+                               cwd=tmp_path, env=env, stderr=subprocess.PIPE,
+                               stdout=subprocess.DEVNULL, text=True)
+    assert process.stderr is not None
+    try:
+        for line in process.stderr:
+            if line.startswith("serving "):
+                break
+        else:
+            pytest.fail("serve never started")
+        assert [p.name[:16] for p in scratch.iterdir()] == ["nanopedia-serve-"]
+        process.send_signal(sig)
+        assert process.wait(timeout=30) == 130
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+        process.stderr.close()
+    assert list(scratch.iterdir()) == []

@@ -1,6 +1,10 @@
-// Live reload for `nanopedia serve`; never part of a built site. Listens to the server's event
-// stream: a new build reloads the page, a failed build shows its problems in an overlay, and the
-// next good build (a reload) clears it. DOM built with textContent only: problem text is data.
+// Live reload for `nanopedia serve`; never part of a built site. Asks the server for news by
+// loading a script, /__live/state.js?seen=N, which the server holds until the next build (or a
+// timeout) and which calls window.nanopediaLive with the state: a script, because every page's
+// CSP allows same-origin scripts (this one is one) while the diagnosis page forbids all
+// connections, an EventSource included. A new build reloads the page, a failed build shows its
+// problems in an overlay, and the next good build (a reload) clears it. DOM built with
+// textContent only: problem text is data.
 (() => {
   "use strict";
   const OVERLAY_ID = "nanopedia-live-overlay";
@@ -33,9 +37,19 @@
     document.body.append(box);
   }
 
-  const source = new EventSource("/__live");
-  source.addEventListener("state", (event) => {
-    const state = JSON.parse(event.data);
+  const RETRY_MS = 1000; // after a failed poll: the server is restarting, or gone
+  let seen = -1; // the serial of the last state heard; the server answers when it changes
+
+  function poll() {
+    const script = document.createElement("script");
+    script.src = `/__live/state.js?seen=${seen}`;
+    script.onload = () => { script.remove(); poll(); };
+    script.onerror = () => { script.remove(); setTimeout(poll, RETRY_MS); };
+    document.head.append(script);
+  }
+
+  window.nanopediaLive = (state) => {
+    seen = state.serial;
     if (shown === null) shown = state.version;
     if (state.problems.length) {
       show(state.problems);
@@ -44,5 +58,12 @@
     } else {
       hide();
     }
-  });
+  };
+
+  // Polls start after `load`: a script still loading would hold the page's load event back.
+  if (document.readyState === "complete") {
+    poll();
+  } else {
+    window.addEventListener("load", poll, { once: true });
+  }
 })();
