@@ -1,11 +1,12 @@
 """Compare two versions of the generator on one-entry edits (not part of the tests).
 
-    .venv/bin/python bench/ab.py BEFORE [AFTER] [--n 10000] [--edits 15] [--git]
+    .venv/bin/python bench/ab.py BEFORE [AFTER] [--n 10000] [--edits 15] [--git] [--same]
 
 This machine's speed drifts by up to 2x over tens of minutes, so figures taken at different times
 do not compare. Each version (a git revision; AFTER defaults to the working tree) gets its own
 copy of the same corpus, built once. Then the same entry is edited in both copies and each copy
 is rebuilt, the order alternating from one edit to the next. Prints each version's median.
+With `--same`, nothing is edited: each rebuild is a no-change build ("site/ is up to date").
 """
 
 from __future__ import annotations
@@ -50,6 +51,8 @@ def main() -> None:
     ap.add_argument("--edits", type=int, default=15)
     ap.add_argument("--git", action="store_true",
                     help="entries in a git checkout, one commit per entry")
+    ap.add_argument("--same", action="store_true",
+                    help="time rebuilds with nothing changed instead of one-entry edits")
     ap.add_argument("--work", type=Path, default=Path("/tmp/nanopedia-bench"))
     args = ap.parse_args()
     corpus = args.work / f"n{args.n}"
@@ -71,7 +74,8 @@ def main() -> None:
         sides.append((name, rev or "working tree", base, build, env, []))
     for i in range(args.edits):
         for _, _, base, build, env, seconds in sides if i % 2 == 0 else sides[::-1]:
-            edit_one(base / "entries", i)
+            if not args.same:
+                edit_one(base / "entries", i)
             seconds.append(timed(build, base, env)[0])
     for name, rev, *_, seconds in sides:
         print(f"{name:<7} {rev:<14} median {statistics.median(seconds):.3f} s of {len(seconds)}: "

@@ -8,8 +8,13 @@ load -> link -> plan -> write:
   cache, on every core when there are many.
 - link: the `Node` of every entry is linked; no entry is read for it.
 - plan: every file of the site with a key, a hash of everything it shows.
-- write: a file whose key is the one the last build wrote is kept; the others are rendered. A
-  full build writes a new folder and swaps it in; a rebuild of an intact site updates it in place.
+- write: a file whose key is the one the last build wrote is kept (a hard link to it in the new
+  folder); the others are rendered. The new folder takes the old one's place in one step.
+
+A build holds the site's lock from before it reads the state until the next state is locked for
+saving, so two builds of one site (`serve` and a `build`, two CI steps) run one after the other.
+"Up to date" needs the inputs of the last build and its site: the same folder (the state records
+its inode) holding the files it recorded (size and modification time of each).
 
 The output never depends on which path made it: an edit rebuild is byte-identical to a cold build.
 """
@@ -19,6 +24,8 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import os
+import shutil
+import sys
 import time
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from contextlib import ExitStack, contextmanager, nullcontext
@@ -36,14 +43,15 @@ from . import state as saved
 from .cache import CACHE_DIR, Cache, key, open_cache, stale
 from .catalog import Links, Node, link, node
 from .config import Config
-from .corpus import display, display_prefix, load_entry, load_tags
+from .corpus import display, display_prefix, load_entry, load_tags, misnamed_files
 from .errors import NanopediaError, Problem, problem
 from .joined import EMPTY, Joined, identity
 from .listing import Listing, entry_names, site_files
-from .model import Tag
+from .load import read_file
+from .model import Entry, Tag
 from .render import THEME, keep_compiled, render, static_files
 from .state import Kept, State
-from .write import MARKER, SiteWriter, Span
+from .write import MARKER, SiteLock, SiteWriter, Span, lock_timeout, recover, sweep
 
 PARALLEL_MIN = 200
 """Below this many entries to load or pages to render, worker processes cost more than they save."""
@@ -102,7 +110,8 @@ def build(entries: Path, out: Path, config_path: Path | None = None, use_cache: 
           jobs: int | None = None, cache_root: Path | None = None,
           theme: Path = THEME,
           dates: Mapping[str, gitdates.Dates] | None = None,
-          changed: Collection[Path] | None = None, listed: Listing | None = None) -> Report:
+          changed: Collection[Path] | None = None, listed: Listing | None = None,
+          scratch: bool = False, waiting: Callable[[str], None] | None = None) -> Report:
     """Build the site from `entries` into `out`; raise `NanopediaError` and leave `out` untouched
     when anything is wrong. `theme` holds the templates and static files (the single-file
     bundle swaps its base template).
@@ -111,19 +120,29 @@ def build(entries: Path, out: Path, config_path: Path | None = None, use_cache: 
     `changed` (from `serve`'s file watcher) lists the entry files changed since the last build
     of this process: the others are not stat'ed, and the site is taken to be as that build
     left it (at 10,000 entries, the two scans were a fifth of a rebuild). `listed` is the entry
-    files and the site as the caller found them (the console script, while it imported)."""
+    files and the site as the caller found them (the console script, while it imported).
+    `scratch`: `out` is a temporary folder (a bundle's), so no state is kept for it.
+    `waiting` is told when another build of the site holds it (by default, stderr)."""
     report = Report()
     jobs = jobs or os.cpu_count() or 1
     background.settle()  # the state the last build is saving
     # Without the cache, a scratch one (removing even an empty folder can wait a tenth of a
     # second for the file system's journal after a large write, so only then).
-    with nullcontext(cache_root or CACHE_DIR) if use_cache else \
+    with SiteLock(out, lock_timeout(), waiting or _say) as lock, \
+            nullcontext(cache_root or CACHE_DIR) if use_cache else \
             TemporaryDirectory(prefix="nanopedia-cache-") as root:
         global _cache
         _cache = open_cache(Path(root))
         for gone in stale(Path(root)):
             background.discard(gone)
-        keep_compiled(_cache.root / "templates", theme)
+        # The site as builds that died left it, mended: holding the lock, this one may.
+        trash = Path(root) / TRASH if use_cache else None
+        if recover(out) or lock.waited:
+            listed = None  # what was listed before is not the site any more
+        for gone in sweep(out, trash):
+            background.discard(gone)
+        if theme == THEME or not scratch:  # a bundle's copy of the theme is gone next time
+            keep_compiled(_cache.root / "templates", theme)
         # 1. Settings and the fingerprint of every input: unchanged inputs and an intact site
         #    mean there is nothing to do.
         with report.stage("config"):
@@ -136,7 +155,8 @@ def build(entries: Path, out: Path, config_path: Path | None = None, use_cache: 
             else:
                 walking, history, dated_by = None, dates, repr(sorted(dates.items()))
             dated_by = repr((dated_by, gitdates.fallback()))
-            state, warm = saved.load(_cache, _site_key(out)) if use_cache else (None, False)
+            state, warm = saved.load(_cache, _site_key(out)) if use_cache and not scratch \
+                else (None, False)
             names = listed.names if listed else entry_names(entries)
             trust = set(names) - {p.name for p in changed} if changed is not None and warm \
                 else set()
@@ -144,11 +164,13 @@ def build(entries: Path, out: Path, config_path: Path | None = None, use_cache: 
                                           listed)
             inputs = key(repr((setting, display(out), dated_by)).encode(),
                          *(f"{n}\0".encode() + hashes[n] for n in names))
-            current = listed.site if listed else \
-                site_files(out) if not (trust and state) else dict(state.manifest)
+            folder = _folder(out)
+            same_folder = state is not None and state.folder == folder
+            current = dict(state.manifest) if trust and state and same_folder else \
+                listed.site if listed else site_files(out)
             if not (out / MARKER).exists():
                 current = {}
-            intact = state is not None and current == state.manifest
+            intact = same_folder and state is not None and current == state.manifest
             if intact and state is not None and state.inputs == inputs:
                 report.up_to_date = True
                 return report
@@ -165,6 +187,8 @@ def build(entries: Path, out: Path, config_path: Path | None = None, use_cache: 
                          state.also if state.setting == setting else None) if state \
                 else _Last({}, {}, None)
         with ExitStack() as workers:
+            # Before any worker: on an error, the workers stop before its folder is removed.
+            writer = workers.enter_context(SiteWriter(out))
             if walking is not None:
                 workers.callback(walking.close)  # git log, should the build fail
             # 2. Load what changed, keep the rest, link all.
@@ -197,6 +221,7 @@ def build(entries: Path, out: Path, config_path: Path | None = None, use_cache: 
                 loaded = list(_map(_load_one, [(p, known[p.name].key if p.name in known else None)
                                                for p in todo]))
                 tags, tags_doc, problems = load_tags(entries)
+                problems += misnamed_files(entries)
                 parsed: dict[str, Parsed] = {}
                 invalid: set[str] = set()
                 for path, (one, found, reused) in zip(todo, loaded, strict=True):
@@ -227,24 +252,46 @@ def build(entries: Path, out: Path, config_path: Path | None = None, use_cache: 
                 site = _Site(links, by_id, fresh, config, theme, setting)
                 if state is None or state.tags != links.tags:
                     last = _Last(last.pages, last.entries, None)
-                in_place = state is not None and bool(current)
-                with SiteWriter(out, in_place) as writer:
-                    pages, spans, also = _write(writer, site, last, spans, located, jobs, report)
-                    writer.commit(current)
-                manifest = _updated(out, current, writer.written, writer.files) if in_place \
+                pages, spans, also = _write(writer, site, last, spans, located, jobs, report)
+                writer.commit(trash)
+                manifest = _updated(out, current, writer.written, writer.files) if current \
                     else site_files(out)
-        # 4. Remember what was written.
+        # 4. Remember what was written: the state is locked for saving before the site is
+        #    released, so the next build of it reads this state.
         if use_cache and walking is not None:
             _remember(entries, walking)
-        if use_cache:
-            background.later(saved.save, _cache, _site_key(out), State(
+        if use_cache and not scratch:
+            site_key = _site_key(out)
+            background.later(saved.save, _cache, site_key, State(
                 saved.VERSION, inputs, stamps,
                 {n: k for n, k in kept.items() if k.node.path not in warned},
-                pages, spans, manifest, setting, links.tags, also,
-                dataclasses.replace(links, nodes={}), dated_by=dated_by), state)
+                pages, spans, manifest, _folder(out), setting, links.tags, also,
+                dataclasses.replace(links, nodes={}), dated_by=dated_by), state,
+                held=saved.hold(_cache, site_key))
         if writer.garbage is not None:  # after the state, which the next build waits for
-            background.discard(writer.garbage)
+            if trash is None:  # a scratch cache: nowhere to leave it out of sight
+                shutil.rmtree(writer.garbage, ignore_errors=True)
+            else:
+                background.discard(writer.garbage)
     return report
+
+
+TRASH = "trash"
+"""The folder of the cache that old sites are moved to, to be deleted in the background."""
+
+
+def _say(message: str) -> None:
+    """Tell the person at the terminal (serve and bundle build too, so not through the CLI)."""
+    print(f"nanopedia: {message}", file=sys.stderr, flush=True)
+
+
+def _folder(out: Path) -> tuple[int, int]:
+    """The site folder's identity: (device, inode); (-1, -1) when there is none."""
+    try:
+        info = os.stat(out)
+    except OSError:
+        return (-1, -1)
+    return (info.st_dev, info.st_ino)
 
 
 STAT_TRUST_NS = 2_000_000_000
@@ -274,7 +321,7 @@ def _file_hashes(root: Path, names: list[str],
                 continue
             try:
                 if listed is None:
-                    info = os.stat(name, dir_fd=folder)
+                    info = os.stat(name, dir_fd=folder, follow_symlinks=False)
                     stamp = (info.st_size, info.st_mtime_ns, info.st_ino)
                 elif name in listed.stamps:
                     stamp = listed.stamps[name]
@@ -284,9 +331,8 @@ def _file_hashes(root: Path, names: list[str],
                 if hit is not None and hit[:3] == stamp:
                     content = hit[3]
                 else:
-                    with open(name, "rb", opener=partial(os.open, dir_fd=folder)) as handle:
-                        content = hashlib.sha256(handle.read()).digest()
-            except OSError:  # unreadable: loading it reports where and why
+                    content = hashlib.sha256(read_file(name, name, folder)).digest()
+            except (OSError, NanopediaError):  # unreadable: loading it reports where and why
                 hashes[name] = b""
                 continue
             if stamp[1] < recent:
@@ -300,8 +346,7 @@ def _file_hashes(root: Path, names: list[str],
 def _history(entries: Path) -> gitdates.Walking:
     """The git dates of the entries, walking only the commits made since the last build's
     walk; `git log` runs while the entries load."""
-    before = _cache.get("git", _walk_key(entries))
-    return gitdates.start(entries, before if isinstance(before, gitdates.Walk) else None)
+    return gitdates.start(entries, _cache.get("git", _walk_key(entries), gitdates.Walk))
 
 
 def _remember(entries: Path, walking: gitdates.Walking) -> None:
@@ -317,7 +362,8 @@ def _walk_key(entries: Path) -> str:
 
 def _updated(out: Path, manifest: dict[str, tuple[int, int]], written: list[str],
              files: set[str]) -> dict[str, tuple[int, int]]:
-    """The manifest after an in-place update: the files written are stat'ed again."""
+    """The manifest of the new site: the files written are stat'ed; those kept are links to (or
+    copies of) the old site's, with its sizes and modification times."""
     new = {p: v for p, v in manifest.items() if p in files}
     for path in written:
         info = (out / path).stat()
@@ -377,8 +423,8 @@ def _relink(state: State | None, known: Mapping[str, Kept], parsed: Mapping[str,
 def _entry_key(path: Path) -> str:
     """The cache key of an entry file: its path and the hash of its bytes."""
     try:
-        raw = path.read_bytes()
-    except OSError:
+        raw = read_file(path, path.name)
+    except NanopediaError:
         raw = b""
     return key(display(path).encode(), hashlib.sha256(raw).digest())
 
@@ -390,7 +436,7 @@ def _load_one(item: tuple[Path, str | None]) -> tuple[Parsed | None, list[Proble
     former key."""
     path, before = item
     k = _entry_key(path)
-    hit = _cache.get("entries", k)
+    hit = _cached(k)
     if hit is not None:
         return hit[1], [], True
     src, problems = load_entry(path)
@@ -406,11 +452,21 @@ def _load_one(item: tuple[Path, str | None]) -> tuple[Parsed | None, list[Proble
     return one, problems, False
 
 
+def _cached(k: str) -> tuple[Entry, Parsed, dict[str, Any]] | None:
+    """An entry's cached (entry, what loading it gave, rendered fragments), or None: missing,
+    damaged, or not of that shape (the cache is a file anyone can write; never trust its type)."""
+    hit = _cache.get("entries", k, tuple)
+    if hit is None or len(hit) != 3 or not isinstance(hit[0], Entry) or \
+            not isinstance(hit[1], Parsed) or not isinstance(hit[2], dict):
+        return None
+    return hit
+
+
 def _highlighted(k: str | None) -> dict[tuple[str, str], str]:
     """The highlighted code (examples, repro scripts, fix lines) of an entry's cached version, by
     (code, language): an edit that leaves them alone runs no Pygments lexer (the first use of one
     compiles its patterns, a tenth of a second for Python's)."""
-    hit = _cache.get("entries", k) if k else None
+    hit = _cached(k) if k else None
     if hit is None:
         return {}
     entry, _, frags = hit
@@ -497,7 +553,8 @@ def _others(site: _Site) -> Iterator[tuple[str, str, Make]]:
         # Dates by their timestamps: repr-ing 9,000 of them took 25 ms a build.
         recent = [(i, d.first_published.timestamp(), d.last_updated.timestamp(),
                    site.entries[i].card_key) for i, d in one.recent]
-        yield one.path, k("feed", one.path, one.title, recent), \
+        # `newest` too: a feed of undated entries is dated by the site's newest entry.
+        yield one.path, k("feed", one.path, one.title, one.newest.timestamp(), recent), \
             page(partial(feed.page, one, cards, config))
     fixed = [views.diagnose_page(config), views.not_found_page(config),
              views.search_page(config), views.stylesheet()]
@@ -589,15 +646,13 @@ def _write(writer: SiteWriter, site: _Site, last: _Last,
             also[i] = suggestions().also(kept_entry.node) if i in again else last.also[i]
         else:  # nothing it shows changed
             also[i] = last.also[i]
-            keys[path] = old
-            writer.keep(path)
-            continue
+            if writer.keep(path):
+                keys[path] = old
+                continue
         near = views.neighbours(kept_entry.node, site.links, cards, also[i])
         keys[path] = key(site.setting.encode(),
                          repr((kept_entry.key, near, kept_entry.dates)).encode())
-        if old == keys[path]:
-            writer.keep(path)
-        else:
+        if old != keys[path] or not writer.keep(path):  # (kept, unless gone from the site)
             tasks.append(_PageTask(kept_entry.node.path, kept_entry.key, near, kept_entry.dates))
     with _workers(jobs, len(tasks)):
         writer.adopt(_map(partial(_write_entry_page, writer, site.config, site.theme), tasks))
@@ -605,8 +660,7 @@ def _write(writer: SiteWriter, site: _Site, last: _Last,
     new_spans: dict[str, dict[str, tuple[int, int]]] = {}
     for path, k, make in _others(site):
         keys[path] = k
-        if last.pages.get(path) == k:
-            writer.keep(path)
+        if last.pages.get(path) == k and writer.keep(path):
             if path in spans:
                 new_spans[path] = spans[path]
             continue
@@ -644,7 +698,7 @@ class _PageTask:
 
 def _write_entry_page(writer: SiteWriter, config: Config, theme: Path, task: _PageTask) -> str:
     """Render and write one entry page (in a worker for large corpora); return its path."""
-    hit = _cache.get("entries", task.key)
+    hit = _cached(task.key)
     if hit is not None:
         entry, _, frags = hit
     else:  # an entry with warnings, or removed from the cache folder meanwhile

@@ -51,6 +51,7 @@ SINGLE = THEME / "single"
 LIBRARY = "static/vendor/minisearch/minisearch.js"
 SCRIPTS = (
     "static/search.js",
+    "static/entry.js",
     "static/diagnose-data.js",
     "static/diagnose-worker.js",
     "static/diagnose.js",
@@ -148,7 +149,7 @@ def zip_bundle(
     out.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix=".nanopedia-bundle-", dir=out) as scratch:
         site = Path(scratch) / "site"
-        build(entries, site, config, use_cache=use_cache)
+        build(entries, site, config, use_cache=use_cache, scratch=True)
         archive = Path(scratch) / f"{name}.zip"
         write_zip(site, archive, name, epoch)
         return _publish(archive, out / f"{name}.zip")
@@ -177,7 +178,7 @@ def single_file(
         shutil.copytree(THEME, theme)
         shutil.copy2(SINGLE / "base.html", theme / "templates" / "base.html")
         site = Path(scratch) / "site"
-        build(entries, site, config, use_cache=use_cache, theme=theme)
+        build(entries, site, config, use_cache=use_cache, theme=theme, scratch=True)
         html = _assemble(site, theme, site_config.read(config))
     return _publish(html.encode("utf-8"), out / f"nanopedia-{__version__}.html")
 

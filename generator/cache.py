@@ -2,8 +2,9 @@
 
 Keys include a fingerprint of the generator's own code and of the libraries that shape the output,
 so a cached value can never differ from what a cold build would compute. Files are written to a
-temporary name and renamed, so a crash or a second process never leaves a half-written value;
-an unreadable value is simply a miss.
+temporary name and renamed, so a crash or a second process never leaves a half-written value.
+Each file starts with a checksum of its pickle: a damaged file (a bad disk, a copy cut short, a
+stray write) is a miss, deleted so that it is computed and written again, never unpickled.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import hashlib
 import os
 import pickle
 import tempfile
+import zlib
 from functools import cache
 from importlib import metadata
 from pathlib import Path
@@ -78,8 +80,38 @@ def stale(base: Path) -> list[Path]:
     return sorted([p for p in found if p.name in _LEGACY] + versions[KEEP_VERSIONS:])
 
 
+MAGIC = b"NPC1"
+"""The first bytes of every cache file, then the CRC-32 of the pickle that follows (big-endian)."""
+_HEAD = len(MAGIC) + 4
+
+
+def encode(value: Any) -> bytes:
+    """A value as the bytes of its cache file."""
+    data = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+    return MAGIC + zlib.crc32(data).to_bytes(4, "big") + data
+
+
+class Damaged(Exception):
+    """A cache file that is not what `encode` wrote (never raised out of `Cache`)."""
+
+
+def decode(raw: bytes) -> Any:
+    """The value of a cache file's bytes; `Damaged` when the checksum or the pickle is wrong.
+    The checksum (3 GB/s) catches random damage before the unpickler ever sees it; an error of
+    the unpickler itself (a file that passes it by chance) is damage too, whatever its type."""
+    view = memoryview(raw)
+    if len(raw) < _HEAD or view[:len(MAGIC)] != MAGIC or \
+            int.from_bytes(view[len(MAGIC):_HEAD], "big") != zlib.crc32(view[_HEAD:]):
+        raise Damaged
+    try:
+        return pickle.loads(view[_HEAD:])
+    except Exception as err:  # noqa: BLE001 - any unpickling error means a damaged file
+        raise Damaged from err
+
+
 class Cache:
-    """Pickled values on disk, in one folder per kind of value."""
+    """Pickled values on disk, in one folder per kind of value. Nothing read from it is trusted
+    blindly: a damaged file is a miss, and so is a value of the wrong type (`get`'s `kind_of`)."""
 
     def __init__(self, root: Path) -> None:
         self.root = root
@@ -88,20 +120,45 @@ class Cache:
         """The file a value is kept in."""
         return self.root / kind / k[:2] / k
 
-    def get(self, kind: str, k: str) -> Any | None:
-        try:  # from bytes: unpickling from a file object reads it in many small calls
-            return pickle.loads(self.path(kind, k).read_bytes())
-        except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError):
-            return None
-
-    def put(self, kind: str, k: str, value: Any) -> None:
+    def get(self, kind: str, k: str, kind_of: type | tuple[type, ...] = object) -> Any | None:
+        """The value kept under `k`, or None: missing, damaged (the file is deleted, so that the
+        value is computed and written again) or not an instance of `kind_of`."""
         path = self.path(kind, k)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
+        try:  # from bytes: unpickling from a file object reads it in many small calls
+            raw = path.read_bytes()
+        except OSError:
+            return None
+        try:
+            value = decode(raw)
+            fits = isinstance(value, kind_of)
+        except Damaged:
+            fits = False
+        if not fits:
+            try:
+                path.unlink()
+            except OSError:
+                pass  # a read-only cache: a miss every time, as with an empty one
+            return None
+        return value
+
+    def put(self, kind: str, k: str, value: Any) -> bool:
+        """Keep `value` under `k`; False when the disk refused (the cache only saves time, so a
+        full or read-only disk is never an error of the build)."""
+        path = self.path(kind, k)
+        data = encode(value)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
+        except OSError:
+            return False
         try:
             with os.fdopen(fd, "wb") as handle:
-                pickle.dump(value, handle, protocol=pickle.HIGHEST_PROTOCOL)
+                handle.write(data)
             os.replace(tmp, path)
+        except OSError:
+            Path(tmp).unlink(missing_ok=True)
+            return False
         except BaseException:
             Path(tmp).unlink(missing_ok=True)
             raise
+        return True

@@ -3,7 +3,10 @@ changed and writes only the files that show them (`build.py` decides what that i
 
 One pickle per site folder in the cache, plus the kept entries in bucket files so that saving
 after an edit rewrites one bucket; a lock file keeps a build from reading a state another
-process is writing. A build saves it as a background job (`background.later`).
+process is writing. A build saves it as a background job (`background.later`), after taking that
+lock itself (`hold`) while it still holds the site's: the next build of the site, which reads the
+state once it holds the site, reads this one, never the one before. A damaged state file, or
+bucket, is no state at all: the next build is a full one.
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ from .cache import Cache, key
 from .catalog import Links, Node
 from .model import Tag
 
-VERSION = 2
+VERSION = 3
 
 
 class Kept(NamedTuple):
@@ -59,6 +62,9 @@ class State:
     """Joined file to the (offset, length) of each record in it, by record name."""
     manifest: dict[str, tuple[int, int]]
     """Site file to its (size, mtime_ns) after the build, to notice a hand-edited site."""
+    folder: tuple[int, int]
+    """The site folder's (st_dev, st_ino) after the build. Each build that writes puts a new
+    folder in place, so another one, or a copy, is noticed without a stat of every file."""
     setting: str
     tags: dict[str, Tag]
     also: dict[str, tuple[str, ...]]
@@ -116,38 +122,59 @@ def load(cache: Cache, k: str) -> tuple[State | None, bool]:
 
 
 def _read(cache: Cache, k: str) -> State | None:
-    found = cache.get("state", k)
-    if not isinstance(found, State) or found.version != VERSION:
+    """The state, or None when it is missing, of another version or damaged (a bucket too)."""
+    found = cache.get("state", k, State)
+    if found is None or found.version != VERSION:
         return None
     for bucket_key in found.buckets:
-        part = cache.get("kept", bucket_key)
-        if not isinstance(part, dict):
+        part = cache.get("kept", bucket_key, dict)
+        if part is None:
             return None
         found.entries.update(part)
     return found
 
 
 @contextmanager
-def _locked(cache: Cache, k: str, how: int) -> Iterator[None]:
-    """Hold a lock on a site's state: a build reads it while no other process writes it."""
-    path = cache.path("state", k).with_suffix(".lock")
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
-    except OSError:
+def _locked(cache: Cache, k: str, how: int, held: int | None = None) -> Iterator[None]:
+    """Hold a lock on a site's state: a build reads it while no other process writes it.
+    `held` is a descriptor that `hold` locked already, closed here."""
+    fd = held if held is not None else _lock(cache, k, how)
+    if fd is None:
         yield  # a read-only cache: nobody writes it either
         return
     try:
-        fcntl.flock(fd, how)
         yield
     finally:
         os.close(fd)
 
 
-def save(cache: Cache, k: str, state: State, before: State | None) -> None:
+def _lock(cache: Cache, k: str, how: int) -> int | None:
+    path = cache.path("state", k).with_suffix(".lock")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
+    except OSError:
+        return None
+    try:
+        fcntl.flock(fd, how)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def hold(cache: Cache, k: str) -> int | None:
+    """Lock a site's state for writing now, for a `save` that runs later (the descriptor goes
+    with it, to a thread or to a detached process): the lock is taken while the build still
+    holds the site, so no build that follows can read the state before it is saved."""
+    return _lock(cache, k, fcntl.LOCK_EX)
+
+
+def save(cache: Cache, k: str, state: State, before: State | None,
+         held: int | None = None) -> None:
     """Save the state; a bucket of entries all unchanged since `before` is not written again,
-    and a bucket replaced is deleted."""
-    with _locked(cache, k, fcntl.LOCK_EX):
+    and a bucket replaced is deleted. `held`: the lock `hold` took."""
+    with _locked(cache, k, fcntl.LOCK_EX, held):
         if not _write(cache, k, state, before):
             return
     path = cache.path("state", k)
@@ -161,17 +188,16 @@ def _write(cache: Cache, k: str, state: State, before: State | None) -> bool:
         parts[_bucket(name, count)][name] = kept_entry
     old = before.buckets if before is not None and len(before.buckets) == count else None
     sizes = Counter(_bucket(m, count) for m in before.entries) if old else Counter()
-    try:
-        for n, part in enumerate(parts):
-            if old is not None and before is not None and sizes[n] == len(part) and \
-                    all(before.entries.get(m) is v for m, v in part.items()):
-                state.buckets.append(old[n])
-                continue
-            content = repr(sorted((m, v.key, v.dates) for m, v in part.items())).encode()
-            state.buckets.append(key(k.encode(), str(n).encode(), content))
-            cache.put("kept", state.buckets[-1], part)
-        cache.put("state", k, dataclasses.replace(state, entries={}))
-    except OSError:  # without a state, the next build only takes longer
+    for n, part in enumerate(parts):
+        if old is not None and before is not None and sizes[n] == len(part) and \
+                all(before.entries.get(m) is v for m, v in part.items()):
+            state.buckets.append(old[n])
+            continue
+        content = repr(sorted((m, v.key, v.dates) for m, v in part.items())).encode()
+        state.buckets.append(key(k.encode(), str(n).encode(), content))
+        if not cache.put("kept", state.buckets[-1], part):
+            return False  # without a state, the next build only takes longer
+    if not cache.put("state", k, dataclasses.replace(state, entries={})):
         return False
     for gone in set(old or ()) - set(state.buckets):
         cache.path("kept", gone).unlink(missing_ok=True)

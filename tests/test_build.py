@@ -166,9 +166,10 @@ def test_hostile_content_is_text(tmp_corpus: Path, tmp_path: Path) -> None:
     page = files["entries/hostile-entry.html"].decode()
     elements = start_tags(page)
     assert {tag for tag, _ in elements}.isdisjoint({"iframe", "svg", "img", "b", "details"})
-    # The only scripts are the site's own files (the search box's).
-    assert [a for t, a in elements if t == "script"] == [[("src", "../static/search.js"),
-                                                          ("defer", None)]]
+    # The only scripts are the site's own files (the search box's loader, the entry page's).
+    assert [a for t, a in elements if t == "script"] == [
+        [("src", "../static/search-boot.js"), ("defer", None)],
+        [("src", "../static/entry.js"), ("defer", None)]]
     for tag, attrs in elements:
         assert not [name for name, _ in attrs if name.startswith("on")], (tag, attrs)
         assert not any(v and "javascript:" in v.lower() for n, v in attrs if n == "href")
