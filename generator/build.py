@@ -187,10 +187,10 @@ def build(entries: Path, out: Path, config_path: Path | None = None, use_cache: 
                          state.also if state.setting == setting else None) if state \
                 else _Last({}, {}, None)
         with ExitStack() as workers:
+            if walking is not None:
+                workers.callback(walking.close)  # git log, should the build fail (even here)
             # Before any worker: on an error, the workers stop before its folder is removed.
             writer = workers.enter_context(SiteWriter(out))
-            if walking is not None:
-                workers.callback(walking.close)  # git log, should the build fail
             # 2. Load what changed, keep the rest, link all.
             with report.stage("load"):
                 fallback = gitdates.fallback()
