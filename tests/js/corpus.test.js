@@ -39,24 +39,7 @@ with tempfile.TemporaryDirectory() as tmp:
 print(json.dumps(out))
 `], { cwd: root, maxBuffer: 256 << 20 }));
 
-globalThis.self = globalThis;
-require(path.join(root, 'theme/static/diagnose-worker.js'));
-
-function diagnoseFiles(data, files) {
-  return new Promise((resolve, reject) => {
-    const scope = {
-      postMessage(msg) {
-        if (msg.type === 'done') resolve(msg.result);
-        else if (msg.type === 'error') reject(new Error(msg.message));
-      }
-    };
-    globalThis.NanopediaDiagnoseWorker(scope);
-    const given = files.map((f) => ({
-      name: f.name, path: f.name, blob: new Blob([Buffer.from(f.bytes, 'base64')])
-    }));
-    scope.onmessage({ data: { data, files: given, budgetMs: 120000 } });
-  });
-}
+const { diagnoseFiles } = require('./worker.js');
 
 // What both engines must agree on, without the fields only one side has (links, answers).
 function essentials(result) {
@@ -78,7 +61,8 @@ test('the corpus has its real logs', () => {
 
 corpus.cases.forEach((c) => {
   test(`same answer as the CLI: ${c.name}`, async () => {
-    const got = await diagnoseFiles(corpus.data, c.files);
+    const got = await diagnoseFiles(corpus.data, c.files.map((f) => (
+      { name: f.name, blob: new Blob([Buffer.from(f.bytes, 'base64')]) })));
     assert.deepStrictEqual(essentials(got), essentials(c.expected));
   });
 });

@@ -37,22 +37,11 @@ for c in json.load(sys.stdin):
 print(json.dumps(out))
 `, cases);
 
-globalThis.self = globalThis;
-require(path.join(root, 'theme/static/diagnose-worker.js'));
+const { diagnoseFiles } = require('./worker.js');
 
-// The worker's whole job on one log: the result of its 'done' message.
+// The worker's whole job on one log.
 function diagnoseText(data, text) {
-  return new Promise((resolve, reject) => {
-    const scope = {
-      postMessage(msg) {
-        if (msg.type === 'done') resolve(msg.result);
-        else if (msg.type === 'error') reject(new Error(msg.message));
-      }
-    };
-    globalThis.NanopediaDiagnoseWorker(scope);
-    const blob = new Blob([text + '\n']);
-    scope.onmessage({ data: { data, files: [{ name: 'x.log', path: 'x.log', blob }], budgetMs: 60000 } });
-  });
+  return diagnoseFiles(data, [{ name: 'x.log', blob: new Blob([text + '\n']) }], 60000);
 }
 
 cases.forEach((c, i) => {
