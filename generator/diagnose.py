@@ -626,7 +626,7 @@ def _merge(name: str, parts: list[_Part], matcher: Matcher) -> FileScan:
             if counts.get(index, 0) < EVIDENCE_CAP:
                 counts[index] = counts.get(index, 0) + 1
                 evidence.append(replace(ev, line=ev.line + base) if base else ev)
-        roots += [r + base for r in part.roots if len(roots) < EVIDENCE_CAP]
+        roots += [r + base for r in part.roots]  # each part holds at most EVIDENCE_CAP
         rank_lines += [(ln + base, r) for ln, r in part.rank_lines]
         ranks |= part.ranks
         base += part.lines
