@@ -1,0 +1,94 @@
+"""`generator/validate.py`: the rules a type cannot express, each reported at the value it is
+about."""
+
+from __future__ import annotations
+
+from .conftest import Checker
+
+CAUSE = """  - id: cast
+    title: Model code casts to self.dtype
+    explanation: |
+      The visible parameters are fp32 shards.
+"""
+FINGERPRINT_ID = "  - id: scalar-type\n"
+
+
+def line_of(text: str, needle: str, nth: int = 1) -> int:
+    """The 1-based line of the `nth` occurrence of `needle`."""
+    at = -1
+    for _ in range(nth):
+        at = text.index(needle, at + 1)
+    return text.count("\n", 0, at) + 1
+
+
+def test_the_fixture_entry_is_valid(alpha_text: str, check_text: Checker) -> None:
+    source, found = check_text(alpha_text)
+    assert source is not None and source.entry.id == "alpha-failure"
+    assert found == []
+
+
+def test_a_duplicate_root_cause_id_is_reported_at_each_repeat(alpha_text: str,
+                                                              check_text: Checker) -> None:
+    text = alpha_text.replace(CAUSE, CAUSE * 3)
+    _, found = check_text(text)
+    assert [(p.code, p.location.line, p.location.col, p.message) for p in found] == [
+        ("E026", line_of(text, "  - id: cast", n), 9, "duplicate root cause id 'cast'")
+        for n in (2, 3)]
+    assert found[0].hint == "ids must be unique within the entry"
+
+
+def test_a_duplicate_fingerprint_id_is_reported_at_the_repeat(alpha_text: str,
+                                                              check_text: Checker) -> None:
+    start = alpha_text.index(FINGERPRINT_ID)
+    block = alpha_text[start:alpha_text.index("checked_with:")]
+    text = alpha_text.replace(block, block * 2)
+    _, found = check_text(text)
+    assert [(p.code, p.location.line, p.message) for p in found] == [
+        ("E026", line_of(text, FINGERPRINT_ID, 2), "duplicate fingerprint id 'scalar-type'")]
+
+
+def test_ids_of_different_kinds_may_be_equal(alpha_text: str, check_text: Checker) -> None:
+    """A root cause and a fingerprint are different namespaces."""
+    text = alpha_text.replace("  - id: scalar-type\n", "  - id: cast\n").replace(
+        "shows: [scalar-type]", "shows: [cast]")
+    assert check_text(text)[1] == []
+
+
+def test_an_id_that_is_not_the_file_name_is_reported_at_the_id(alpha_text: str,
+                                                               check_text: Checker) -> None:
+    _, found = check_text(alpha_text, stem="alpha")
+    assert [(p.code, p.location.line, p.location.col) for p in found] == [
+        ("E014", line_of(alpha_text, "id: alpha-failure"), 5)]
+    assert found[0].hint == "rename the file to 'alpha-failure.yaml' or set 'id: alpha'"
+
+
+def test_a_symptom_of_an_unknown_cause_suggests_the_close_one(alpha_text: str,
+                                                              check_text: Checker) -> None:
+    text = alpha_text.replace("    cause: cast\n", "    cause: cats\n", 1)
+    _, found = check_text(text)
+    assert [(p.code, p.message, p.hint) for p in found] == [
+        ("E022", "symptom points to unknown root cause 'cats'", "did you mean 'cast'?")]
+
+
+def test_an_unsafe_link_is_reported_at_its_own_line_of_a_block(alpha_text: str,
+                                                               check_text: Checker) -> None:
+    text = alpha_text.replace("  FSDP casts parameters at module boundaries.\n",
+                              "  FSDP casts parameters.\n  See [this](javascript:alert(1)).\n")
+    source, found = check_text(text)
+    assert source is not None  # reported, and the page drops the link
+    assert [(p.code, p.location.line) for p in found] == [
+        ("E016", line_of(text, "javascript:"))]
+    assert found[0].message == "link scheme 'javascript:' is not allowed in 'mechanism'"
+
+
+def test_a_repro_naming_an_unknown_fingerprint_lists_the_known_ones(alpha_text: str,
+                                                                    check_text: Checker) -> None:
+    _, found = check_text(alpha_text.replace("shows: [scalar-type]", "shows: [scalar]"))
+    assert [(p.code, p.message) for p in found] == [
+        ("E027", "repro 'float-input' names unknown fingerprint 'scalar'")]
+
+
+def test_a_file_that_is_not_a_mapping_is_refused(check_text: Checker) -> None:
+    source, found = check_text("- a list\n")
+    assert source is None
+    assert [(p.code, p.message) for p in found] == [("E012", "an entry must be a YAML mapping")]

@@ -1,0 +1,134 @@
+"""`generator/views.py`: the data each template gets, built from the corpus in one place."""
+
+from __future__ import annotations
+
+import json
+import re
+from datetime import UTC, datetime
+
+import pytest
+from conftest import FIXTURES
+
+from generator.catalog import Catalog
+from generator.config import Config
+from generator.corpus import gather
+from generator.gitdates import Dates
+from generator.views import (
+    Suggestions,
+    card,
+    entry_page,
+    export_record,
+    fix_lines,
+    fragments,
+    neighbours,
+    redirect_page,
+    sitemap,
+    tag_page,
+    with_dates,
+)
+
+from .conftest import Checker
+
+IDS = re.compile(r'<h(\d) id="([^"]+)"')
+
+
+@pytest.fixture(scope="module")
+def catalog() -> Catalog:
+    found, problems = gather(FIXTURES / "corpus")
+    assert problems == []
+    return found
+
+
+def test_a_third_duplicate_heading_gets_the_next_number_across_fields(
+        alpha_text: str, check_text: Checker) -> None:
+    text = alpha_text.replace(
+        "mechanism: |\n  FSDP casts parameters at module boundaries.\n",
+        "mechanism: |\n  ## Why\n\n  One.\n\n  ## Why\n\n  Two.\n\n  ## Why\n\n  Three.\n").replace(
+        "      Use `x.dtype`, not `self.dtype`.\n",
+        "      ## Why\n\n      Use `x.dtype`, not `self.dtype`.\n")
+    source, found = check_text(text)
+    assert source is not None and found == []
+    html = fragments(source.entry)
+    assert IDS.findall(html["mechanism"]) == [("5", "md-why"), ("5", "md-why-2"),
+                                              ("5", "md-why-3")]
+    assert IDS.findall(html["fix[0].detail"]) == [("5", "md-why-4")]  # unique on the page
+
+
+def test_an_entry_linked_both_ways_is_listed_once_under_related(catalog: Catalog) -> None:
+    cards = {s.entry.id: card(s.entry) for s in catalog.sources}
+    alpha, beta = catalog.links.nodes["alpha-failure"], catalog.links.nodes["beta-failure"]
+    assert catalog.backlinks["beta-failure"] == ("alpha-failure",)
+    near = neighbours(beta, catalog.links, cards, ())
+    assert near.backlinks == [("alpha-failure", "Alpha failure under FSDP")]
+    assert near.related == [] and near.tags == {"nccl": "NCCL"}
+    near = neighbours(alpha, catalog.links, cards, ())
+    assert near.related == [("beta-failure", "Beta failure in NCCL collectives")]
+    assert near.backlinks == []  # beta does not link back
+
+
+def test_an_entry_page_lists_only_the_sections_it_has(catalog: Catalog) -> None:
+    cards = {s.entry.id: card(s.entry) for s in catalog.sources}
+    beta = catalog.by_id["beta-failure"].entry
+    node = catalog.links.nodes["beta-failure"]
+    page = entry_page(beta, neighbours(node, catalog.links, cards, ()), Config(),
+                      fragments(beta))
+    anchors = [s["anchor"] for s in page.context["sections"]]
+    assert "referenced-by" in anchors  # alpha links to it
+    assert not {"code-examples", "reproduce", "faq", "related", "also-tagged"} & set(anchors)
+    assert page.path == "entries/beta-failure.html" and page.template == "entry.html"
+    assert page.context["entry"]["edit_url"] is None  # no repository URL configured
+
+
+def test_suggestions_never_repeat_what_the_page_already_links(catalog: Catalog) -> None:
+    suggestions = Suggestions(catalog.links)
+    for ident, node in catalog.links.nodes.items():
+        shown = {ident, *node.related, *catalog.backlinks[ident]}
+        assert not shown & set(suggestions.also(node))
+
+
+def test_a_tag_page_lists_its_entries_in_id_order_with_their_summaries(
+        catalog: Catalog) -> None:
+    cards = {s.entry.id: card(s.entry) for s in catalog.sources}
+    page = tag_page("fsdp", catalog.links, Config(), cards)
+    listed = page.context["tag"]["entries"]
+    assert [e["id"] for e in listed] == list(catalog.by_tag["fsdp"])
+    assert all(e["href"] == f"../entries/{e['id']}.html" for e in listed)
+    assert page.path == "tags/fsdp.html" and page.context["page"]["root"] == "../"
+
+
+def test_a_redirect_page_sits_at_the_former_id_and_names_the_current_one(
+        catalog: Catalog) -> None:
+    alpha = card(catalog.by_id["alpha-failure"].entry)
+    page = redirect_page("alpha-old", alpha, Config())
+    assert page.path == "entries/alpha-old.html" and page.template == "redirect.html"
+    assert page.context["target"] == {"href": "alpha-failure.html", "title": alpha.title}
+
+
+def test_a_sitemap_needs_a_base_url_and_lists_pages_sorted() -> None:
+    assert sitemap(Config(), ["b.html"]) is None
+    page = sitemap(Config(base_url="https://x.example/"), ["b.html", "a.html"])
+    assert page is not None
+    assert page.context["urls"] == ["https://x.example/a.html", "https://x.example/b.html"]
+
+
+def test_an_export_record_is_deterministic_json_with_its_dates(catalog: Catalog) -> None:
+    entry = catalog.by_id["alpha-failure"].entry
+    record = export_record(entry)
+    assert record == export_record(entry)
+    assert record == json.dumps(json.loads(record), sort_keys=True, separators=(",", ":"),
+                                ensure_ascii=False)
+    when = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
+    dated = json.loads(with_dates(record.encode(), Dates(when, when)))
+    assert dated["dates"] == {"first_published": "2026-01-02T03:04:05Z",
+                              "last_updated": "2026-01-02T03:04:05Z"}
+    assert json.loads(with_dates(record.encode(), None))["dates"] is None
+
+
+def test_fix_lines_show_the_change_with_one_line_of_context() -> None:
+    broken = "a = 1\nb = 2\nc = 3\nd = 4\ne = 5\nf = 6\n"
+    fixed = "a = 0\nb = 2\nc = 3\nd = 4\ne = 5\nf = 7\n"
+    assert fix_lines(broken, fixed) == [
+        ("del", "a = 1"), ("ins", "a = 0"), ("ctx", "b = 2"), ("gap", "…"),
+        ("ctx", "e = 5"), ("del", "f = 6"), ("ins", "f = 7")]
+    assert fix_lines(broken, broken) == []
+
