@@ -20,16 +20,6 @@ __all__ = ["repo_site"]
 
 BUDGET = 60_000
 ASSET_BUDGET = 15_000
-OVER_BUDGET: dict[str, int] = {
-    # The review's corrections and the "Reproduce it" sections (two repros each) took it over.
-    "fsdp-mixed-precision-error.html": 61_000,
-    # Widened to every DeepSpeed-vs-TrainingArguments mismatch (eleven keys, "auto", the batch
-    # assertion): 50 KB of it is text; it wants splitting into a precision entry and a
-    # batch/"auto" entry.
-    "hf-deepspeed-config-mismatch.html": 81_000,
-}
-"""Entry pages whose HTML is known to be over BUDGET, each with the ceiling it must stay under
-meanwhile. The test fails when such a page comes within budget, so that its line here goes too."""
 
 
 def assets(html: str) -> list[str]:
@@ -54,25 +44,18 @@ def asset_weight(page: Path) -> int:
     return sum((page.parent / href).stat().st_size for href in assets(html))
 
 
-def over_budget(site: Path, known: dict[str, int]) -> list[str]:
-    """One line per entry page whose HTML is over its limit (BUDGET, or its ceiling in `known`)
-    or whose CSS and JS are over ASSET_BUDGET, and per `known` page that is within BUDGET now or
-    is no longer built."""
+def over_budget(site: Path) -> list[str]:
+    """One line per entry page whose HTML is over BUDGET or whose CSS and JS are over
+    ASSET_BUDGET. No page is exempt: one over budget is split or tightened, not listed here."""
     problems = []
-    pages = sorted((site / "entries").glob("*.html"))
-    for page in pages:
-        size, limit = page.stat().st_size, known.get(page.name, BUDGET)
-        if size >= limit:
-            problems.append(f"entries/{page.name}: {size:,} bytes of HTML, limit {limit:,}")
-        elif page.name in known and size < BUDGET:
-            problems.append(f"entries/{page.name}: {size:,} bytes, within the {BUDGET:,} budget "
-                            "now: remove it from OVER_BUDGET")
+    for page in sorted((site / "entries").glob("*.html")):
+        size = page.stat().st_size
+        if size > BUDGET:
+            problems.append(f"entries/{page.name}: {size:,} bytes of HTML, limit {BUDGET:,}")
         loaded = asset_weight(page)
         if loaded > ASSET_BUDGET:
             problems.append(f"entries/{page.name}: loads {loaded:,} bytes of CSS and JS, "
                             f"limit {ASSET_BUDGET:,}")
-    problems += [f"entries/{name} is in OVER_BUDGET but was not built"
-                 for name in sorted(set(known) - {p.name for p in pages})]
     return problems
 
 
@@ -83,7 +66,7 @@ def test_entry_pages_fit_the_budget(repo_site: Path) -> None:
     heaviest = max(pages, key=asset_weight)
     print(f"largest entry page: {largest.name}, {largest.stat().st_size:,} bytes of HTML; "
           f"CSS and JS before interaction: {asset_weight(heaviest):,} bytes ({heaviest.name})")
-    problems = over_budget(repo_site, OVER_BUDGET)
+    problems = over_budget(repo_site)
     assert not problems, "entry pages over budget:\n" + "\n".join(problems)
 
 
@@ -103,21 +86,14 @@ def test_the_budget_counts_html_and_every_stylesheet_and_script(tmp_path: Path) 
     (tmp_path / "static" / "unlinked.css").write_bytes(b"x" * 50_000)
     head = ('<link rel="stylesheet" href="../static/a.css"><script src="../static/b.js"></script>'
             '<link rel="alternate" href="../static/unlinked.css">')
-    light, heavy = (head + "x" * (n - len(head)) for n in (59_999, 60_000))
+    light, heavy = (head + "x" * (n - len(head)) for n in (60_000, 60_001))
     (tmp_path / "entries" / "light.html").write_text(light)
     (tmp_path / "entries" / "heavy.html").write_text(heavy)
-    (tmp_path / "entries" / "known.html").write_text(heavy)
     assert asset_weight(tmp_path / "entries" / "light.html") == 15_000
-    assert over_budget(tmp_path, {"known.html": 61_000, "gone.html": 70_000}) == [
-        "entries/heavy.html: 60,000 bytes of HTML, limit 60,000",
-        "entries/gone.html is in OVER_BUDGET but was not built",
-    ]
+    assert over_budget(tmp_path) == ["entries/heavy.html: 60,001 bytes of HTML, limit 60,000"]
     (tmp_path / "static" / "b.js").write_bytes(b"x" * 5_001)
-    assert over_budget(tmp_path, {"light.html": 61_000, "heavy.html": 61_000,
-                                  "known.html": 61_000}) == [
+    assert over_budget(tmp_path) == [
+        "entries/heavy.html: 60,001 bytes of HTML, limit 60,000",
         "entries/heavy.html: loads 15,001 bytes of CSS and JS, limit 15,000",
-        "entries/known.html: loads 15,001 bytes of CSS and JS, limit 15,000",
-        "entries/light.html: 59,999 bytes, within the 60,000 budget now: remove it from "
-        "OVER_BUDGET",
         "entries/light.html: loads 15,001 bytes of CSS and JS, limit 15,000",
     ]
