@@ -24,6 +24,7 @@ import os
 import re
 import shutil
 import signal
+import stat
 import sys
 import tempfile
 import time
@@ -376,10 +377,13 @@ class SiteWriter:
         """Take one file of the site unchanged from the previous site: a hard link, or a copy
         where links are not possible (both keep its size and modification time, which the
         state's manifest records). False when the previous site has no such file any more: the
-        caller makes it instead."""
-        target = self._target(path)
+        caller makes it instead, as when the file is not a regular file (a symlink left there by
+        hand must never become a way out of the site)."""
         source = f"{self._out}/{path}"
         try:
+            if not stat.S_ISREG(os.lstat(source).st_mode):
+                raise FileNotFoundError(path)
+            target = self._target(path)
             try:
                 os.link(source, target, follow_symlinks=False)
             except FileNotFoundError:
