@@ -175,6 +175,7 @@ def test_a_symlink_in_the_site_is_never_written_through(tmp_path: Path) -> None:
     with SiteWriter(out) as writer:
         assert not writer.keep("entries/link")  # not a regular file: the caller makes it
         writer.write("entries/link/evil.html", b"escape")
+        writer.commit()
     assert list(outside.iterdir()) == []
     assert (out / "entries" / "link" / "evil.html").read_bytes() == b"escape"
 
