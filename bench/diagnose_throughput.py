@@ -3,8 +3,9 @@ beside GNU `grep -E` over twenty error strings on the same file.
 
 Writes the log once (normal training output from `logcorpus.normal_lines`, one real failure near
 the end), reads it once so both tools find it in the page cache, then alternates `--runs` rounds
-of grep and of the CLI's own scan path and prints the medians in MB/s and their ratio. Target: at
-most 1.5 times grep's time. Not part of the default test run. Run:
+of grep and of the CLI's own scan path and prints the medians in MB/s and their ratio, the median
+ratio within a round, and the load average (other work on the machine slows the scan's processes
+more than grep's one). Target: at most 1.5 times grep's time. Not part of the default test run. Run:
 `.venv/bin/python bench/diagnose_throughput.py [--mb 1024] [--runs 3] [--jobs N] [--out F]`.
 """
 
@@ -86,6 +87,7 @@ def main() -> int:
         while warm.read(64 << 20):
             pass
     matcher = diagnose.Matcher(gather(ROOT / "entries")[0].entries)
+    load = os.getloadavg()[0]
     greps, scans = [], []
     for _ in range(opts.runs):
         greps.append(grep_seconds(path))
@@ -100,6 +102,9 @@ def main() -> int:
     print(f"  diagnose, {len(matcher.probes)} fingerprints: {ours:.2f} s = {mb / ours:.0f} MB/s "
           f"({ours / theirs:.2f}x grep's time) with {opts.jobs} processes; top {top}, "
           f"rank {result.initiating_rank}")
+    rounds = statistics.median(s / g for s, g in zip(scans, greps, strict=True))
+    print(f"  per round: {rounds:.2f}x grep's time (median; a round is one run of each, side by "
+          f"side); load average {load:.2f} before, {os.getloadavg()[0]:.2f} after")
     peak = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
             + resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss) / 1024
     print(f"  peak memory (this process + largest worker): {peak:.0f} MB")

@@ -280,7 +280,19 @@ class LogTooLarge(OSError):
     """A compressed log unpacks to far more than any real log (a gzip bomb)."""
 
 
-class Capped:
+class Stream:
+    """A stream known by its `read`, with the `readinto` that `buffers` fills its array with."""
+
+    def read(self, size: int = -1) -> bytes:
+        raise NotImplementedError
+
+    def readinto(self, into: memoryview) -> int:
+        data = self.read(len(into))
+        into[: len(data)] = data
+        return len(data)
+
+
+class Capped(Stream):
     """A gzip stream that stops with `LogTooLarge` past its unpacking limit; a corrupt stream
     raises `OSError` (never `zlib.error`), so the CLI names the file instead of crashing."""
 
@@ -310,31 +322,52 @@ class Capped:
         self.stream.close()
 
 
-def buffers(stream: IO[bytes], size: int = BUFFER_BYTES) -> Iterator[bytes]:
+#: One buffer: the first `length` bytes of `data` are whole lines.
+Buffer = tuple[bytes | bytearray, int]
+
+
+def buffers(stream: IO[bytes], size: int = BUFFER_BYTES) -> Iterator[Buffer]:
     """Whole-line buffers of about `size` bytes, normalised so both engines see the same lines.
 
     CRLF becomes LF and a lone CR (progress bars) a space, so line numbers are those of `grep -n`
     and `.` means the same in RE2 and JavaScript; colour codes go. A line longer than
     `MAX_LINE_BYTES` is cut so memory stays bounded; the cut does not count as a new line.
+
+    The stream is read into one reused array, its incomplete last line moved to the front for the
+    next read: a buffer with nothing to normalise or unwrap (nearly all of them) is that array,
+    valid until the next buffer is asked for, so no byte is copied in Python on the way to RE2.
     """
-    carry = b""
-    while True:
-        chunk = stream.read(size)
-        if not chunk:
-            break
-        data = carry + chunk if carry else chunk
-        cut = data.rfind(b"\n")
+    buf = bytearray(size + max(size, MAX_LINE_BYTES))  # a carry is shorter than either
+    view = memoryview(buf)
+    have = 0  # bytes carried at the front: a line without its newline yet
+    while got := stream.readinto(view[have : have + size]):  # type: ignore[attr-defined]
+        end = have + got
+        cut = buf.rfind(b"\n", have, end)  # a carry holds no newline
         if cut < 0:
-            if len(data) < MAX_LINE_BYTES:
-                carry = data
+            if end < MAX_LINE_BYTES:
+                have = end
                 continue
-            yield unwrap(normalise(data))
-            carry = b""
+            yield _cleaned(buf, end)
+            have = 0
             continue
-        carry = data[cut + 1 :]
-        yield unwrap(normalise(data[: cut + 1]))
-    if carry:
-        yield unwrap(normalise(carry) + b"\n")
+        yield _cleaned(buf, cut + 1)
+        have = end - cut - 1
+        buf[:have] = bytes(view[cut + 1 : end])  # a copy: the two ranges may overlap
+    if have:
+        last = unwrap(normalise(bytes(view[:have])) + b"\n")
+        yield last, len(last)
+
+
+def _cleaned(buf: bytearray, length: int) -> Buffer:
+    """The first `length` bytes of `buf` as `normalise` then `unwrap` leave them: `buf` itself
+    when neither has work (found with memchr, not a pass in Python), else a normalised copy."""
+    if buf.find(b"\r", 0, length) < 0 and buf.find(b"\x1b", 0, length) < 0:
+        if wrap_width(bytes(buf[: min(length, WRAP_SAMPLE)])) is None:
+            return buf, length
+        data = unwrap(bytes(buf[:length]))
+    else:
+        data = unwrap(normalise(bytes(buf[:length])))
+    return data, len(data)
 
 
 def normalise(data: bytes) -> bytes:
@@ -342,7 +375,7 @@ def normalise(data: bytes) -> bytes:
     coloured `[rank0]:` prefix is still a prefix (cheap: only when a CR or an ESC is present)."""
     if b"\r" in data:
         data = data.replace(b"\r\n", b"\n").replace(b"\r", b" ")
-    if b"\x1b[" in data:
+    if b"\x1b" in data and b"\x1b[" in data:  # memchr first: a two-byte find is slow
         data = _CSI.sub(b"", data)
     return data
 
@@ -362,25 +395,27 @@ def wrap_width(data: bytes) -> int | None:
     glued progress bar) is wider, and at least one of them cuts a word or a number in two.
     Fixed-format training lines share a width too, but end where a record ends.
     """
-    lines = data[:WRAP_SAMPLE].split(b"\n")[:-1]
+    sample = data[:WRAP_SAMPLE]
+    lines = sample.split(b"\n")[:-1]
     if not lines:
         return None
-    widths = [columns(line) for line in lines]
+    # Runs on every buffer read: ASCII text needs no per-line count, the cheap tests come first.
+    widths = list(map(len, lines)) if sample.isascii() else [columns(line) for line in lines]
     seen: dict[int, set[bytes]] = {}
     for line, w in zip(lines, widths, strict=True):
         if w >= WRAP_MIN:
             seen.setdefault(w, set()).add(line)
-    if not seen:
-        return None
     wide = [w for w, texts in seen.items() if len(texts) >= 2]
     if not wide:
         return None
     width = max(wide)
+    if sum(w > width for w in widths) > 1:
+        return None
     near = {line for line, w in zip(lines, widths, strict=True) if w > width * 9 // 10}
-    wider = sum(w > width for w in widths)
-    cut = any(widths[i] == width and _same_class(lines[i][-1:], lines[i + 1][:1])
-              for i in range(len(lines) - 1))
-    if 2 * len(seen[width]) < len(near) or wider > 1 or not cut:
+    if 2 * len(seen[width]) < len(near):
+        return None
+    if not any(widths[i] == width and _same_class(lines[i][-1:], lines[i + 1][:1])
+               for i in range(len(lines) - 1)):
         return None
     return width
 
@@ -524,7 +559,7 @@ class _Part:
 
 
 def _scan_part(
-    bufs: Iterable[bytes],
+    bufs: Iterable[Buffer],
     name: str,
     matcher: Matcher,
     deadline: float | None,
@@ -547,10 +582,13 @@ def _scan_part(
     ranks: set[int] = set()
     tail = before[-TIMESTAMP_WINDOW:]
     root_at, rank_at, launcher_at = (matcher.root_index + i for i in range(3))
-    for buf in bufs:
-        total += len(buf)
+    for data, length in bufs:
+        total += length
+        view = memoryview(data)[:length]
+        hits = matcher.set.Match(view) or []
+        buf = bytes(view) if hits else b""  # a buffer with hits is read from a copy, lines and all
         located: list[tuple[int, int]] = []  # (offset, probe index)
-        for index in matcher.set.Match(buf) or []:
+        for index in hits:
             if counts.get(index, 0) >= EVIDENCE_CAP and index != rank_at:
                 continue
             regex, pos = matcher.regexes[index], 0
@@ -600,12 +638,12 @@ def _scan_part(
                     timestamp=timestamp(text) or earlier_timestamp(buf, start, tail),
                 )
             )
-        line_base += buf.count(b"\n")
-        tail = buf[-TIMESTAMP_WINDOW:]
+        line_base = line + data.count(b"\n", pos, length)  # lines past the last hit
+        tail = bytes(view[-TIMESTAMP_WINDOW:])
         if progress:
             progress(total)
         if deadline is not None and time.monotonic() > deadline:
-            raise DiagnoseTimeout(matcher.slowest(buf[: 1 << 20]), name)
+            raise DiagnoseTimeout(matcher.slowest(bytes(view[: 1 << 20])), name)
     evidence.sort(key=lambda e: e.line)
     return _Part(evidence, counts, roots, rank_lines, ranks, line_base, total)
 
@@ -694,17 +732,22 @@ def scan_file(
     return _merge(name, parts, matcher)
 
 
-#: A plain log is scanned in stretches of about this many bytes (cut at a newline).
+#: A plain log is scanned in stretches of at most about this many bytes (cut at a newline).
 SEGMENT_BYTES = 64 << 20
 _POOL_MATCHER: Matcher | None = None
 
 
 def segments(stream: IO[bytes], size: int) -> list[tuple[int, int]]:
     """(start, end) byte ranges covering the file, each ending just after a newline (or at the
-    end): the file is read forward once in all, even when it is one enormous line."""
+    end): the file is read forward once in all, even when it is one enormous line.
+
+    The stretches are of one length, at most `SEGMENT_BYTES` (a short last one would leave a
+    core idle while the other scans it).
+    """
+    stride = -(-size // max(1, -(-size // SEGMENT_BYTES)))
     cuts, start, pos = [], 0, 0
-    while start + SEGMENT_BYTES < size:
-        pos = max(pos, start + SEGMENT_BYTES)
+    while (target := (len(cuts) + 1) * stride) < size:  # from the file's start: no drift
+        pos = max(pos, target)
         stream.seek(pos)
         while True:
             block = stream.read(1 << 16)
@@ -730,10 +773,10 @@ class _Slice:
     def __init__(self, file: IO[bytes], end: int) -> None:
         self.file, self.left = file, end - file.tell()
 
-    def read(self, size: int = -1) -> bytes:
-        data = self.file.read(self.left if size < 0 else min(size, self.left))
-        self.left -= len(data)
-        return data
+    def readinto(self, into: memoryview) -> int:
+        got = self.file.readinto(into[: min(len(into), self.left)])  # type: ignore[attr-defined]
+        self.left -= got
+        return got
 
 
 def _scan_segment(

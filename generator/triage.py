@@ -558,7 +558,7 @@ class TooLarge(OSError):
     """A file unpacks past the size limit."""
 
 
-class _Tapped:
+class _Tapped(diagnose.Stream):
     """The head already read, then the rest of the stream; every byte goes to the error-line
     counter, and reading stops past `limit` bytes."""
 
@@ -577,7 +577,7 @@ class _Tapped:
         return data
 
 
-class _Lines:
+class _Lines(diagnose.Stream):
     """Lines (str or bytes, with or without their newline) as a binary stream, read lazily."""
 
     def __init__(self, lines: Iterable[str | bytes] | str | bytes) -> None:

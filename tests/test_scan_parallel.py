@@ -5,6 +5,7 @@ list names the ranks of a combined log that printed no evidence."""
 from __future__ import annotations
 
 import io
+import random
 import time
 from pathlib import Path
 
@@ -128,3 +129,96 @@ def test_a_rank_list_of_huge_numbers_is_no_crash(matcher) -> None:
         "illegal memory access was encountered\n"
     result = diagnose.diagnose([diagnose.scan(io.BytesIO(text.encode()), "job.log", matcher)])
     assert result.silent_ranks == (4,)
+
+
+def _model_buffers(stream: io.BytesIO, size: int) -> list[bytes]:
+    """The buffers as the read-and-concatenate loop that the reused array replaced cut them."""
+    out, carry = [], b""
+    while chunk := stream.read(size):
+        data = carry + chunk
+        cut = data.rfind(b"\n")
+        if cut < 0:
+            if len(data) < diagnose.MAX_LINE_BYTES:
+                carry = data
+                continue
+            out.append(diagnose.unwrap(diagnose.normalise(data)))
+            carry = b""
+            continue
+        carry = data[cut + 1 :]
+        out.append(diagnose.unwrap(diagnose.normalise(data[: cut + 1])))
+    if carry:
+        out.append(diagnose.unwrap(diagnose.normalise(carry) + b"\n"))
+    return out
+
+
+_RECORD = ("[rank6]:[E429 13:55:49.384372190 ProcessGroupNCCL.cpp:1743] ProcessGroupNCCL's "
+           "watchdog got stuck for 480 seconds without making progress in monitoring enqueued "
+           "collectives.")
+#: Pieces of damaged log text: CRLF and lone CR, colour codes (one cut short), long lines, a
+#: record hard-wrapped at 70 columns, a multi-byte character, no newline at all.
+_PIECES = [b"step 1 loss 2.5\n", b"\r\n", b"\r", b"\n", b"\x1b[31m", b"\x1b[0m", b"\x1b", b"[",
+           b"x" * 57, b"caf\xc3\xa9 ", b"[rank3]: RuntimeError: boom",
+           ("\n".join(_RECORD[i : i + 70] for i in range(0, len(_RECORD), 70)) + "\n").encode()]
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_reused_buffer_cuts_lines_as_the_concatenating_loop_did(monkeypatch, seed) -> None:
+    """Buffer edges: carries, CRLF and colour codes split across reads, cut long lines, the last
+    line without a newline; each buffer is exactly what the old loop yielded."""
+    monkeypatch.setattr(diagnose, "MAX_LINE_BYTES", 48)  # the long-line cut, at small sizes
+    rng = random.Random(seed)
+    data = b"".join(rng.choice(_PIECES) for _ in range(rng.randrange(1, 120)))
+    for size in (1, 2, 3, 5, 16, 47, 48, 100, 333, 4096):
+        got = [bytes(buf[:length]) for buf, length in diagnose.buffers(io.BytesIO(data), size)]
+        assert got == _model_buffers(io.BytesIO(data), size), (seed, size)
+
+
+_FAILURE = b"[rank1]: RuntimeError: CUDA error: an illegal memory access was encountered\n"
+_HEALTHY = b"".join(b"2024-05-01 10:00:%02d,123 step %d loss 2.5\n" % (i % 60, i)
+                    for i in range(120))
+
+
+def test_a_match_straddling_a_read_boundary_is_found_once(matcher) -> None:
+    """Reads that end before, inside and just short of the end of the failure line."""
+    data = _HEALTHY + _FAILURE + _HEALTHY
+    whole = diagnose.scan(io.BytesIO(data), "job.log", matcher)
+    assert whole.evidence and {e.line for e in whole.evidence} == {121}
+    start = len(_HEALTHY)
+    for size in (start - 3, start + 1, start + 20, start + len(_FAILURE) - 1, 64):
+        assert diagnose.scan(io.BytesIO(data), "job.log", matcher, buffer_bytes=size) == whole
+
+
+def test_a_crlf_split_across_reads_is_one_line_break(matcher) -> None:
+    lf = _HEALTHY + _FAILURE + _HEALTHY
+    crlf = lf.replace(b"\n", b"\r\n")
+    want = diagnose.scan(io.BytesIO(lf), "job.log", matcher)
+    cr_at = crlf.index(_FAILURE.replace(b"\n", b"\r\n")) + len(_FAILURE)  # a read ends on its \r
+    for size in (cr_at, cr_at + 1, 7, 100):
+        got = diagnose.scan(io.BytesIO(crlf), "job.log", matcher, buffer_bytes=size)
+        assert got == want, size  # bytes too: those of the normalised text
+
+
+def test_bytes_left_in_the_reused_buffer_by_a_longer_read_are_not_scanned(matcher) -> None:
+    """A short last read fills only the front of the array: the failure further on in it, from
+    the read before, must not be found a second time."""
+    first = (_FAILURE + _HEALTHY)[:4000]
+    first = first[: first.rindex(b"\n") + 1]
+    data = first + b"ok\n"
+    found = diagnose.scan(io.BytesIO(data), "job.log", matcher, buffer_bytes=len(first))
+    assert {e.line for e in found.evidence} == {1}
+    assert all(n == 1 for n in found.counts.values()) and found.lines == data.count(b"\n")
+
+
+def test_segments_are_of_one_length(tmp_path, monkeypatch) -> None:
+    """Both cores stay busy to the end: no short stretch left over for one of them."""
+    path = tmp_path / "job.log"
+    line = len(b"step 000000 loss 2.5 lr 3e-4 grad_norm 0.9\n")
+    path.write_bytes(b"".join(b"step %06d loss 2.5 lr 3e-4 grad_norm 0.9\n" % i
+                              for i in range(10_000)))
+    size = path.stat().st_size
+    monkeypatch.setattr(diagnose, "SEGMENT_BYTES", size // 3 + 1000)  # a third stretch, short
+    with path.open("rb") as stream:
+        cuts = diagnose.segments(stream, size)
+    lengths = [end - start for start, end in cuts]
+    assert len(cuts) == 3 and max(lengths) - min(lengths) < 2 * line
+    assert max(lengths) <= diagnose.SEGMENT_BYTES
