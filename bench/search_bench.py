@@ -3,15 +3,15 @@
     .venv/bin/python bench/search_bench.py --n 10000 --runs 5 [--single-n 1000] [--work DIR]
 
 For N entries of the shared synthetic corpus (`../shared/bench/corpus.py`, converted by
-`make_corpus.py`): build the site, print the size of the search index scripts (raw and gzipped),
-then open `search.html` from `file://` in Chromium, type a query and time the first result (the
-index is loaded and indexed on that first use), the moment the full index (every text shard)
-replaces the first one, and a query once everything is indexed. With `--single-n`, also build the
-single-file bundle of that many entries and print its size and its time to first result.
+`make_corpus.py`): build the site, print the size of the search scripts (raw and gzipped), then
+open `search.html` and an entry page from `file://` in Chromium, type a query and time the first
+result and the moment the form says the whole index is usable (`data-index-state="complete"`):
+inside the page from the box's focus and from the `input` event, and as Playwright sees them;
+also the bytes of the scripts the page loaded by then, and a query once everything is loaded.
+With `--single-n`, also build the single-file bundle of that many entries and time it the same.
 
-Measured on the 2-core machine of issue 5 (figures in its closing note): this is what chose the
-layout of `generator/search.py`; indexing every field of 10,000 entries at once took 2 to 3 s in
-Chromium, the short fields alone about 0.5 s.
+This is what chose the layout of `generator/search.py` (issue 5, then issue 20: indexing every
+field in the page took 2.3 s at 10,000 entries; loading the serialized index shards a quarter).
 """
 
 from __future__ import annotations
@@ -26,12 +26,37 @@ import tempfile
 import time
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlparse
+from urllib.request import url2pathname
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 CORPUS = ROOT.parent / "shared" / "bench" / "corpus.py"
 NANOPEDIA = [sys.executable, "-m", "generator"]
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu"]
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync"]
+#: Notes, inside the page, when the box got the focus and the first `input` event came, when the
+#: first result showed and when the form said the index is complete (a MutationObserver sees each
+#: as it happens). Playwright types right after focusing, so work done on focus (while a reader
+#: would still be reaching for the keys) counts in the times from focus, not in those from input.
+TIMER = """
+window.__search = {};
+document.addEventListener('focusin', function () {
+  if (!window.__search.focus) window.__search.focus = performance.now();
+}, true);
+document.addEventListener('input', function () {
+  if (!window.__search.input) window.__search.input = performance.now();
+}, true);
+new MutationObserver(function () {
+  var t = window.__search;
+  if (!t.input) return;
+  if (!t.first && document.querySelector('.search-entry')) t.first = performance.now();
+  if (!t.complete && document.querySelector('form[data-index-state=complete]')) {
+    t.complete = performance.now();
+  }
+}).observe(document, {subtree: true, childList: true, attributes: true,
+                      attributeFilter: ['data-index-state']});
+"""
 
 
 def corpus(n: int, work: Path) -> Path:
@@ -56,15 +81,17 @@ def run(cmd: list[str], cwd: Path) -> float:
 def sizes(site: Path) -> dict[str, int]:
     files = sorted((site / "search").glob("*.js"))
     raw = {p.name: p.read_bytes() for p in files}
-    text = [b for name, b in raw.items() if name != "index.js"]
-    return {
-        "index.js": len(raw["index.js"]),
-        "index.js gzip": len(gzip.compress(raw["index.js"], 9)),
-        "text shards": len(text),
-        "text total": sum(map(len, text)),
-        "text total gzip": sum(len(gzip.compress(b, 9)) for b in text),
-        "largest shard": max(map(len, text), default=0),
-    }
+    found = {"index.js": len(raw["index.js"]),
+             "index.js gzip": len(gzip.compress(raw["index.js"], 9))}
+    for kind in ("terms", "text"):
+        shards = [b for name, b in raw.items() if name.startswith(f"{kind}-")]
+        found |= {
+            f"{kind} shards": len(shards),
+            f"{kind} total": sum(map(len, shards)),
+            f"{kind} total gzip": sum(len(gzip.compress(b, 9)) for b in shards),
+            f"largest {kind} shard": max(map(len, shards), default=0),
+        }
+    return found
 
 
 def first_words(entries: Path) -> tuple[str, str]:
@@ -76,10 +103,14 @@ def first_words(entries: Path) -> tuple[str, str]:
 
 
 def time_page(browser: Any, url: str, box: str, queries: tuple[str, str]) -> dict[str, float]:
-    """Milliseconds to the first result (cold), to the full index, and per query once warm."""
+    """Milliseconds to the first result and to the whole index (in the page and as Playwright
+    sees them), bytes loaded by then, and per query once everything is loaded."""
     context = browser.new_context()
     page = context.new_page()
+    page.add_init_script(TIMER)
     page.goto(url)
+    loaded: list[str] = []
+    page.on("requestfinished", lambda r: loaded.append(r.url))
     results = f"{box} ~ [role=listbox] .search-entry, {box} ~ * .search-entry"
     start = time.perf_counter()
     page.fill(box, queries[0])
@@ -88,6 +119,9 @@ def time_page(browser: Any, url: str, box: str, queries: tuple[str, str]) -> dic
     page.locator("form[data-index-state=complete]").first.wait_for(state="attached",
                                                                    timeout=120_000)
     complete = time.perf_counter() - start
+    marks = page.evaluate("window.__search")
+    size = sum(Path(url2pathname(urlparse(u).path)).stat().st_size for u in loaded
+               if u.startswith("file://"))
     warm = []
     for query in queries * 2:
         page.fill(box, "")
@@ -96,14 +130,18 @@ def time_page(browser: Any, url: str, box: str, queries: tuple[str, str]) -> dic
         page.locator(results).first.wait_for()
         warm.append(time.perf_counter() - start)
     context.close()
-    return {"first result": first * 1000, "full index": complete * 1000,
-            "warm query": statistics.median(warm) * 1000}
+    return {"first result (from input)": marks["first"] - marks["input"],
+            "complete (from input)": marks["complete"] - marks["input"],
+            "first result (from focus)": marks["first"] - marks["focus"],
+            "complete (from focus)": marks["complete"] - marks["focus"],
+            "first result (playwright)": first * 1000, "complete (playwright)": complete * 1000,
+            "warm query": statistics.median(warm) * 1000, "bytes loaded": size}
 
 
 def report(title: str, rows: list[dict[str, float]]) -> None:
     medians = {k: statistics.median(r[k] for r in rows) for k in rows[0]}
-    print(f"{title}: " + ", ".join(f"{k} {v:,.0f} ms" for k, v in medians.items())
-          + f" (median of {len(rows)})")
+    print(f"{title} (median of {len(rows)}): " + ", ".join(
+        f"{k} {v:,.0f}" + ("" if k.startswith("bytes") else " ms") for k, v in medians.items()))
 
 
 def main() -> None:

@@ -96,11 +96,13 @@ class Parsed:
     card: views.Card
     data: dict[str, bytes]
     """The entry's record of each joined file (`entries.json` without the dates)."""
+    postings: search.Postings
+    """The entry's terms in the search index (its shard's script is computed from them)."""
 
 
-KINDS = ("export", "search", "text", "diagnose")
+KINDS = ("export", "search", "text", "diagnose", "answer")
 """The joined files an entry has a record in: entries.json, search/index.js, a search text
-shard, static/diagnose-data.js."""
+shard, static/diagnose-data.js, search/answers.js."""
 
 # The build cache, set before the workers fork so they share it.
 _cache: Cache
@@ -245,11 +247,12 @@ def build(entries: Path, out: Path, config_path: Path | None = None, use_cache: 
                 for name, one in parsed.items():
                     kept[name], fresh[one.node.id] = _keep(one, gitdates.entry_dates(
                         history, one.node.id, one.node.aliases, fallback))
+                postings = {one.node.id: one.postings for one in parsed.values()}
                 parsed.clear()  # its records are in `fresh`, dated: hold them once
                 by_id = {k.node.id: k for k in sorted(kept.values(), key=lambda k: k.node.id)}
             # 3. Plan every file, then write those whose key changed.
             with report.stage("render+write"):
-                site = _Site(links, by_id, fresh, config, theme, setting)
+                site = _Site(links, by_id, fresh, config, theme, setting, postings)
                 if state is None or state.tags != links.tags:
                     last = _Last(last.pages, last.entries, None)
                 pages, spans, also = _write(writer, site, last, spans, located, jobs, report)
@@ -443,10 +446,11 @@ def _load_one(item: tuple[Path, str | None]) -> tuple[Parsed | None, list[Proble
     if src is None:
         return None, problems, False
     e = src.entry
-    text = search.records(search.document(e))
+    doc = search.document(e)
+    text = search.records(doc)
     one = Parsed(k, node(src), views.card(e), {
         "export": views.export_record(e).encode(), "search": text[0], "text": text[1],
-        "diagnose": views.diagnose_record(e)})
+        "diagnose": views.diagnose_record(e), "answer": text[2]}, search.postings(doc))
     if not problems:
         _cache.put("entries", k, (e, one, views.fragments(e, _highlighted(before))))
     return one, problems, False
@@ -493,6 +497,8 @@ class _Site:
     config: Config
     theme: Path
     setting: str
+    postings: dict[str, search.Postings]
+    """Search index terms of the entries loaded in this build, by entry id."""
 
     def records(self, kind: str) -> tuple[list[str], dict[str, bytes]]:
         """Every entry's record name for one joined file, and the bytes of the fresh ones."""
@@ -566,13 +572,52 @@ def _others(site: _Site) -> Iterator[tuple[str, str, Make]]:
     if sitemap is not None:
         yield sitemap.path, k("sitemap", listed), lambda: render(sitemap)
     (search_keys, fresh), (texts, fresh_texts) = site.records("search"), site.records("text")
+    answers, fresh_answers = site.records("answer")
     joined = [("entries.json", views.export(*site.records("export"), config)),
-              *search.index_files(search_keys, texts, fresh | fresh_texts, links),
+              *search.index_files(search_keys, texts, answers,
+                                  fresh | fresh_texts | fresh_answers, links),
               (views.DIAGNOSE_DATA, views.diagnose_data(*site.records("diagnose")))]
     for path, made in joined:
         yield path, key(made.key()), partial(lambda j: j, made)
+    ids = list(site.entries)
+    at = KINDS.index("search"), KINDS.index("text")
+    for n, shard in enumerate(search.shards(len(ids))):
+        part = ids[shard.start : shard.stop]
+        names = [site.entries[i].names[at[0]] + site.entries[i].names[at[1]] for i in part]
+        yield search.terms_file(n), k("terms", n, part, names), \
+            partial(_terms_shard, site, n, part, names)
     for path, data in static_files(theme):
         yield path, k(path), partial(lambda d: d, data)
+
+
+def _terms_shard(site: _Site, number: int, ids: list[str], names: list[str]) -> bytes:
+    """Search index shard `number`. Its entries' postings come from this build or from the
+    last build of the shard, kept in the cache under the shard's number and found by the names
+    of their records: an edit loads no other entry again."""
+    slot = key(b"search-terms", str(number).encode())
+    last = _cache.get("search-terms", slot, dict) or {}
+    entries = []
+    for i, name in zip(ids, names, strict=True):
+        found = site.postings.get(i) or last.get(name)
+        if not (isinstance(found, tuple) and len(found) == 2 and isinstance(found[1], dict)):
+            found = _entry_postings(site.entries[i])
+        entries.append(found)
+    _cache.put("search-terms", slot, dict(zip(names, entries, strict=True)))
+    return search.terms_script(number, ids, entries)
+
+
+def _entry_postings(kept: Kept) -> search.Postings:
+    """A kept entry's postings from its cached form, or from its file should that be gone."""
+    hit = _cached(kept.key)
+    if hit is not None:
+        return hit[1].postings
+    path = Path(kept.node.path)
+    src = load_entry(path)[0] if _entry_key(path) == kept.key else None
+    if src is None:
+        raise NanopediaError([problem(kept.node.path, 0, 0, "E042",
+                                      "the entry changed while the site was being built",
+                                      "build again")])
+    return search.postings(search.document(src.entry))
 
 
 @dataclass(frozen=True, slots=True)

@@ -168,10 +168,12 @@ def single(corpus: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _type(page: Any, selector: str, text: str) -> Any:
-    """Types into a search box and returns its first suggested entry once it shows."""
+    """Types into a search box and returns its first suggested entry once it shows, from the
+    whole index (and no script still loading when the test goes to another page)."""
     page.fill(selector, text)
     first = page.locator(f"{selector} ~ [role=listbox] .search-entry").first
     first.wait_for()
+    page.locator("form[data-index-state=complete]").first.wait_for(state="attached")
     return first
 
 

@@ -1,14 +1,22 @@
-"""The search index data: fields, error strings, shards, determinism and inline safety."""
+"""The search index data: fields, error strings, quick answers, the serialized index and its
+tokenizer, shards, incremental rebuilds, determinism and inline safety. That the serialized
+index is MiniSearch's own is proven in JavaScript: tests/js/search_index.test.js."""
 
 from __future__ import annotations
 
 import json
+import re
+import shutil
+import sys
+import unicodedata
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
 from conftest import FIXTURES, ROOT
 
 from generator import search
+from generator.build import build
 from generator.corpus import gather
 
 HOSTILE_TITLE = 'Hostile </script><img src=x onerror="window.pwned=1"> title'
@@ -21,6 +29,20 @@ def _data(script: bytes, global_name: str) -> object:
     return json.loads(text[len(prefix) : -2])
 
 
+_JS_ESCAPE = re.compile(r"\\(u[0-9a-fA-F]{4}|.)")
+
+
+def _index_shard(script: bytes, number: int) -> object:
+    """The object an index shard script gives `JSON.parse` (its JavaScript string decoded)."""
+    text = script.decode()
+    head = f"(window.{search.INDEX_GLOBAL}=window.{search.INDEX_GLOBAL}||[])[{number}]="
+    assert text.startswith(head + "JSON.parse('") and text.endswith("');\n")
+    literal = text[len(head) + len("JSON.parse('") : -len("');\n")]
+    assert "'" not in _JS_ESCAPE.sub("", literal)  # every quote is escaped
+    raw = _JS_ESCAPE.sub(lambda m: chr(int(m[1][1:], 16)) if len(m[1]) == 5 else m[1], literal)
+    return json.loads(raw)
+
+
 def test_documents_hold_plain_text_and_exact_error_strings() -> None:
     catalog, _ = gather(FIXTURES / "corpus")
     key, text = search.document(catalog.by_id["alpha-failure"].entry)
@@ -29,6 +51,7 @@ def test_documents_hold_plain_text_and_exact_error_strings() -> None:
     assert fields["title"] == "Alpha failure under FSDP"
     assert fields["tags"] == ["fsdp", "bf16"]
     assert fields["aliases"] == ["alpha-old"]
+
     # The fingerprint's example without its rank prefix, then the backticked symptom (same text).
     assert fields["errors"] == ["RuntimeError: expected scalar type BFloat16 but found Float"]
     # Markdown is reduced to what a reader sees: the link text stays, its target does not.
@@ -51,11 +74,23 @@ def test_index_files_are_sharded_and_point_at_each_other(monkeypatch: pytest.Mon
     catalog, _ = gather(FIXTURES / "corpus")
     monkeypatch.setattr(search, "SHARD_SIZE", 1)
     files = dict(search.catalog_index(catalog))
-    assert sorted(files) == ["search/index.js", "search/text-0.js", "search/text-1.js"]
+    assert sorted(files) == ["search/answers.js", "search/index.js", "search/terms-0.js",
+                             "search/terms-1.js", "search/text-0.js", "search/text-1.js"]
+    assert _data(files["search/answers.js"], search.ANSWERS_GLOBAL) == [
+        "The alpha failure happens when bf16 weights meet fp32 inputs.",
+        "The beta failure is a watchdog timeout after one rank stops issuing collectives."]
     head = _data(files["search/index.js"], search.GLOBAL)
     assert isinstance(head, dict)
     assert head["fields"] == list(search.KEY_FIELDS)
     assert [d[0] for d in head["docs"]] == ["alpha-failure", "beta-failure"]
+    assert head["index"] == {"fields": list(search.INDEXED_FIELDS),
+                             "shards": ["terms-0.js", "terms-1.js"],
+                             "stop": sorted(search.STOP_WORDS)}
+    second = _index_shard(files["search/terms-1.js"], 1)
+    assert isinstance(second, dict)
+    assert second["documentIds"] == {"0": "beta-failure"}
+    # In its error (field 1), symptom (4) and summary (6), once each.
+    assert ["watchdog", {"1": {"0": 1}, "4": {"0": 1}, "6": {"0": 1}}] in second["index"]
     assert head["text"] == {
         "fields": list(search.TEXT_FIELDS),
         "shard_size": 1,
@@ -83,3 +118,90 @@ def test_index_is_deterministic_and_safe_to_inline(tmp_corpus: Path) -> None:
     head = _data(files["search/index.js"], search.GLOBAL)
     assert isinstance(head, dict)
     assert head["docs"][0][1] == HOSTILE_TITLE
+
+
+def test_separator_is_unicode_punctuation_and_separators() -> None:
+    """MiniSearch splits on `[\\n\\r\\p{Z}\\p{P}]+`: the spelled-out class is that set."""
+    chars = "".join(map(chr, range(sys.maxunicode + 1)))
+    found = set("".join(search._SEPARATOR.findall(chars)))
+    wanted = {c for c in chars if unicodedata.category(c)[0] in "PZ"} | {"\n", "\r"}
+    assert found == wanted
+
+
+def test_postings_count_tokens_as_minisearch_does() -> None:
+    doc: search.Document = (
+        ["x-1", "The Dtype, the DTYPE: dtype!", [], ["A of"], []],
+        ["", ["naïve—“quoted”\tword"], []],
+    )
+    lengths, terms = search.postings(doc)
+    at = {name: i for i, name in enumerate(search.INDEXED_FIELDS)}
+    # Distinct tokens, stop words and the empty token after the final "!" included.
+    assert lengths[at["title"]] == len({"The", "Dtype", "the", "DTYPE", "dtype", ""})
+    assert lengths[at["summary"]] == 1  # an empty field is one empty token
+    assert terms["dtype"] == (at["title"], 3)
+    assert "the" not in terms and "of" not in terms and "a" not in terms
+    # A tab is no separator; the em dash and curly quotes are.
+    assert terms["naïve"] == terms["quoted"] == terms["\tword"] == (at["symptoms"], 1)
+
+
+def test_serialized_means_are_minisearch_running_means() -> None:
+    entries: list[search.Postings] = [((1,) * 7, {}), ((2,) * 7, {}), ((4,) * 7, {})]
+    data = search.serialized(["a", "b", "c"], entries)
+    mean = 0.0
+    for n, length in enumerate((1, 2, 4)):
+        mean = (mean * n + length) / (n + 1)
+    assert data["averageFieldLength"] == [mean] * 7 and mean != int(mean)
+    whole = search.serialized(["a"], entries[:1])
+    assert whole["averageFieldLength"] == [1] * 7
+    assert all(isinstance(v, int) for v in whole["averageFieldLength"])  # written 1, not 1.0
+
+
+def test_answer_is_the_first_sentence() -> None:
+    assert search.answer("Cast the model. Then retry.") == "Cast the model."
+    assert search.answer("Use torch.compile once. More.") == "Use torch.compile once."
+    assert search.answer("No stop at all") == "No stop at all"
+    long = search.answer("word " * 100)
+    assert len(long) <= search.ANSWER_MAX + 2 and long.endswith("word …")
+
+
+def test_index_shard_script_is_safe_and_decodes_to_the_index() -> None:
+    hostile = "</script><b>'quote' \\ back \u2028 & \"dq\""
+    doc: search.Document = (["h", hostile, [], [hostile], []], ["", [], []])
+    script = search.terms_script(3, ["h"], [search.postings(doc)])
+    for unsafe in ("<", ">", "&", "\u2028", "\u2029"):
+        assert unsafe not in script.decode()
+    assert _index_shard(script, 3) == json.loads(json.dumps(
+        search.serialized(["h"], [search.postings(doc)])))
+
+
+def test_an_edit_rebuilds_its_index_shard_as_a_cold_build_would(
+    tmp_corpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Shards of one entry: the edit recomputes its own shard only, from this build's postings
+    and the cached ones of the last build; without that cache, from the entry cache."""
+    monkeypatch.setattr(search, "SHARD_SIZE", 1)
+    made: list[int] = []
+    script = search.terms_script
+
+    def counted(number: int, ids: Sequence[str], entries: Sequence[search.Postings]) -> bytes:
+        made.append(number)
+        return script(number, ids, entries)
+
+    monkeypatch.setattr(search, "terms_script", counted)
+    site, cache = tmp_path / "site", tmp_path / "cache"
+    build(tmp_corpus, site, cache_root=cache)
+    assert sorted(made) == [0, 1]
+    beta = tmp_corpus / "beta-failure.yaml"
+    beta.write_text(beta.read_text().replace("Beta failure in NCCL", "Beta failure in Gloo"))
+    for lose in (False, True):
+        if lose:
+            beta.write_text(beta.read_text().replace("in Gloo", "in MPI"))
+            for slot in cache.rglob("search-terms"):
+                shutil.rmtree(slot)
+        made.clear()
+        build(tmp_corpus, site, cache_root=cache)
+        assert made == [1]  # alpha's shard is kept
+        cold = dict(search.catalog_index(gather(tmp_corpus)[0]))
+        for name in ("terms-0.js", "terms-1.js", "index.js", "text-1.js", "answers.js"):
+            assert (site / "search" / name).read_bytes() == cold[f"search/{name}"], name
+    assert b'"mpi"' in (site / "search" / "terms-1.js").read_bytes()

@@ -2,10 +2,15 @@
  * Nanopedia search: the box in every page header and the results page (search.html).
  *
  * Runs from file:// and under a CSP without 'unsafe-inline': a plain script (no modules, no
- * eval), data from search-index.js (it sets window.NANOPEDIA_SEARCH; fetch is blocked on
- * file://) and the vendored MiniSearch UMD build (it sets window.MiniSearch). Both are loaded the
- * first time a reader uses a search box, so pages stay light at 10,000 entries; the results page
- * and the single-file bundle have them already.
+ * eval), data from scripts that set globals (fetch is blocked on file://; generator/search.py
+ * describes them) and the vendored MiniSearch UMD build (it sets window.MiniSearch). They are
+ * loaded the first time a reader uses a search box, so pages stay light at 10,000 entries; the
+ * single-file bundle has them already.
+ *
+ * The first keystroke is answered by a scan of the short fields (search/index.js) while the
+ * index shards load: each is a MiniSearch index serialized at build time, loaded with
+ * MiniSearch.loadJS (parsing, not indexing). The form's data-index-state says how far it is:
+ * loading, quick (the scan), complete (every field of every entry).
  *
  * Entry text is untrusted: results are built from DOM text nodes and <mark> elements, never from
  * HTML strings. Every link is made from the form's data-* patterns, which the templates write
@@ -17,35 +22,52 @@
 
   /* Ranking: a hit in the title or an exact error string counts most. */
   var BOOST = { title: 4, errors: 4, aliases: 3, tags: 2, symptoms: 1.5, causes: 1, summary: 1 };
+  /* The fields of search/index.js the first scan reads. */
+  var QUICK = ['title', 'errors', 'aliases', 'tags'];
   /* Which matching field a result shows under its title, in order of preference. */
   var SHOWN = ['errors', 'symptoms', 'summary', 'causes', 'tags', 'aliases'];
   var LABELS = {
     errors: 'Error', symptoms: 'Symptom', summary: 'Summary', causes: 'Cause',
     tags: 'Tags', aliases: 'Former id'
   };
-  /* Words too common to rank by; dropped from documents and queries alike. */
-  var STOP = {};
-  ('a an and are as at be but by for from has have in into is it its of on or than that the ' +
-   'then there these this to was were when which while with').split(' ').forEach(function (w) {
-    STOP[w] = true;
-  });
-  /* The separators MiniSearch's default tokenizer splits on; highlighting splits the same way. */
+  /* MiniSearch's default tokenizer; highlighting splits the same way, keeping the separators. */
+  var SPLIT = /[\n\r\p{Z}\p{P}]+/u;
   var SEPARATOR = /([\n\r\p{Z}\p{P}]+)/u;
+  /* A log prefix naming a rank or a time, as generator/search.py strips from error lines. */
+  var LOG_PREFIX = /^\s*(?:\[[^\]]{1,40}\]:?\s*)+/;
+  /* A query this long that contains an entry's error string (or is part of one) was pasted from
+     a log: that entry comes first. Shorter strings are too common to say whose error it is. */
+  var ERROR_MIN = 16;
+  /* Tags are suggested for a query of at most this many words, every one starting a tag name. */
+  var TAG_WORDS = 3;
   var SUGGESTIONS = 8;
   var RESULTS = 100;
   var SNIPPET = 180;
-
-  var CHUNK = 250;
 
   var engine = null;
   var pending = [];
   var upgraded = [];
   var loading = false;
 
-  function processTerm(term) {
-    var t = term.toLowerCase();
-    return STOP[t] ? null : t;
+  /* The MiniSearch options the index was built with (generator/search.py writes the same). */
+  function miniOptions(data) {
+    var stop = Object.create(null);
+    data.index.stop.forEach(function (w) { stop[w] = true; });
+    var at = positions(data.fields.concat(data.text.fields));
+    return {
+      idField: 'id',
+      fields: data.index.fields,
+      extractField: function (doc, name) {
+        var value = doc[at[name]];
+        return Array.isArray(value) ? value.join('\n') : value;
+      },
+      processTerm: function (term) {
+        var t = term.toLowerCase();
+        return stop[t] ? null : t;
+      }
+    };
   }
+  window.NanopediaSearchOptions = miniOptions;
 
   function searchOptions(combineWith) {
     return {
@@ -57,28 +79,72 @@
     };
   }
 
-  /* A MiniSearch over documents that are arrays, their positions named by `at`. */
-  function newEngine(at, fields, docs, complete) {
-    var mini = new window.MiniSearch({
-      idField: 'id',
-      fields: fields,
-      extractField: function (doc, name) {
-        var value = doc[at[name]];
-        return Array.isArray(value) ? value.join('\n') : value;
-      },
-      processTerm: processTerm
-    });
-    var byId = {};
-    docs.forEach(function (doc) { byId[doc[0]] = doc; });
-    return {
-      mini: mini, at: at, byId: byId, tags: window.NANOPEDIA_SEARCH.tags, complete: complete
-    };
-  }
-
   function positions(names) {
     var at = {};
     names.forEach(function (name, i) { at[name] = i; });
     return at;
+  }
+
+  function normal(text) {
+    return text.replace(LOG_PREFIX, '').replace(/\s+/g, ' ').trim().toLowerCase();
+  }
+
+  /*
+   * What the first scan and the exact-error check read: for each short field, every entry's
+   * value in lower case in one string (entries apart by U+0001), and where each entry's ends.
+   * One indexOf over it finds a word's entries: at 10,000 entries that is a few milliseconds,
+   * where a string per entry took ten times as long to build and to search.
+   */
+  function newEngine(data) {
+    var at = positions(data.fields);
+    var byId = {};
+    var n = data.docs.length;
+    var columns = {};
+    QUICK.forEach(function (f) {
+      var text = '';
+      var ends = new Int32Array(n);
+      for (var i = 0; i < n; i += 1) {
+        var v = data.docs[i][at[f]];
+        text += (Array.isArray(v) ? v.join('\n') : v) + '\u0001';
+        ends[i] = text.length;
+      }
+      var lower = text.toLowerCase();
+      /* Lower case is longer for a few letters (İ): then each value is lowered alone. */
+      if (lower.length !== text.length) {
+        lower = '';
+        for (var k = 0; k < n; k += 1) {
+          var w = data.docs[k][at[f]];
+          lower += (Array.isArray(w) ? w.join('\n') : w).toLowerCase() + '\u0001';
+          ends[k] = lower.length;
+        }
+      }
+      columns[f] = { text: lower, ends: ends };
+    });
+    data.docs.forEach(function (doc, i) { byId[doc[0]] = { key: doc, text: null, at: i }; });
+    return {
+      data: data, at: at, textAt: positions(data.text.fields), byId: byId, columns: columns,
+      errorLines: null, tags: data.tags, options: miniOptions(data), minis: null, answers: null,
+      complete: false
+    };
+  }
+
+  /* The entry whose value holds position `pos` of a column. */
+  function entryAt(ends, pos) {
+    var lo = 0;
+    var hi = ends.length - 1;
+    while (lo < hi) {
+      var mid = (lo + hi) >> 1;
+      if (ends[mid] > pos) hi = mid; else lo = mid + 1;
+    }
+    return lo;
+  }
+
+  /* A field of an entry: from search/index.js, or from its text shard once that is loaded. */
+  function field(eng, id, name) {
+    var doc = eng.byId[id];
+    if (name === 'answer') return eng.answers ? eng.answers[doc.at] : undefined;
+    if (name in eng.at) return doc.key[eng.at[name]];
+    return doc.text ? doc.text[eng.textAt[name]] : undefined;
   }
 
   function loadScript(src, done) {
@@ -111,10 +177,11 @@
   }
 
   /*
-   * Calls ok(engine) once something can be searched: first an index of the short fields of
-   * search/index.js; then the text shards load and a full index is built a chunk at a time, and
-   * replaces it (each form is told through `upgraded`). When every shard is already on the page
-   * (the single-file bundle), the full index is built at once.
+   * Calls ok(engine) once something can be searched: first the scan of search/index.js, then,
+   * once the library and every index and text shard are loaded, the index; the quick answers
+   * load beside index.js and show when they come. Each form is told of a change through
+   * `upgraded`. When every script is on the page already (the single-file bundle), the index is
+   * loaded at once.
    */
   function withEngine(form, ok, failed) {
     if (engine) { ok(engine); return; }
@@ -124,79 +191,208 @@
     announce('loading');
     var index = form.getAttribute('data-index') || '';
     var base = index.slice(0, index.lastIndexOf('/') + 1);
-    var needed = [];
-    if (!window.MiniSearch) needed.push(form.getAttribute('data-library'));
-    if (!window.NANOPEDIA_SEARCH) needed.push(index);
-    (function next() {
-      if (needed.length) { loadScript(needed.shift(), next); return; }
-      var data = window.NANOPEDIA_SEARCH;
-      var text = data.text;
-      var shards = window.NANOPEDIA_SEARCH_TEXT || [];
-      var all = positions(data.fields.concat(text.fields));
-      var fields = Object.keys(BOOST);
-      if (text.shards.every(function (name, k) { return shards[k]; })) {
-        var docs = data.docs.map(function (key, i) {
-          return key.concat(shards[Math.floor(i / text.shard_size)][i % text.shard_size]);
-        });
-        var full = newEngine(all, fields, docs, true);
-        full.mini.addAll(docs);
-        ready(full);
-        return;
-      }
-      var quickFields = fields.filter(function (f) { return data.fields.indexOf(f) >= 0; });
-      var quick = newEngine(positions(data.fields), quickFields, data.docs, false);
-      quick.mini.addAll(data.docs);
-      ready(quick);
-      buildFull(data, all, fields, base);
-    })();
-  }
-
-  /* Loads the text shards one by one and indexes them a chunk per task, then swaps engines. */
-  function buildFull(data, at, fields, base) {
-    var text = data.text;
-    var eng = newEngine(at, fields, [], true);
-    var shard = 0;
-    var offset = 0;
-    function step() {
-      var shards = window.NANOPEDIA_SEARCH_TEXT || [];
-      if (shard === text.shards.length) {
-        engine = eng;
-        announce('complete');
-        upgraded.forEach(function (fn) { fn(eng); });
-        return;
-      }
-      if (!shards[shard]) { loadScript(base + text.shards[shard], step); return; }
-      var start = shard * text.shard_size;
-      var chunk = shards[shard].slice(offset, offset + CHUNK).map(function (rest, i) {
-        var doc = data.docs[start + offset + i].concat(rest);
-        eng.byId[doc[0]] = doc;
-        return doc;
-      });
-      eng.mini.addAll(chunk);
-      offset += CHUNK;
-      if (offset >= shards[shard].length) { shard += 1; offset = 0; }
-      window.setTimeout(step, 0);
+    var eng = null;
+    var answered = false;
+    function showAnswers() {
+      if (!eng || !answered) return;
+      eng.answers = window.NANOPEDIA_SEARCH_ANSWERS;
+      upgraded.forEach(function (fn) { fn(eng); });
     }
-    step();
+    var have = function () {
+      /* Requested now, not with index.js: the two would share the disk and the first results
+         wait for index.js alone. */
+      if (!window.NANOPEDIA_SEARCH_ANSWERS) {
+        loadScript(form.getAttribute('data-answers'), function () {
+          answered = true;
+          showAnswers();
+        });
+      }
+      eng = newEngine(window.NANOPEDIA_SEARCH);
+      eng.answers = window.NANOPEDIA_SEARCH_ANSWERS || null;
+      if (window.MiniSearch && everyShard(eng)) {
+        complete(eng);
+        ready(eng);
+        return;
+      }
+      ready(eng);
+      showAnswers();
+      loadRest(eng, form.getAttribute('data-library'), base);
+    };
+    if (window.NANOPEDIA_SEARCH) have();
+    else loadScript(index, have);
   }
 
-  /* Entries for a query, best first: all words must match; when none does, any word may. */
-  function query(eng, text) {
-    var hits = eng.mini.search(text, searchOptions('AND'));
-    if (!hits.length) hits = eng.mini.search(text, searchOptions('OR'));
-    return hits;
+  function everyShard(eng) {
+    var terms = window.NANOPEDIA_SEARCH_INDEX || [];
+    var text = window.NANOPEDIA_SEARCH_TEXT || [];
+    return eng.data.index.shards.every(function (_, n) { return terms[n] && text[n]; });
   }
 
-  /* Tags whose slug or title starts with one of the query's words. */
-  function matchingTags(eng, text) {
-    var words = text.toLowerCase().split(SEPARATOR).filter(function (w, i) {
-      return i % 2 === 0 && w.length > 1;
+  /* Loads the index shards into MiniSearch and attaches the text to the entries. */
+  function complete(eng) {
+    var terms = window.NANOPEDIA_SEARCH_INDEX;
+    var text = window.NANOPEDIA_SEARCH_TEXT;
+    var size = eng.data.text.shard_size;
+    eng.minis = eng.data.index.shards.map(function (_, n) {
+      return window.MiniSearch.loadJS(terms[n], eng.options);
     });
-    if (!words.length) return [];
+    eng.data.docs.forEach(function (doc, i) {
+      eng.byId[doc[0]].text = text[Math.floor(i / size)][i % size];
+    });
+    eng.complete = true;
+  }
+
+  /* Loads the library and the shards all at once (each sets its own slot, in any order). */
+  function loadRest(eng, library, base) {
+    var needed = [];
+    if (!window.MiniSearch) needed.push(library);
+    var data = eng.data;
+    data.index.shards.forEach(function (name, n) {
+      if (!(window.NANOPEDIA_SEARCH_INDEX || [])[n]) needed.push(base + name);
+      if (!(window.NANOPEDIA_SEARCH_TEXT || [])[n]) needed.push(base + data.text.shards[n]);
+    });
+    var left = needed.length;
+    function done() {
+      left -= 1;
+      if (left > 0) return;
+      complete(eng);
+      announce('complete');
+      upgraded.forEach(function (fn) { fn(eng); });
+    }
+    if (!left) { left = 1; done(); return; }
+    needed.forEach(function (src) { loadScript(src, done); });
+  }
+
+  /* The query's words as the index has them (stop words dropped), each once. */
+  function words(eng, text) {
+    var seen = Object.create(null);
+    return text.split(SPLIT).map(function (w) { return w.toLowerCase(); }).filter(function (w) {
+      if (!w || seen[w] || !eng.options.processTerm(w)) return false;
+      seen[w] = true;
+      return true;
+    });
+  }
+
+  /* The first scan: entries whose short fields hold every word (else any), by boost. */
+  function scan(eng, text) {
+    var qs = words(eng, text);
+    if (!qs.length) return [];
+    var n = eng.data.docs.length;
+    var score = new Float64Array(n);
+    var count = new Uint8Array(n);
+    qs.forEach(function (w) {
+      var best = new Float64Array(n);
+      QUICK.forEach(function (f) {
+        var column = eng.columns[f];
+        var boost = BOOST[f];
+        var pos = column.text.indexOf(w);
+        while (pos >= 0) {
+          var i = entryAt(column.ends, pos);
+          if (best[i] < boost) best[i] = boost;
+          pos = column.text.indexOf(w, column.ends[i]);
+        }
+      });
+      for (var i = 0; i < n; i += 1) {
+        if (best[i]) { score[i] += best[i]; count[i] += 1; }
+      }
+    });
+    var every = [];
+    var some = [];
+    for (var i = 0; i < n; i += 1) {
+      if (!count[i]) continue;
+      var doc = eng.data.docs[i];
+      /* Boosts are whole numbers: a shorter title only breaks ties. */
+      var hit = {
+        id: doc[0], score: score[i] + 1 / (2 + doc[eng.at.title].length), queryTerms: qs,
+        match: null
+      };
+      (count[i] === qs.length ? every : some).push(hit);
+    }
+    return (every.length ? every : some).sort(function (a, b) { return b.score - a.score; });
+  }
+
+  /* The matched words of a scanned hit, as MiniSearch reports them (term to fields). */
+  function scanMatch(eng, hit) {
+    var match = {};
+    QUICK.forEach(function (f) {
+      var v = field(eng, hit.id, f);
+      (Array.isArray(v) ? v : [v]).join('\n').split(SPLIT).forEach(function (token) {
+        var t = token.toLowerCase();
+        if (t && hit.queryTerms.some(function (w) { return t.indexOf(w) >= 0; })) {
+          (match[t] = match[t] || []).push(f);
+        }
+      });
+    });
+    return match;
+  }
+
+  /* Entries whose error string the query is (a pasted log line), closest first. The build
+     wrote error strings on one line without log prefixes; the query is made the same. */
+  function owners(eng, text) {
+    var q = normal(text);
+    if (q.length < ERROR_MIN) return [];
+    if (!eng.errorLines) {
+      eng.errorLines = eng.data.docs.map(function (doc) {
+        return doc[eng.at.errors].map(function (e) { return e.toLowerCase(); });
+      });
+    }
+    var found = [];
+    eng.errorLines.forEach(function (lines, i) {
+      var best = 0;
+      var error = null;
+      lines.forEach(function (e, k) {
+        if (e.length < ERROR_MIN || (q.indexOf(e) < 0 && e.indexOf(q) < 0)) return;
+        var closeness = Math.min(q.length, e.length) / Math.max(q.length, e.length);
+        if (closeness > best) {
+          best = closeness;
+          error = eng.data.docs[i][eng.at.errors][k];
+        }
+      });
+      if (best) found.push({ id: eng.data.docs[i][0], closeness: best, error: error });
+    });
+    return found.sort(function (a, b) { return b.closeness - a.closeness; });
+  }
+
+  function fullSearch(eng, text, combineWith) {
+    var hits = [];
+    eng.minis.forEach(function (mini) {
+      hits = hits.concat(mini.search(text, searchOptions(combineWith)));
+    });
+    return hits.sort(function (a, b) { return b.score - a.score; });
+  }
+
+  /* Entries for a query, best first: the owners of a pasted error line, then the index's (or
+     the scan's) hits; all words must match, and when none does, any word may. */
+  function query(eng, text) {
+    var hits;
+    if (eng.complete) {
+      hits = fullSearch(eng, text, 'AND');
+      if (!hits.length) hits = fullSearch(eng, text, 'OR');
+    } else {
+      hits = scan(eng, text);
+    }
+    var first = owners(eng, text);
+    if (!first.length) return hits;
+    var byId = {};
+    hits.forEach(function (h) { byId[h.id] = h; });
+    var top = first.map(function (o) {
+      var hit = byId[o.id] || { id: o.id, score: 0, queryTerms: words(eng, text), match: null };
+      hit.error = o.error;
+      return hit;
+    });
+    var shown = {};
+    top.forEach(function (h) { shown[h.id] = true; });
+    return top.concat(hits.filter(function (h) { return !shown[h.id]; }));
+  }
+
+  /* Tags for a tag-like query: a few words (or #word), every one starting a name of the tag. */
+  function matchingTags(eng, text) {
+    var qs = text.replace(/^\s*#/, '').toLowerCase().split(SPLIT).filter(Boolean);
+    if (!qs.length || qs.length > TAG_WORDS) return [];
     return eng.tags.filter(function (tag) {
-      var names = (tag[0] + ' ' + tag[1].toLowerCase()).split(SEPARATOR);
-      return words.some(function (w) {
-        return tag[0] === w || names.some(function (n) { return n.length && n.indexOf(w) === 0; });
+      var names = (tag[0] + ' ' + tag[1].toLowerCase()).split(SPLIT);
+      return qs.every(function (w) {
+        return names.some(function (n) { return n.length && n.indexOf(w) === 0; });
       });
     }).slice(0, 5);
   }
@@ -233,10 +429,9 @@
 
   /* The field to show under the title: the one with the most matched words, then by SHOWN. */
   function bestField(eng, hit, terms) {
-    var doc = eng.byId[hit.id];
     var best = null;
     SHOWN.forEach(function (name) {
-      var value = doc[eng.at[name]];
+      var value = field(eng, hit.id, name);
       if (value === undefined) return;
       var items = Array.isArray(value) ? value : [value];
       items.forEach(function (item) {
@@ -283,26 +478,35 @@
     return a;
   }
 
+  /* A result: its title, its quick answer, and the field that matched with the words marked. */
   function addEntry(list, form, eng, hit) {
-    var terms = {};
+    if (!hit.match) hit.match = scanMatch(eng, hit);
+    var terms = Object.create(null);
     Object.keys(hit.match).forEach(function (t) { terms[t] = true; });
-    var doc = eng.byId[hit.id];
     var a = option(list, link(form.getAttribute('data-entry'), hit.id), 'search-entry');
     var title = document.createElement('span');
     title.className = 'search-title';
-    appendMarked(title, doc[eng.at.title], terms);
+    appendMarked(title, field(eng, hit.id, 'title'), terms);
     a.appendChild(title);
-    var field = bestField(eng, hit, terms);
-    if (field) {
+    var quick = field(eng, hit.id, 'answer');
+    if (quick) {
+      var answer = document.createElement('span');
+      answer.className = 'search-answer';
+      answer.textContent = quick;
+      a.appendChild(answer);
+    }
+    /* The error string a pasted line matched is the field to show. */
+    var matched = hit.error ? { name: 'errors', text: hit.error } : bestField(eng, hit, terms);
+    if (matched) {
       var line = document.createElement('span');
-      line.className = 'search-field search-field-' + field.name;
+      line.className = 'search-field search-field-' + matched.name;
       var label = document.createElement('span');
       label.className = 'search-label';
-      label.textContent = LABELS[field.name];
+      label.textContent = LABELS[matched.name];
       line.appendChild(label);
       line.appendChild(document.createTextNode(' '));
-      var text = document.createElement(field.name === 'errors' ? 'code' : 'span');
-      appendMarked(text, snippet(field.text, terms), terms);
+      var text = document.createElement(matched.name === 'errors' ? 'code' : 'span');
+      appendMarked(text, snippet(matched.text, terms), terms);
       line.appendChild(text);
       a.appendChild(line);
     }
@@ -388,7 +592,7 @@
       show(page || list.children.length > 0);
     }
 
-    /* The full index replaced the first one: show its answer, keeping the selected link. */
+    /* The answers or the whole index came: show the results again, keeping the selected link. */
     upgraded.push(function (eng) {
       if (!shownFor || !document.contains(form)) return;
       var opts = options();

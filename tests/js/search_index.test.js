@@ -1,0 +1,112 @@
+// The search index the build serializes (generator/search.py) is exactly what MiniSearch builds
+// in the browser from the same documents with the options of theme/static/search.js: every
+// repository entry, the fixture corpus, and documents made to trip a tokenizer (punctuation of
+// other scripts, case mappings, stop words, words that name Object's own properties, text
+// that could end a <script> element). Each shard script is run as the page runs it, so its
+// string escaping is tested too. Run by `node --test tests/js/`.
+'use strict';
+const test = require('node:test');
+const assert = require('node:assert');
+const fs = require('node:fs');
+const path = require('node:path');
+const vm = require('node:vm');
+const { execFileSync } = require('node:child_process');
+
+const root = path.resolve(__dirname, '..', '..');
+const python = process.env.NANOPEDIA_PYTHON || path.join(root, '.venv/bin/python');
+const MiniSearch = require(path.join(root, 'theme/static/vendor/minisearch/minisearch.js'));
+
+const built = JSON.parse(execFileSync(python, ['-c', `
+import json
+from pathlib import Path
+from generator import search
+from generator.corpus import gather
+
+HOSTILE = [
+    "Hostile </script><img src=x onerror='alert(1)'> \\\\ back\\\\slash \\"quoted\\"",
+    "constructor __proto__ toString hasOwnProperty valueOf",
+    "\\u0130stanbul \\u03a3\\u0391\\u03a3 stra\\u00dfe NA\\u00cfVE \\u2014",
+    "\\u201csmart\\u201d \\u00abguill\\u00bb full\\u3002width\\uff0cpunct \\u00a0nbsp",
+    "\\u2028line\\u2029para\\ttab \\U0001f525fire \\u2011dash",
+    "The THE the a An of: in; on, (paren) [rank0]: x_y-z.w 1e-3 v2.1.0 ",
+    "",
+]
+
+
+def hostile(n, text):
+    key = [f"hostile-{n}", text, [f"tag-{n}", "torch.compile"], [text, text.upper()], []]
+    return key, [text + " " + text, [text], [text[::-1]]]
+
+
+out = {"shards": []}
+for folder in ("entries", "tests/fixtures/corpus"):
+    catalog = gather(Path(folder))[0]
+    files = dict(search.catalog_index(catalog))
+    out.setdefault("head", files[search.INDEX_FILE].decode())
+    docs = [search.document(e) for e in catalog.entries]
+    for n, shard in enumerate(search.shards(len(docs))):
+        out["shards"].append({"docs": [docs[i][0] + docs[i][1] for i in shard],
+                              "script": files[search.terms_file(n)].decode(), "number": n})
+docs = [hostile(n, t) for n, t in enumerate(HOSTILE)]
+script = search.terms_script(0, [d[0][0] for d in docs], [search.postings(d) for d in docs])
+out["shards"].append({"docs": [k + t for k, t in docs], "script": script.decode(), "number": 0})
+print(json.dumps(out))
+`], { cwd: root, maxBuffer: 256 << 20 }));
+
+/* The page's globals after running scripts the way the browser does. */
+function run(...scripts) {
+  const window = {};
+  const document = {
+    readyState: 'complete', addEventListener() {}, querySelectorAll() { return []; }
+  };
+  const context = vm.createContext({ window, document });
+  for (const code of scripts) vm.runInContext(code, context);
+  return window;
+}
+
+const page = run(fs.readFileSync(path.join(root, 'theme/static/search.js'), 'utf8'), built.head);
+const data = page.NANOPEDIA_SEARCH;
+const options = page.NanopediaSearchOptions(data);
+
+/* Search results without what depends on the order terms were added in: the order of the
+   derived terms a fuzzy query reached, and the last bits of sums of their scores. */
+function comparable(results) {
+  return results.map((r) => ({
+    id: r.id, score: r.score.toPrecision(10), terms: [...r.terms].sort(),
+    match: Object.keys(r.match).sort().map((t) => [t, [...r.match[t]].sort()])
+  }));
+}
+
+/* A serialization with its terms in one order (MiniSearch writes them in its tree's order). */
+function normalised(js) {
+  const copy = JSON.parse(JSON.stringify(js));
+  copy.index.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
+  return copy;
+}
+
+test('the repository and the fixtures give shards to compare', () => {
+  assert.ok(built.shards.length >= 3);
+  assert.ok(built.shards[0].docs.length > 5);
+});
+
+built.shards.forEach((shard, k) => {
+  test(`shard ${k}: the build's index is MiniSearch's own`, () => {
+    const loaded = run(shard.script).NANOPEDIA_SEARCH_INDEX[shard.number];
+    const mini = new MiniSearch(options);
+    mini.addAll(shard.docs);
+    assert.deepStrictEqual(normalised(loaded), normalised(mini.toJSON()));
+  });
+
+  test(`shard ${k}: searching the loaded index gives what searching the built one does`, () => {
+    const loaded = MiniSearch.loadJS(run(shard.script).NANOPEDIA_SEARCH_INDEX[shard.number],
+                                     options);
+    const mini = new MiniSearch(options);
+    mini.addAll(shard.docs);
+    const queries = shard.docs.slice(0, 5).map((doc) => doc[1]).concat(['dtype', 'nccl tim']);
+    for (const q of queries) {
+      const opts = { prefix: true, fuzzy: 0.2, boost: { title: 4, errors: 4 } };
+      assert.deepStrictEqual(comparable(loaded.search(q, opts)),
+                             comparable(mini.search(q, opts)), q);
+    }
+  });
+});

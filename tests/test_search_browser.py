@@ -1,0 +1,133 @@
+"""Search over the repository's own entries in Chromium, from `file://`, in the zip and the
+single-file bundle: a pasted log line (a fingerprint's example, with its `[rank0]:` prefix)
+ranks the entry that documents it first, each result shows its quick answer and the field that
+matched, tags are suggested only for tag-like queries, and the form says when the whole index is
+usable. The scan of the short fields that answers before the index shards load is tested alone,
+with the shards missing."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import zipfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import ROOT
+
+from generator import __version__, bundle, search
+from generator.corpus import gather
+
+TOP = f"nanopedia-{__version__}"
+BOX = "#search-q"
+RESULTS = f"{BOX} ~ [role=listbox] .search-entry"
+
+
+def _normal(line: str) -> str:
+    return re.sub(r"\s+", " ", search._LOG_PREFIX.sub("", line)).strip().lower()
+
+
+def _pasted() -> list[tuple[str, set[str], str]]:
+    """Each repository entry's first fingerprint example as pasted from a rank's log, the
+    entries that document that very line, and the pasting entry's quick answer."""
+    catalog = gather(ROOT / "entries")[0]
+    errors = {e.id: {_normal(x) for x in search.document(e)[0][3]}  # type: ignore[union-attr]
+              for e in catalog.entries}
+    cases = []
+    for entry in catalog.entries:
+        lines = [line for fp in entry.fingerprints for line in fp.must_match]
+        if not lines:
+            continue
+        line = lines[0] if lines[0].startswith("[") else f"[rank0]: {lines[0]}"
+        owners = {i for i, found in errors.items() if _normal(line) in found}
+        cases.append((line, owners, search.answer(str(search.document(entry)[1][0]))))
+    return cases
+
+
+PASTED = _pasted()
+
+
+@pytest.fixture(scope="module")
+def repo_zip(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("repo-zip")
+    made = bundle.zip_bundle(ROOT / "entries", out / "dist", use_cache=False)
+    with zipfile.ZipFile(made.path) as z:
+        z.extractall(out / "unzipped")
+    return out / "unzipped" / TOP
+
+
+@pytest.fixture(scope="module")
+def repo_single(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return bundle.single_file(ROOT / "entries", tmp_path_factory.mktemp("repo-single"),
+                              use_cache=False).path
+
+
+def _results(page: Any, text: str) -> Any:
+    page.fill(BOX, "")
+    page.fill(BOX, text)
+    page.locator(RESULTS).first.wait_for()
+    return page.locator(RESULTS)
+
+
+def _check_pasted_lines(page: Any) -> None:
+    for line, owners, answer in PASTED:
+        results = _results(page, line)
+        first = results.first
+        href = first.locator("a").get_attribute("href") or ""
+        assert href.rsplit("/", 1)[-1].removesuffix(".html") in owners, (line, href)
+        assert first.locator(".search-answer").inner_text() in {answer} | {
+            a for _, o, a in PASTED if o & owners}
+        assert first.locator(".search-label").inner_text() == "Error", line
+        # A log line is no tag name, even when it names torch.
+        assert page.locator(f"{BOX} ~ [role=listbox] .search-tag").count() == 0, line
+
+
+def test_the_repository_has_lines_to_paste() -> None:
+    assert len(PASTED) >= 5
+    assert any("torch" in line for line, _, _ in PASTED)
+    assert "torch-compile" in gather(ROOT / "entries")[0].links.tags
+
+
+@pytest.mark.parametrize("kind", ["zip", "single"])
+def test_pasted_error_lines_rank_their_entry_first(
+    kind: str, repo_zip: Path, repo_single: Path, watched_page: Any
+) -> None:
+    page = watched_page.page
+    page.goto((repo_zip / "index.html").as_uri() if kind == "zip" else repo_single.as_uri())
+    page.fill(BOX, "nccl")
+    page.locator("form[data-index-state=complete]").first.wait_for(state="attached")
+    assert {page.get_attribute(f, "data-index-state")
+            for f in ["form[data-search]"]} == {"complete"}
+    _check_pasted_lines(page)
+    watched_page.assert_clean()
+
+
+def test_tags_are_suggested_for_tag_like_queries(repo_zip: Path, watched_page: Any) -> None:
+    page = watched_page.page
+    page.goto((repo_zip / "index.html").as_uri())
+    tags = f"{BOX} ~ [role=listbox] .search-tag"
+    for query in ("torch.compile", "#torch", "torch comp"):
+        _results(page, query)
+        page.locator(tags).first.wait_for()
+        assert page.locator(tags).first.inner_text().startswith("#torch.compile ("), query
+    _results(page, "torch dtype mismatch in the optimizer")
+    assert page.locator(tags).count() == 0
+    page.locator("form[data-index-state=complete]").first.wait_for(state="attached")
+    watched_page.assert_clean()
+
+
+def test_the_first_scan_answers_alone(repo_zip: Path, tmp_path: Path, browser: Any) -> None:
+    """Without the index shards, the scan of the short fields still ranks a pasted line's
+    entry first with its answer, and the form never claims the index is complete."""
+    site = tmp_path / "site"
+    shutil.copytree(repo_zip, site)
+    for shard in (site / "search").glob("terms-*.js"):
+        shard.unlink()
+    page = browser.new_page()
+    try:
+        page.goto((site / "index.html").as_uri())
+        _check_pasted_lines(page)
+        assert page.get_attribute("form[data-search]", "data-index-state") == "quick"
+    finally:
+        page.close()
