@@ -18,9 +18,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from logcorpus import LOGS, ROOT, normal_lines  # noqa: E402
-
-from generator import build, diagnose  # noqa: E402
-from generator.corpus import gather  # noqa: E402
+from nanopedia.content.corpus import gather  # noqa: E402
+from nanopedia.diagnosis import scan as diagnose  # noqa: E402
+from nanopedia.incremental import pipeline as build  # noqa: E402
 
 CHROMIUM = "/usr/bin/chromium"
 FAILURE = LOGS / "fsdp-mp-single.log"

@@ -16,9 +16,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from logcorpus import ROOT, Case, cases, materialise  # noqa: E402
-
-from generator import diagnose  # noqa: E402
-from generator.corpus import gather  # noqa: E402
+from nanopedia.content.corpus import gather  # noqa: E402
+from nanopedia.diagnosis import scan as diagnose  # noqa: E402
 
 
 @dataclass

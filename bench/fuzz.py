@@ -25,10 +25,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from logcorpus import ROOT, log_bytes, real_cases  # noqa: E402
-
-from generator import diagnose  # noqa: E402
-from generator.cli import main as cli  # noqa: E402
-from generator.corpus import gather  # noqa: E402
+from nanopedia.cli import main as cli  # noqa: E402
+from nanopedia.content.corpus import gather  # noqa: E402
+from nanopedia.diagnosis import scan as diagnose  # noqa: E402
 
 #: A scan of a fuzzed log (a few hundred KB at most) slower than this is a finding.
 SLOW_S = 10.0

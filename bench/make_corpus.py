@@ -13,8 +13,7 @@ from pathlib import Path
 from typing import Any, get_args
 
 import yaml
-
-from generator.model import Category
+from nanopedia.model import Category
 
 CATEGORIES = list(get_args(Category))
 KINDS = {"arxiv.org": "paper", "/issues/": "issue", "github.com": "source"}

@@ -27,7 +27,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 CORPUS = ROOT.parent / "shared" / "bench" / "corpus.py"
-NANOPEDIA = [sys.executable, "-m", "generator"]
+NANOPEDIA = [sys.executable, "-m", "nanopedia"]
 
 
 def _tree_rss(pid: int) -> int:

@@ -10,7 +10,7 @@ inside the page from the box's focus and from the `input` event, and as Playwrig
 also the bytes of the scripts the page loaded by then, and a query once everything is loaded.
 With `--single-n`, also build the single-file bundle of that many entries and time it the same.
 
-This is what chose the layout of `generator/search.py` (issue 5, then issue 20: indexing every
+This is what chose the layout of `generator/site/search.py` (issue 5, then issue 20: indexing every
 field in the page took 2.3 s at 10,000 entries; loading the serialized index shards a quarter).
 """
 
@@ -32,7 +32,7 @@ from urllib.request import url2pathname
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 CORPUS = ROOT.parent / "shared" / "bench" / "corpus.py"
-NANOPEDIA = [sys.executable, "-m", "generator"]
+NANOPEDIA = [sys.executable, "-m", "nanopedia"]
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync"]
 #: Notes, inside the page, when the box got the focus and the first `input` event came, when the

@@ -24,7 +24,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from generator import serve  # noqa: E402
+from nanopedia.commands import serve  # noqa: E402
 
 
 def fire(port: int, count: int) -> tuple[float, int]:

@@ -39,7 +39,7 @@ def main() -> None:
     if entry.name == "tags.yaml":
         entry = sorted((args.dir / "entries").glob("*.yaml"))[1]
     start = time.perf_counter()
-    process = subprocess.Popen([sys.executable, "-m", "generator", "serve", "--port", "0",
+    process = subprocess.Popen([sys.executable, "-m", "nanopedia", "serve", "--port", "0",
                                 "--out", "site"], cwd=args.dir, stderr=subprocess.PIPE, text=True)
     lines: queue.Queue[str] = queue.Queue()
     assert process.stderr is not None

@@ -166,7 +166,7 @@ def check(summary: dict, want: Expected) -> list[str]:
 
 
 def run(root: Path, entries: list, jobs: int, ray: str | None) -> tuple[float, dict]:
-    from generator.triage import triage
+    from nanopedia.diagnosis.triage import triage
 
     start = time.perf_counter()
     result = triage([root], entries=entries, jobs=jobs, ray=ray)
@@ -182,7 +182,7 @@ def main() -> int:
     args.add_argument("--out", help="write fleets here and keep them (default: a temp dir)")
     opts = args.parse_args()
 
-    from generator.triage import load_entries
+    from nanopedia.diagnosis.triage import load_entries
 
     entries, _ = load_entries(None)
     if not opts.no_ray:

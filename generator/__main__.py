@@ -1,5 +1,5 @@
-"""`python -m generator`: the same as the `nanopedia` console script."""
+"""`python -m nanopedia`: the same as the `nanopedia` console script."""
 
-from .cli import run
+from nanopedia.cli import run
 
 run()

@@ -17,9 +17,10 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
-from . import __version__, background
-from .errors import NanopediaError, format_problems
-from .listing import TAGS_FILE
+from nanopedia import __version__
+from nanopedia.errors import NanopediaError, format_problems
+from nanopedia.incremental import background
+from nanopedia.incremental.inputs import TAGS_FILE
 
 Command = Callable[[argparse.Namespace], int]
 
@@ -29,7 +30,9 @@ class UsageError(Exception):
 
 
 def _check(args: argparse.Namespace) -> int:
-    from .corpus import gather  # each command imports what it needs: `build` lists files sooner
+    from nanopedia.content.corpus import (
+        gather,  # each command imports what it needs: `build` lists files sooner
+    )
 
     roots: dict[Path, list[Path] | None] = {}
     for raw in args.paths or [args.entries]:
@@ -42,10 +45,10 @@ def _check(args: argparse.Namespace) -> int:
                 files.append(path)
         else:
             raise UsageError(f"no such file or directory: {raw}")
-    from .corpus import display
-    from .errors import problem
-    from .gates import browser_slowness, fingerprint_gates
-    from .validate import checked_with_problem
+    from nanopedia.content.corpus import display
+    from nanopedia.content.gates import browser_slowness, fingerprint_gates
+    from nanopedia.content.validate import checked_with_problem
+    from nanopedia.errors import problem
 
     problems = []
     timed = []  # the checked entries: their patterns are timed in the browser's engine at once
@@ -78,19 +81,20 @@ def _check(args: argparse.Namespace) -> int:
 
 
 def _schema(args: argparse.Namespace) -> int:
-    from .model import entry_json_schema
+    from nanopedia.model import entry_json_schema
 
     print(json.dumps(entry_json_schema(), indent=2, sort_keys=True, ensure_ascii=False))
     return 0
 
 
 def _diagnose(args: argparse.Namespace) -> int:
-    from .theme_dir import locate_entries
+    from nanopedia.theme_dir import locate_entries
 
     root = Path(args.entries) if args.entries else locate_entries()
     if not root.is_dir():
         raise UsageError(f"no such entries directory: {root}")
-    from . import diagnose, report
+    from nanopedia.diagnosis import report
+    from nanopedia.diagnosis import scan as diagnose
 
     usable, skipped = diagnose.usable_entries(root)
     for first in skipped:
@@ -141,7 +145,7 @@ def _diagnose(args: argparse.Namespace) -> int:
 
 def _config_base_url() -> str | None:
     """`base_url` of ./nanopedia.toml, so links in a report point at the published site."""
-    from . import config
+    from nanopedia import config
 
     try:
         return config.read(None).base_url or None
@@ -154,7 +158,7 @@ def _triage(args: argparse.Namespace) -> int:
     in the output), 2 for a usage error."""
     import itertools
 
-    from . import triage, triage_report
+    from nanopedia.diagnosis import triage, triage_report
 
     if args.ray and os.path.exists(args.ray) and ":" not in args.ray:
         raise UsageError(f"--ray took {args.ray!r} as the cluster address; put a bare --ray after "
@@ -184,7 +188,7 @@ def _triage(args: argparse.Namespace) -> int:
 
 def _triage_progress(items: Any, skip: type) -> Any:
     """The items, with a progress line on stderr at most five times a second."""
-    from .triage_report import progress_line
+    from nanopedia.diagnosis.triage_report import progress_line
 
     start = last = time.monotonic()
     jobs = files = read = 0
@@ -214,9 +218,10 @@ def _byte_size(text: str) -> int:
 def _verify(args: argparse.Namespace) -> int:
     """Exit 0 when every repro and example passed, 1 when some failed, 2 for a usage or an
     environment error (no torch where repros need it)."""
-    from . import pins, verify
-    from .corpus import gather
-    from .errors import Location, Problem
+    from nanopedia import pins
+    from nanopedia.commands import verify
+    from nanopedia.content.corpus import gather
+    from nanopedia.errors import Location, Problem
 
     root = Path(args.entries)
     if not root.is_dir():
@@ -287,7 +292,7 @@ PROGRESS_BYTES = 64 << 20
 
 def _new(args: argparse.Namespace) -> int:
     """Exit 2 (a usage error) when the id is invalid or taken or a tag is unknown."""
-    from . import new
+    from nanopedia.commands import new
 
     try:
         path = new.create(Path(args.entries), args.id, args.title, args.tag, args.category)
@@ -315,7 +320,7 @@ def _site_inputs(args: argparse.Namespace) -> tuple[Path, Path | None]:
 
 def _serve(args: argparse.Namespace) -> int:
     """Runs until Ctrl-C (exit 130); a broken entry never stops it."""
-    from . import serve
+    from nanopedia.commands import serve
 
     entries, config = _site_inputs(args)
 
@@ -336,7 +341,7 @@ def _serve(args: argparse.Namespace) -> int:
 
 def _diff(args: argparse.Namespace) -> int:
     """Markdown on stdout, exit 0 whatever changed; exit 2 for a bad revision or no git."""
-    from . import diff
+    from nanopedia.commands import diff
 
     try:
         print(diff.diff(Path(args.entries), args.base, args.head), end="")
@@ -365,12 +370,12 @@ def _progress(name: str, size: int) -> Callable[[int], None]:
 
 
 def _build(args: argparse.Namespace) -> int:
-    from . import listing
+    from nanopedia.incremental import inputs as listing
 
     entries, config = _site_inputs(args)
     # Listed in a process of its own while this one imports the generator (the second core).
     listed = listing.prefetch(entries, Path(args.out))
-    from . import build
+    from nanopedia.incremental import pipeline as build
 
     try:
         report = build.build(entries, Path(args.out), config, use_cache=not args.no_cache,
@@ -391,7 +396,7 @@ def _build(args: argparse.Namespace) -> int:
 
 
 def _bundle(args: argparse.Namespace) -> int:
-    from . import bundle
+    from nanopedia.commands import bundle
 
     entries, config = _site_inputs(args)
     make = bundle.single_file if args.single_file else bundle.zip_bundle

@@ -10,7 +10,7 @@ import tomllib
 from dataclasses import dataclass, fields
 from pathlib import Path
 
-from .errors import NanopediaError, problem
+from nanopedia.errors import NanopediaError, problem
 
 CONFIG_FILE = "nanopedia.toml"
 

@@ -16,8 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-from generator.cli import main
+from nanopedia.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "tests" / "fixtures"

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import pytest
-
-from generator import apicheck
+from nanopedia.content import apicheck
 
 CASES = [
     ("import os.nosuchmodule\n", "module 'os.nosuchmodule' does not exist in os"),

@@ -16,12 +16,11 @@ from pathlib import Path
 
 import pytest
 from conftest import FIXTURES, ROOT
-
-from generator import build as build_module
-from generator import views
-from generator.build import build
-from generator.errors import NanopediaError
-from generator.gitdates import Dates
+from nanopedia.errors import NanopediaError
+from nanopedia.incremental import pipeline as build_module
+from nanopedia.incremental.gitdates import Dates
+from nanopedia.incremental.pipeline import build
+from nanopedia.site import views
 
 INLINE_SCRIPT = re.compile(r"<script(?![^>]*\bsrc=\")")
 """A script element without a `src`: no page may have one (the CSP would block it anyway)."""
@@ -281,7 +280,7 @@ def test_deterministic_across_hash_seeds_and_time_zones(tmp_path: Path) -> None:
     for seed, tz in (("1", "UTC"), ("4242", "Asia/Kolkata")):
         out = tmp_path / f"site-{seed}"
         env = {**os.environ, "PYTHONHASHSEED": seed, "TZ": tz}
-        subprocess.run([sys.executable, "-m", "generator", "build", "--entries",
+        subprocess.run([sys.executable, "-m", "nanopedia", "build", "--entries",
                         str(FIXTURES / "corpus"), "--out", str(out), "--config",
                         str(SITE_CONFIG), "--no-cache"], check=True, env=env, cwd=tmp_path,
                        capture_output=True)

@@ -27,13 +27,14 @@ from pathlib import Path
 
 import pytest
 from conftest import FIXTURES
-
-from generator import background, bundle, render
-from generator import build as build_module
-from generator.build import build
-from generator.cache import CACHE_DIR, Cache, open_cache
-from generator.errors import NanopediaError
-from generator.write import MARKER
+from nanopedia.commands import bundle
+from nanopedia.errors import NanopediaError
+from nanopedia.incremental import background
+from nanopedia.incremental import pipeline as build_module
+from nanopedia.incremental.cache import CACHE_DIR, Cache, open_cache
+from nanopedia.incremental.pipeline import build
+from nanopedia.incremental.write import MARKER
+from nanopedia.site import render
 
 RUNNER = r'''
 import os, signal, sys, threading, time
@@ -83,10 +84,10 @@ def hook(event, args):
 
 sys.addaudithook(hook)
 if os.environ.get("FALLBACK"):  # as on a system without renameat2
-    import generator.write
-    generator.write._exchange = lambda a, b: False
-from generator import background
-from generator.cli import main
+    import nanopedia.incremental.write as write
+    write._exchange = lambda a, b: False
+from nanopedia.incremental import background
+from nanopedia.cli import main
 
 code = main(sys.argv[1:])
 background.finish()
@@ -302,7 +303,7 @@ def _paused(world: World, name: str) -> tuple[subprocess.Popen[str], Path]:
 
 def test_a_second_build_of_a_site_waits_for_the_first_and_says_for_whom(world: World) -> None:
     first, release = _paused(world, "first")
-    with subprocess.Popen([sys.executable, "-m", "generator", "build"], cwd=world.root,
+    with subprocess.Popen([sys.executable, "-m", "nanopedia", "build"], cwd=world.root,
                           text=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE) as second:
         said, reader = _lines(second.stderr)
         try:
@@ -323,7 +324,7 @@ def test_a_second_build_of_a_site_waits_for_the_first_and_says_for_whom(world: W
 def test_a_build_that_waits_too_long_fails_and_a_killed_one_is_cleaned_up(world: World) -> None:
     first, _ = _paused(world, "first")
     try:
-        second = subprocess.run([sys.executable, "-m", "generator", "build"], cwd=world.root,
+        second = subprocess.run([sys.executable, "-m", "nanopedia", "build"], cwd=world.root,
                                 capture_output=True, text=True, timeout=60,
                                 env={**os.environ, "NANOPEDIA_LOCK_TIMEOUT": "0.5"})
     finally:
@@ -364,7 +365,7 @@ def test_normal_builds_leave_nothing_beside_the_site(world: World) -> None:
     """Right after each command returns (its last jobs run in a process of its own), the old
     site is out of the working folder, and so is the lock."""
     shutil.rmtree(world.root / "site")
-    command = [sys.executable, "-m", "generator", "build"]
+    command = [sys.executable, "-m", "nanopedia", "build"]
     for version in (1, 2):
         write_entries(world.root / "entries", version)
         done = subprocess.run(command, cwd=world.root, capture_output=True, text=True, timeout=120)

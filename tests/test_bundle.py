@@ -18,8 +18,8 @@ from typing import Any
 
 import pytest
 from conftest import FIXTURES
-
-from generator import __version__, bundle
+from nanopedia import __version__
+from nanopedia.commands import bundle
 
 TOP = f"nanopedia-{__version__}"
 HOSTILE_TITLE = 'Evil </script><img src=x onerror="window.pwned=1"> title'

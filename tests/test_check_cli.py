@@ -10,10 +10,9 @@ from pathlib import Path
 
 import pytest
 from conftest import ROOT
+from nanopedia.content.validate import inner_model
+from nanopedia.model import Entry, entry_json_schema
 from pydantic import BaseModel
-
-from generator.model import Entry, entry_json_schema
-from generator.validate import inner_model
 
 
 def edit(path: Path, old: str, new: str) -> None:
@@ -111,7 +110,7 @@ def test_single_file_check_still_resolves_cross_references(tmp_corpus, cli, monk
 
 def test_console_script_and_module_agree(tmp_corpus: Path) -> None:
     out = subprocess.run(
-        [sys.executable, "-m", "generator", "check", str(tmp_corpus)],
+        [sys.executable, "-m", "nanopedia", "check", str(tmp_corpus)],
         capture_output=True,
         text=True,
         timeout=60,

@@ -11,9 +11,8 @@ from pathlib import Path
 
 import pytest
 from conftest import ROOT
-
-from generator import diagnose
-from generator.corpus import gather
+from nanopedia.content.corpus import gather
+from nanopedia.diagnosis import scan as diagnose
 
 sys.path.insert(0, str(ROOT / "bench"))
 from diagnose_eval import evaluate, figures  # noqa: E402
@@ -90,7 +89,7 @@ def test_corpus_accuracy() -> None:
 def test_no_decisive_fingerprint_matches_a_healthy_log_line() -> None:
     """The healthy corpus (progress lines, NCCL INFO, the usual warnings of torch, transformers,
     DeepSpeed, Lightning, Megatron, torchtitan) holds no line any decisive fingerprint matches."""
-    from generator.fingerprints import compile_pattern
+    from nanopedia.content.fingerprints import compile_pattern
 
     lines = [(p.name, n, line) for p in sorted((LOGS / "healthy").glob("*.log"))
              for n, line in enumerate(p.read_text().splitlines(), 1)]
@@ -110,7 +109,7 @@ def test_closed_pipe_ends_quietly(tmp_path: Path) -> None:
     log = tmp_path / "many.log"
     wide = ERROR.rstrip(b"\n") + b" " + b"x" * 250 + b"\n"
     log.write_bytes(wide * 50 + (LOGS / "nccl-desync.log").read_bytes() * 20)
-    command = [sys.executable, "-m", "generator", "diagnose", "--json", str(log)]
+    command = [sys.executable, "-m", "nanopedia", "diagnose", "--json", str(log)]
     with subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE) as run:
         assert run.stdout is not None and run.stderr is not None
         run.stdout.read(10)

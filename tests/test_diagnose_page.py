@@ -1,6 +1,6 @@
 """The diagnosis page (site/diagnose.html) from file://: the CLI's answers, safely, offline.
 
-Every case of the labelled corpus (tests/logs/labels.yaml) goes through `generator.diagnose` and
+Every case of the labelled corpus (tests/logs/labels.yaml) goes through `nanopedia.diagnosis.scan` and
 through the page in a real Chromium, as files on the file input and, for single logs, pasted; the
 entries (in order), scores, evidence lines, ranks and first failure must be the same. The buried
 cases are larger than one read buffer, so they also cover matching across worker reads.
@@ -17,9 +17,9 @@ from typing import Any
 
 import pytest
 from conftest import ROOT
-
-from generator import build, diagnose
-from generator.corpus import gather
+from nanopedia.content.corpus import gather
+from nanopedia.diagnosis import scan as diagnose
+from nanopedia.incremental import pipeline as build
 
 sys.path.insert(0, str(ROOT / "bench"))
 from logcorpus import cases, materialise  # noqa: E402
@@ -235,7 +235,7 @@ def test_cancel_stops_the_worker(site, logs, watched_page) -> None:
 @pytest.mark.parametrize("kind", ["zip", "single-file"])
 def test_bundles_carry_the_page(kind: str, tmp_path: Path, matcher, watched_page) -> None:
     """The zip (unpacked) and the single-file bundle, both from file://, give the CLI's answer."""
-    bundle = pytest.importorskip("generator.bundle")
+    bundle = pytest.importorskip("nanopedia.commands.bundle")
     log = LOGS / "fsdp-mp-torchrun.log"
     if kind == "zip":
         made = bundle.zip_bundle(ROOT / "entries", tmp_path / "dist", use_cache=False)

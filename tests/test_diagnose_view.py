@@ -16,10 +16,11 @@ from typing import Any
 
 import pytest
 from conftest import ROOT
-
-from generator import build, diagnose, report
-from generator.corpus import gather
-from generator.model import Entry
+from nanopedia.content.corpus import gather
+from nanopedia.diagnosis import report
+from nanopedia.diagnosis import scan as diagnose
+from nanopedia.incremental import pipeline as build
+from nanopedia.model import Entry
 
 LOGS = ROOT / "tests" / "logs"
 ERROR = "[rank3]: RuntimeError: expected scalar type BFloat16 but found Float"

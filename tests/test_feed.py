@@ -9,11 +9,10 @@ from pathlib import Path
 
 import pytest
 from conftest import FIXTURES
-
-from generator.build import build
-from generator.config import Config, read
-from generator.feed import atom_id
-from generator.gitdates import Dates
+from nanopedia.config import Config, read
+from nanopedia.incremental.gitdates import Dates
+from nanopedia.incremental.pipeline import build
+from nanopedia.site.feed import atom_id
 
 ATOM = "{http://www.w3.org/2005/Atom}"
 CONFIG = FIXTURES / "build-config" / "nanopedia.toml"
@@ -85,9 +84,9 @@ def test_outside_git_there_are_no_dates(tmp_corpus: Path, tmp_path: Path,
 
 def test_plan_orders_by_update_then_id_and_keeps_the_newest(monkeypatch: pytest.MonkeyPatch
                                                             ) -> None:
-    from generator import feed
-    from generator.catalog import Links
-    from generator.model import Tag
+    from nanopedia.content.catalog import Links
+    from nanopedia.model import Tag
+    from nanopedia.site import feed
 
     monkeypatch.setattr(feed, "LIMIT", 3)
 

@@ -16,11 +16,11 @@ from pathlib import Path
 import pytest
 import re2
 from conftest import FIXTURES, ROOT
-
-from generator import diagnose, fingerprints, gates
-from generator.corpus import gather, load_entry
-from generator.load import read
-from generator.model import Fingerprint
+from nanopedia.content import fingerprints, gates
+from nanopedia.content.corpus import gather, load_entry
+from nanopedia.content.load import read
+from nanopedia.diagnosis import scan as diagnose
+from nanopedia.model import Fingerprint
 
 
 def fingerprint(pattern: str) -> Fingerprint:

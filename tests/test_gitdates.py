@@ -6,9 +6,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from gitscript import Repo
-
-from generator import gitdates
-from generator.gitdates import Dates, Walk, entry_dates, fallback, iso, start
+from nanopedia.incremental import gitdates
+from nanopedia.incremental.gitdates import Dates, Walk, entry_dates, fallback, iso, start
 
 
 def walked(root: Path, since: Walk | None = None) -> Walk | None:

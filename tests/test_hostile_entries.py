@@ -21,15 +21,16 @@ from pathlib import Path
 
 import pytest
 from conftest import FIXTURES, ROOT
-
-from generator import apicheck, diagnose, serve
-from generator.build import build
-from generator.corpus import gather
-from generator.errors import NanopediaError
-from generator.gitdates import Dates
-from generator.load import MAX_BYTES, parse, read, read_file
-from generator.markdown import LABEL_BUDGET, PageEnv, label_cost, render
-from generator.validate import check_entry, check_tags
+from nanopedia.commands import serve
+from nanopedia.content import apicheck
+from nanopedia.content.corpus import gather
+from nanopedia.content.load import MAX_BYTES, parse, read, read_file
+from nanopedia.content.validate import check_entry, check_tags
+from nanopedia.diagnosis import scan as diagnose
+from nanopedia.errors import NanopediaError
+from nanopedia.incremental.gitdates import Dates
+from nanopedia.incremental.pipeline import build
+from nanopedia.site.markdown import LABEL_BUDGET, PageEnv, label_cost, render
 
 SITE_CONFIG = FIXTURES / "build-config" / "nanopedia.toml"
 DATES = {
@@ -207,7 +208,7 @@ def test_build_refuses_a_symlink_to_dev_zero_without_reading_it(tmp_corpus: Path
     (tmp_corpus / "zero.yaml").symlink_to("/dev/zero")
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     done = subprocess.run(
-        [sys.executable, "-m", "generator", "build", "--entries", "entries", "--out", "site",
+        [sys.executable, "-m", "nanopedia", "build", "--entries", "entries", "--out", "site",
          "--no-cache"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120,
         preexec_fn=_limit_memory)
     assert done.returncode == 1, done.stderr
@@ -224,7 +225,7 @@ def test_a_file_swapped_after_the_lstat_is_still_refused(tmp_path: Path,
     regular = tmp_path / "regular.yaml"
     regular.write_text("id: a\n")
     swapped = os.lstat(regular)
-    monkeypatch.setattr("generator.load.os.lstat", lambda *args, **kwargs: swapped)
+    monkeypatch.setattr("nanopedia.content.load.os.lstat", lambda *args, **kwargs: swapped)
     fifo = tmp_path / "fifo.yaml"
     os.mkfifo(fifo)
     fifo_guard(fifo)

@@ -15,17 +15,17 @@ from pathlib import Path
 import pytest
 from conftest import ROOT
 from gitscript import Repo
-
-from generator import background, gitdates, highlight, render
-from generator import build as build_module
-from generator import state as build_state
-from generator.build import Report, build
-from generator.cache import open_cache
-from generator.corpus import entry_files
-from generator.errors import NanopediaError
-from generator.gitdates import Dates
-from generator.theme_dir import THEME
-from generator.write import MARKER
+from nanopedia.content.corpus import entry_files
+from nanopedia.errors import NanopediaError
+from nanopedia.incremental import background, gitdates
+from nanopedia.incremental import pipeline as build_module
+from nanopedia.incremental import state as build_state
+from nanopedia.incremental.cache import open_cache
+from nanopedia.incremental.gitdates import Dates
+from nanopedia.incremental.pipeline import Report, build
+from nanopedia.incremental.write import MARKER
+from nanopedia.site import highlight, render
+from nanopedia.theme_dir import THEME
 
 SOURCE = ROOT / "entries"
 ENTRY = "nccl-watchdog-timeout"
@@ -377,7 +377,7 @@ def test_the_command_returns_before_its_state_is_saved_and_the_next_waits(
     """The console script leaves the state to a detached process; a build started right after
     waits for it, so it finds the site up to date."""
     shutil.copytree(SOURCE, tmp_path / "entries")
-    command = [sys.executable, "-m", "generator", "build"]
+    command = [sys.executable, "-m", "nanopedia", "build"]
     first = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, check=True)
     assert "built " in first.stderr, first.stderr
     second = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, check=True)

@@ -10,8 +10,7 @@ from pathlib import Path
 
 import pytest
 from conftest import ROOT
-
-from generator import listing
+from nanopedia.incremental import inputs as listing
 
 
 @pytest.fixture
@@ -41,7 +40,7 @@ def test_a_listing_names_the_entries_and_every_site_file(tree: tuple[Path, Path]
 PREFETCH = """
 import os, sys
 from pathlib import Path
-from generator import listing
+from nanopedia.incremental import inputs as listing
 forks = []
 real = os.fork
 os.fork = lambda: forks.append(1) or real()

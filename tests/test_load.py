@@ -9,10 +9,9 @@ import pytest
 import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
-from generator.errors import NanopediaError
-from generator.load import MAX_BYTES, MAX_DEPTH, decode, parse, read
-from generator.validate import check_entry
+from nanopedia.content.load import MAX_BYTES, MAX_DEPTH, decode, parse, read
+from nanopedia.content.validate import check_entry
+from nanopedia.errors import NanopediaError
 
 BILLION_LAUGHS = "a: &a ['lol','lol','lol','lol','lol','lol','lol','lol','lol']\n" + "".join(
     f"{chr(98 + i)}: &{chr(98 + i)} [*{chr(97 + i)},*{chr(97 + i)},*{chr(97 + i)},*{chr(97 + i)}]\n"

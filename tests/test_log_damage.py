@@ -11,9 +11,8 @@ from collections.abc import Callable
 
 import pytest
 from conftest import ROOT
-
-from generator import diagnose
-from generator.corpus import gather
+from nanopedia.content.corpus import gather
+from nanopedia.diagnosis import scan as diagnose
 
 sys.path.insert(0, str(ROOT / "bench"))
 from logcorpus import log_bytes, real_cases  # noqa: E402

@@ -9,9 +9,8 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-from generator import markdown
-from generator.markdown import PageEnv
+from nanopedia.site import markdown
+from nanopedia.site.markdown import PageEnv
 
 BENCH = Path(os.environ.get("NANOPEDIA_BENCH", "/tmp/nanopedia-bench"))
 

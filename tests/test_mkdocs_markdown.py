@@ -11,8 +11,7 @@ from urllib.parse import urlsplit
 
 import markdown
 import pytest
-
-from generator.mkdocs_markdown import block, code_span, fenced, heading, inline, text
+from nanopedia.mkdocs.markdown import block, code_span, fenced, heading, inline, text
 
 EXTENSIONS = ["toc", "tables", "fenced_code", "attr_list", "md_in_html", "def_list", "admonition",
               "abbr", "footnotes", "pymdownx.details", "pymdownx.snippets", "pymdownx.mark",
@@ -140,8 +139,8 @@ def test_headings_carry_the_sites_prefixed_ids() -> None:
     """A heading "Search" is `md-search` on the site; MkDocs' toc would call it `search`, an id
     the theme uses. The site's ids ride along as the heading's first child, unique on the page
     across every field rendered onto it (the plugin moves them onto the heading)."""
-    from generator.markdown import PageEnv
-    from generator.markdown import render as site_render
+    from nanopedia.site.markdown import PageEnv
+    from nanopedia.site.markdown import render as site_render
 
     ids: set[str] = set()
     first = block("# Search\n\ntext\n\n## Search *now*", resolve, ids=ids)

@@ -24,8 +24,7 @@ from urllib.parse import unquote, urlsplit
 
 import pytest
 from conftest import FIXTURES
-
-from generator.corpus import gather
+from nanopedia.content.corpus import gather
 
 CORPUS = FIXTURES / "corpus"
 STRICT_VALIDATION = """\

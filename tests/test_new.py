@@ -6,9 +6,8 @@ import re
 from pathlib import Path
 
 import pytest
-
-from generator.errors import CODES
-from generator.new import skeleton
+from nanopedia.commands.new import skeleton
+from nanopedia.errors import CODES
 
 
 @pytest.fixture

@@ -24,10 +24,9 @@ from pathlib import Path
 
 import pytest
 from conftest import ROOT
-
-from generator import __version__
-from generator.corpus import entry_files
-from generator.theme_dir import locate
+from nanopedia import __version__
+from nanopedia.content.corpus import entry_files
+from nanopedia.theme_dir import locate
 
 THEME = ROOT / "theme"
 THEME_FILES = sorted(p.relative_to(THEME).as_posix() for p in THEME.rglob("*") if p.is_file())
@@ -35,10 +34,15 @@ DIST = f"nanopedia-{__version__}"
 # Where each consumer of the theme looks, printed by the installed package.
 WHERE = """\
 import json
-import generator
-from generator import bundle, mkdocs_pages, new, render, serve, theme_dir
+import nanopedia
+from nanopedia.commands import bundle
+from nanopedia.mkdocs import pages as mkdocs_pages
+from nanopedia.commands import new
+from nanopedia.site import render
+from nanopedia.commands import serve
+from nanopedia import theme_dir
 print(json.dumps({
-    "package": generator.__file__, "theme": str(theme_dir.THEME), "render": str(render.THEME),
+    "package": nanopedia.__file__, "theme": str(theme_dir.THEME), "render": str(render.THEME),
     "mkdocs": str(mkdocs_pages.TEMPLATES), "skeleton": str(new.SKELETON),
     "serve": str(serve.SERVE_THEME), "single": str(bundle.SINGLE),
 }))
@@ -98,7 +102,7 @@ def installed(dists: Dists, tmp_path_factory: pytest.TempPathFactory) -> Install
 
 
 def test_locate_prefers_the_copy_inside_the_package(tmp_path: Path) -> None:
-    package = tmp_path / "generator"
+    package = tmp_path / "nanopedia"
     package.mkdir()
     assert locate(package) == tmp_path / "theme"
     (package / "theme").mkdir()
@@ -118,8 +122,8 @@ def test_sdist_and_wheel_carry_every_theme_file(dists: Dists) -> None:
     assert not missing, f"not in the sdist: {missing}"
 
     with zipfile.ZipFile(dists.wheel) as wheel:
-        shipped = {n.removeprefix("generator/theme/"): wheel.read(n) for n in wheel.namelist()
-                   if n.startswith("generator/theme/")}
+        shipped = {n.removeprefix("nanopedia/theme/"): wheel.read(n) for n in wheel.namelist()
+                   if n.startswith("nanopedia/theme/")}
     assert sorted(shipped) == THEME_FILES
     changed = [f for f in THEME_FILES if shipped[f] != (THEME / f).read_bytes()]
     assert not changed, f"differ from theme/ in the wheel: {changed}"
@@ -128,8 +132,8 @@ def test_sdist_and_wheel_carry_every_theme_file(dists: Dists) -> None:
 def test_installed_package_reads_only_its_installed_theme(installed: Installed,
                                                            tmp_path: Path) -> None:
     where = json.loads(installed.run(tmp_path, "python", "-c", WHERE))
-    theme = installed.site_packages / "generator" / "theme"
-    assert Path(where.pop("package")) == installed.site_packages / "generator" / "__init__.py"
+    theme = installed.site_packages / "nanopedia" / "theme"
+    assert Path(where.pop("package")) == installed.site_packages / "nanopedia" / "__init__.py"
     assert {k: Path(v) for k, v in where.items()} == {
         "theme": theme, "render": theme, "mkdocs": theme / "mkdocs",
         "skeleton": theme / "skeleton" / "entry.yaml", "serve": theme / "serve",
@@ -143,7 +147,7 @@ def test_installed_cli_builds_bundles_and_starts_an_entry(installed: Installed,
     ids = [p.stem for p in entry_files(tmp_path / "entries")]
     assert ids
 
-    installed.run(tmp_path, "python", "-m", "generator", "build", "--entries", "entries",
+    installed.run(tmp_path, "python", "-m", "nanopedia", "build", "--entries", "entries",
                   "--out", "site")
     site_dir = tmp_path / "site"
     pages = ["index.html", "search.html", "404.html", *(f"entries/{i}.html" for i in ids)]
@@ -182,7 +186,7 @@ def test_installed_mkdocs_plugin_builds_the_section(installed: Installed, tmp_pa
 def test_installed_diagnose_works_in_an_empty_directory(installed: Installed,
                                                          tmp_path: Path) -> None:
     """`pip install nanopedia && nanopedia diagnose job.log`: the wheel ships the entries."""
-    shipped = installed.site_packages / "generator" / "entries"
+    shipped = installed.site_packages / "nanopedia" / "entries"
     assert sorted(p.name for p in shipped.glob("*.yaml")) == sorted(
         p.name for p in (ROOT / "entries").glob("*.yaml"))
     (tmp_path / "job.log").write_text("[rank3]: ValueError: Must flatten tensors with uniform "

@@ -1,4 +1,4 @@
-"""The ranking rules as data (tests/cases/ranking.json), run through `generator.diagnose`.
+"""The ranking rules as data (tests/cases/ranking.json), run through `nanopedia.diagnosis.scan`.
 
 `tests/js/ranking.test.js` runs the same cases through the browser worker under `node --test`,
 so the two engines are proven to rank alike without a browser.
@@ -10,8 +10,7 @@ import json
 
 import pytest
 from conftest import ROOT
-
-from generator import diagnose
+from nanopedia.diagnosis import scan as diagnose
 
 CASES = json.loads((ROOT / "tests" / "cases" / "ranking.json").read_text())["cases"]
 

@@ -7,9 +7,9 @@ import io
 import json
 
 from conftest import FIXTURES
-
-from generator import diagnose, report
-from generator.corpus import gather
+from nanopedia.content.corpus import gather
+from nanopedia.diagnosis import report
+from nanopedia.diagnosis import scan as diagnose
 
 ERROR = "RuntimeError: expected scalar type BFloat16 but found Float"
 

@@ -11,9 +11,8 @@ from pathlib import Path
 
 import pytest
 from conftest import ROOT
-
-from generator import diagnose
-from generator.corpus import gather
+from nanopedia.content.corpus import gather
+from nanopedia.diagnosis import scan as diagnose
 
 ROOT_BLOCK = (
     "torch.distributed.elastic.multiprocessing.errors.ChildFailedError:\n"

@@ -14,10 +14,9 @@ from pathlib import Path
 
 import pytest
 from conftest import FIXTURES, ROOT
-
-from generator import search
-from generator.build import build
-from generator.corpus import gather
+from nanopedia.content.corpus import gather
+from nanopedia.incremental.pipeline import build
+from nanopedia.site import search
 
 HOSTILE_TITLE = 'Hostile </script><img src=x onerror="window.pwned=1"> title'
 

@@ -15,9 +15,10 @@ from typing import Any
 
 import pytest
 from conftest import ROOT
-
-from generator import __version__, bundle, search
-from generator.corpus import gather
+from nanopedia import __version__
+from nanopedia.commands import bundle
+from nanopedia.content.corpus import gather
+from nanopedia.site import search
 
 TOP = f"nanopedia-{__version__}"
 BOX = "#search-q"

@@ -53,7 +53,7 @@ def served(tmp_path: Path) -> Iterator[Served]:
     shutil.copytree(FIXTURES / "corpus", entries)
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     process = subprocess.Popen(
-        [sys.executable, "-m", "generator", "serve", "--port", "0", "--entries", "entries",
+        [sys.executable, "-m", "nanopedia", "serve", "--port", "0", "--entries", "entries",
          "--out", "site"],
         cwd=tmp_path, env=env, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True,
         # A runner started in the background by a shell ignores SIGINT, and so would serve:
@@ -161,7 +161,7 @@ def test_what_serve_built_is_remembered_when_it_stops(served: Served) -> None:
     served.printed("alpha-failure.yaml: rebuilt")
     served.process.send_signal(signal.SIGINT)
     assert served.process.wait(timeout=30) == 130
-    after = subprocess.run([sys.executable, "-m", "generator", "build", "--entries", "entries",
+    after = subprocess.run([sys.executable, "-m", "nanopedia", "build", "--entries", "entries",
                             "--out", "site"], cwd=served.entries.parent, capture_output=True,
                            text=True, env={**os.environ, "PYTHONPATH": str(ROOT)}, check=True)
     assert "site/ is up to date" in after.stderr, after.stderr
@@ -209,7 +209,7 @@ class Site:
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
-    from generator import serve
+    from nanopedia.commands import serve
 
     root = tmp_path_factory.mktemp("served")
     outside = root / "outside"
@@ -393,7 +393,7 @@ def test_a_stopped_serve_leaves_no_temporary_site(tmp_path: Path, sig: signal.Si
     scratch = tmp_path / "tmp"
     scratch.mkdir()
     env = {**os.environ, "PYTHONPATH": str(ROOT), "TMPDIR": str(scratch)}
-    process = subprocess.Popen([sys.executable, "-m", "generator", "serve", "--port", "0"],
+    process = subprocess.Popen([sys.executable, "-m", "nanopedia", "serve", "--port", "0"],
                                cwd=tmp_path, env=env, stderr=subprocess.PIPE,
                                stdout=subprocess.DEVNULL, text=True)
     assert process.stderr is not None

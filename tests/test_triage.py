@@ -15,9 +15,9 @@ from typing import Any
 
 import pytest
 from conftest import ROOT
-
-from generator import diagnose, triage, triage_report
-from generator.triage import Job, Skip, find_jobs, glob_regex
+from nanopedia.diagnosis import scan as diagnose
+from nanopedia.diagnosis import triage, triage_report
+from nanopedia.diagnosis.triage import Job, Skip, find_jobs, glob_regex
 
 sys.path.insert(0, str(ROOT / "bench"))
 from triage_bench import (  # noqa: E402
@@ -371,7 +371,7 @@ def test_the_core_never_imports_ray(tmp_path: Path) -> None:
     _write(tmp_path / "logs/a.log", ERROR)
     for name in ("tags.yaml", "fsdp-mixed-precision-error.yaml"):  # --entries: one entry
         _write(tmp_path / "entries" / name, (ROOT / "entries" / name).read_bytes())
-    code = ("import sys; from generator.cli import main; "
+    code = ("import sys; from nanopedia.cli import main; "
             f"main(['triage', '--jobs', '1', '--format', 'csv', '--entries', "
             f"{str(tmp_path / 'entries')!r}, {str(tmp_path / 'logs')!r}]); "
             "assert 'ray' not in sys.modules, 'ray imported'")

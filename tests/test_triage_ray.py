@@ -12,8 +12,7 @@ from pathlib import Path
 
 import pytest
 from conftest import ROOT
-
-from generator import triage
+from nanopedia.diagnosis import triage
 
 sys.path.insert(0, str(ROOT / "bench"))
 from test_triage import FLEET_CASES  # noqa: E402

@@ -14,16 +14,16 @@ from pathlib import Path
 
 import pytest
 from conftest import FIXTURES
-
-from generator import diagnose, verify
-from generator.model import Entry, Repro
+from nanopedia.commands import verify
+from nanopedia.diagnosis import scan as diagnose
+from nanopedia.model import Entry, Repro
 
 FAIL_LINE = "RuntimeError: expected scalar type BFloat16 but found Float"
 
 
 def _entry() -> Entry:
     """The fixture entry whose decisive fingerprint `scalar-type` matches FAIL_LINE."""
-    from generator.corpus import gather
+    from nanopedia.content.corpus import gather
 
     catalog, _ = gather(FIXTURES / "corpus")
     return next(e for e in catalog.entries if e.id == "alpha-failure")

@@ -18,8 +18,7 @@ import pytest
 import yaml
 from conftest import FIXTURES, ROOT
 from gitscript import Repo
-
-from generator.cli import parser
+from nanopedia.cli import parser
 
 WORKFLOWS = sorted((ROOT / ".github" / "workflows").glob("*.yml"))
 EXPRESSION = re.compile(r"\$\{\{\s*([^}]*?)\s*\}\}")

@@ -20,8 +20,7 @@ from pathlib import Path
 
 import pytest
 from conftest import ROOT
-
-from generator.build import build
+from nanopedia.incremental.pipeline import build
 
 NPM_DIR = ROOT / ".cache" / "npm"
 #: npm packages the tests use, pinned; bump the version here to update.

@@ -17,8 +17,8 @@ import base64, json, sys, tempfile
 from pathlib import Path
 sys.path.insert(0, "bench")
 from logcorpus import cases, materialise
-from generator import diagnose
-from generator.corpus import gather
+from nanopedia.diagnosis import scan as diagnose
+from nanopedia.content.corpus import gather
 
 entries = gather(Path("entries"))[0].entries
 matcher = diagnose.Matcher(entries)

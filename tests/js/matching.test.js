@@ -25,9 +25,9 @@ function py(script, input) {
 const caseData = py(`
 import json, sys
 from pathlib import Path
-from generator import diagnose
-from generator.corpus import load_entry
-from generator.model import Fingerprint
+from nanopedia.diagnosis import scan as diagnose
+from nanopedia.content.corpus import load_entry
+from nanopedia.model import Fingerprint
 src, _ = load_entry(Path("tests/fixtures/corpus/alpha-failure.yaml"))
 out = []
 for c in json.load(sys.stdin):
@@ -55,9 +55,9 @@ test('every pattern of entries/ matches its examples and their variants as RE2 d
   const checks = py(`
 import json, sys
 from pathlib import Path
-from generator import fingerprints
-from generator.load import read
-from generator.model import Fingerprint
+from nanopedia.content import fingerprints
+from nanopedia.content.load import read
+from nanopedia.model import Fingerprint
 out = []
 for path in sorted(Path("entries").glob("*.yaml")):
     for item in [] if path.name == "tags.yaml" else read(path).data.get("fingerprints", []):

@@ -12,7 +12,7 @@ const cases = JSON.parse(fs.readFileSync(path.join(root, 'tests/cases/ranking.js
 // The constants come from diagnose.export_data(), as the page's diagnose-data.js has them.
 const python = process.env.NANOPEDIA_PYTHON || path.join(root, '.venv/bin/python');
 const data = JSON.parse(execFileSync(python, ['-c',
-  'import json; from generator import diagnose; print(json.dumps(diagnose.export_data([])))'],
+  'import json; from nanopedia.diagnosis import scan as diagnose; print(json.dumps(diagnose.export_data([])))'],
   { cwd: root }));
 
 globalThis.self = globalThis;

@@ -1,4 +1,4 @@
-// The search index the build serializes (generator/search.py) is exactly what MiniSearch builds
+// The search index the build serializes (generator/site/search.py) is exactly what MiniSearch builds
 // in the browser from the same documents with the options of theme/static/search.js: every
 // repository entry, the fixture corpus, and documents made to trip a tokenizer (punctuation of
 // other scripts, case mappings, stop words, words that name Object's own properties, text
@@ -19,8 +19,8 @@ const MiniSearch = require(path.join(root, 'theme/static/vendor/minisearch/minis
 const built = JSON.parse(execFileSync(python, ['-c', `
 import json
 from pathlib import Path
-from generator import search
-from generator.corpus import gather
+from nanopedia.site import search
+from nanopedia.content.corpus import gather
 
 HOSTILE = [
     "Hostile </script><img src=x onerror='alert(1)'> \\\\ back\\\\slash \\"quoted\\"",

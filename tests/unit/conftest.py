@@ -6,10 +6,9 @@ from collections.abc import Callable
 
 import pytest
 from conftest import FIXTURES
-
-from generator.errors import Problem
-from generator.load import parse
-from generator.validate import Source, check_entry
+from nanopedia.content.load import parse
+from nanopedia.content.validate import Source, check_entry
+from nanopedia.errors import Problem
 
 Checker = Callable[..., tuple[Source | None, list[Problem]]]
 

@@ -1,4 +1,4 @@
-"""`generator/cache.py`: values come back as they were put, or not at all; damage is a miss."""
+"""`generator/incremental/cache.py`: values come back as they were put, or not at all; damage is a miss."""
 
 from __future__ import annotations
 
@@ -6,8 +6,16 @@ import os
 from pathlib import Path
 
 import pytest
-
-from generator.cache import KEEP_VERSIONS, Cache, Damaged, decode, encode, key, open_cache, stale
+from nanopedia.incremental.cache import (
+    KEEP_VERSIONS,
+    Cache,
+    Damaged,
+    decode,
+    encode,
+    key,
+    open_cache,
+    stale,
+)
 
 
 def test_a_key_depends_on_every_part_and_on_where_parts_split() -> None:

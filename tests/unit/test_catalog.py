@@ -1,4 +1,4 @@
-"""`generator/catalog.py` (and the gathering in `corpus.py`): linking the corpus into unique ids,
+"""`generator/content/catalog.py` (and the gathering in `corpus.py`): linking the corpus into unique ids,
 back links and the tag index, the same whatever order the entries come in."""
 
 from __future__ import annotations
@@ -6,10 +6,10 @@ from __future__ import annotations
 import itertools
 from pathlib import Path
 
-from generator.catalog import Node, link
-from generator.corpus import gather, load_entry
-from generator.load import parse
-from generator.model import Tag
+from nanopedia.content.catalog import Node, link
+from nanopedia.content.corpus import gather, load_entry
+from nanopedia.content.load import parse
+from nanopedia.model import Tag
 
 TAGS = {slug: Tag(title=slug.upper(), description=f"About {slug}.")
         for slug in ("bf16", "fsdp", "nccl")}

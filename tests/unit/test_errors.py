@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from generator.errors import (
+from nanopedia.errors import (
     CODES,
     Location,
     NanopediaError,

@@ -1,11 +1,10 @@
-"""`generator/fingerprints.py`: the portable subset's checker refuses what the browser's engine
+"""`generator/content/fingerprints.py`: the portable subset's checker refuses what the browser's engine
 and RE2 would read differently, and admits what both read alike."""
 
 from __future__ import annotations
 
 import pytest
-
-from generator.fingerprints import portable_error
+from nanopedia.content.fingerprints import portable_error
 
 
 @pytest.mark.parametrize(("pattern", "reason"), [

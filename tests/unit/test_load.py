@@ -1,13 +1,12 @@
-"""`generator/load.py`: the size and nesting limits hold at exactly their boundary."""
+"""`generator/content/load.py`: the size and nesting limits hold at exactly their boundary."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
-
-from generator.errors import NanopediaError
-from generator.load import MAX_BYTES, MAX_DEPTH, decode, parse, read
+from nanopedia.content.load import MAX_BYTES, MAX_DEPTH, decode, parse, read
+from nanopedia.errors import NanopediaError
 
 
 def sized(size: int) -> bytes:

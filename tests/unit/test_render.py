@@ -1,4 +1,4 @@
-"""`generator/render.py` and the theme: pages rendered from view data, escaped, and each page
+"""`generator/site/render.py` and the theme: pages rendered from view data, escaped, and each page
 kind carrying the Content Security Policy it needs, asserted on the built pages themselves."""
 
 from __future__ import annotations
@@ -8,12 +8,11 @@ from pathlib import Path
 
 import pytest
 from conftest import FIXTURES
+from nanopedia.errors import NanopediaError
+from nanopedia.incremental.pipeline import build
+from nanopedia.site.render import render, static_files
+from nanopedia.site.views import Page
 from tools import page_types
-
-from generator.build import build
-from generator.errors import NanopediaError
-from generator.render import render, static_files
-from generator.views import Page
 
 BASE_POLICY = {
     "default-src": ["'none'"], "style-src": ["'self'"], "img-src": ["'self'"],

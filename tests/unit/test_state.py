@@ -1,4 +1,4 @@
-"""`generator/state.py`: what a build leaves for the next one comes back whole, or not at all; a
+"""`generator/incremental/state.py`: what a build leaves for the next one comes back whole, or not at all; a
 save after an edit rewrites only the part of it that changed."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ import shutil
 import threading
 from pathlib import Path
 
-from generator.cache import Cache
-from generator.state import BUCKET_MIN, VERSION, Kept, State, hold, load, save
+from nanopedia.incremental.cache import Cache
+from nanopedia.incremental.state import BUCKET_MIN, VERSION, Kept, State, hold, load, save
 
 SITE = "site-key"
 

@@ -1,4 +1,4 @@
-"""`generator/views.py`: the data each template gets, built from the corpus in one place."""
+"""`generator/site/views.py`: the data each template gets, built from the corpus in one place."""
 
 from __future__ import annotations
 
@@ -8,12 +8,11 @@ from datetime import UTC, datetime
 
 import pytest
 from conftest import FIXTURES
-
-from generator.catalog import Catalog
-from generator.config import Config
-from generator.corpus import gather
-from generator.gitdates import Dates
-from generator.views import (
+from nanopedia.config import Config
+from nanopedia.content.catalog import Catalog
+from nanopedia.content.corpus import gather
+from nanopedia.incremental.gitdates import Dates
+from nanopedia.site.views import (
     Suggestions,
     card,
     entry_page,

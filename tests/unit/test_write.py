@@ -1,4 +1,4 @@
-"""`generator/write.py`: the new site is put in place whole or not at all, nothing is written
+"""`generator/incremental/write.py`: the new site is put in place whole or not at all, nothing is written
 outside it, and nothing is left beside it."""
 
 from __future__ import annotations
@@ -12,9 +12,8 @@ from pathlib import Path
 
 import pytest
 from conftest import ROOT
-
-from generator.errors import NanopediaError
-from generator.write import MARKER, SiteLock, SiteWriter, recover, sweep
+from nanopedia.errors import NanopediaError
+from nanopedia.incremental.write import MARKER, SiteLock, SiteWriter, recover, sweep
 
 
 def tree(root: Path) -> dict[str, bytes]:
@@ -92,8 +91,8 @@ def test_a_failed_final_rename_leaves_no_site_and_nothing_beside_it(
 EXCHANGE = r'''
 import ctypes, errno, json, os, sys
 from pathlib import Path
-from generator.errors import NanopediaError
-from generator.write import SiteWriter
+from nanopedia.errors import NanopediaError
+from nanopedia.incremental.write import SiteWriter
 
 out, answer, rename_fails = Path(sys.argv[1]), int(sys.argv[2]), sys.argv[3] == "1"
 

@@ -1,0 +1,1 @@
+"""Commands built on the pipeline: `serve`, `bundle`, `new`, `diff` and `verify`."""

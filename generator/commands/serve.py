@@ -1,0 +1,432 @@
+"""`nanopedia serve`: build, serve on 127.0.0.1, rebuild on every save and reload open tabs.
+
+The site is built by `build.build` into its own folder (a temporary one unless `--out` is given),
+so each rebuild reuses the build cache: entries whose bytes did not change are not parsed,
+validated or rendered again. A watcher thread (watchfiles: inotify, no polling) rebuilds after
+each burst of saves under `entries/` or `theme/`; a template change clears the compiled templates.
+
+Pages are served as built, except that HTML responses get the snippet `theme/serve/live.html`
+before `</head>`: one external script (`/__live.js`), and nothing in the written site. Tabs learn
+about rebuilds by loading a script too, `/__live/state.js?seen=N`, which the server holds until
+there is news (or `POLL_S` passed): every page's CSP allows same-origin scripts, since it must
+allow `live.js` itself, while the diagnosis page forbids every connection (`connect-src 'none'`),
+an event stream included. So the preview keeps the published CSP to the byte. A failed build
+leaves the last good site in place, prints the located problems to the terminal and sends them to
+the browser, which shows them in an overlay; the next good build reloads the tab and the overlay
+is gone. The server keeps running through all of it.
+
+Only the built site is served, and only as files: a path is decoded strictly (malformed
+percent-encoding, NUL and control characters, `.` and `..` segments: 400; over `MAX_TARGET`
+bytes: 414), opened one segment at a time without following any symlink (a link, a FIFO or a
+device is not there: 404), a folder gives its `index.html` and never a listing, and a missing page
+gives the site's own `404.html`. Requests must name the server by its loopback address or
+`localhost` with its port (421 otherwise), so a page of another site cannot reach it by pointing
+a DNS name at 127.0.0.1.
+"""
+
+from __future__ import annotations
+
+import http.server
+import mimetypes
+import os
+import re
+import signal
+import socketserver
+import stat
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from types import FrameType
+from typing import Any
+from urllib.parse import parse_qs, unquote_to_bytes
+
+import jinja2
+from nanopedia.errors import NanopediaError, Problem
+from nanopedia.incremental import cache as build_cache
+from nanopedia.incremental import pipeline as build
+from nanopedia.site import render
+from watchfiles import Change, DefaultFilter, watch
+
+SERVE_THEME = render.THEME / "serve"
+LIVE_STATE = "/__live/state.js"
+"""The long-poll script a tab loads to hear of the next build (see the module docstring)."""
+LIVE_FILES = {"/__live.js": ("live.js", "text/javascript"), "/__live.css": ("live.css", "text/css")}
+"""Served from `theme/serve/`, outside the site's own paths."""
+POLL_S = 15.0
+"""How long a poll waits for news before the tab asks again."""
+MAX_TARGET = 4096
+"""Longest request target (path and query, in bytes) answered; longer ones get 414."""
+BACKLOG = 1024
+"""Connections the kernel queues before the server accepts them (the standard library's 5 made
+200 simultaneous requests wait 12.6 s for SYN retries)."""
+HOSTS = ("127.0.0.1", "localhost")
+"""The names a request may give in its Host header, each with the server's port."""
+_BAD_ESCAPE = re.compile(r"%(?![0-9A-Fa-f]{2})")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+_TYPES = {".js": "text/javascript", ".json": "application/json", ".xml": "application/xml",
+          ".md": "text/markdown", ".txt": "text/plain", ".css": "text/css",
+          ".html": "text/html", ".svg": "image/svg+xml", ".ico": "image/x-icon"}
+"""Content types of what a site holds; other names go through `mimetypes`."""
+
+
+@dataclass
+class State:
+    """What every open tab should show: the build number, or the problems of the last build."""
+
+    version: int = 0
+    """Number of the last good build; a tab that saw another number reloads."""
+    problems: list[dict[str, Any]] = field(default_factory=list)
+    """Problems of the last build when it failed, else empty."""
+    serial: int = 0
+    """Counts every publication, so each poll knows when it has news."""
+    changed: threading.Condition = field(default_factory=threading.Condition)
+
+    def publish(self, problems: list[Problem]) -> None:
+        with self.changed:
+            if problems:
+                self.problems = [p.as_dict() | {"text": str(p)} for p in problems]
+            else:
+                self.version += 1
+                self.problems = []
+            self.serial += 1
+            self.changed.notify_all()
+
+    def snapshot(self) -> dict[str, Any]:
+        """What a tab is told: the build, its problems, and the serial to poll with next."""
+        return {"version": self.version, "problems": self.problems, "serial": self.serial}
+
+
+class Server:
+    """One served site: a builder, an HTTP server and a watcher, all stopped by `close()`."""
+
+    def __init__(self, entries: Path, out: Path, config: Path | None, port: int,
+                 log: Callable[[str], None]) -> None:
+        self.entries, self.out, self.config, self.log = entries, out, config, log
+        self.state = State()
+        self.stop = threading.Event()
+        self._lock = threading.Lock()
+        self.snippet = (SERVE_THEME / "live.html").read_bytes()
+        self.httpd = _HTTPServer(("127.0.0.1", port), _handler(self))
+        self.port = self.httpd.server_address[1]
+        self.hosts = frozenset(f"{name}:{self.port}" for name in HOSTS)
+        """The Host headers answered."""
+        self._serving = False
+
+    def rebuild(self, reason: str, changed: set[Path] | None = None) -> None:
+        """Build once; never raises, because the server must outlive any broken entry.
+        `changed` lists the entry files the watcher saw change (None: look at all)."""
+        with self._lock:
+            start = time.perf_counter()
+            try:
+                report = build.build(self.entries, self.out, self.config, changed=changed)
+            except NanopediaError as err:
+                self.log(f"{err}\n{len(err.problems)} problem(s); the last good site is served")
+                self.state.publish(err.problems)
+                return
+            except Exception as err:  # noqa: BLE001 - a bug must not take the server down
+                self.log(f"build failed: {type(err).__name__}: {err}")
+                return
+            seconds = time.perf_counter() - start
+            for warning in report.warnings:  # a `.yml` file not read, as `build` says
+                self.log(str(warning))
+            self.log(f"{reason}: rebuilt {report.entries} entries in {seconds:.2f}s "
+                     f"({report.reused} from cache)")
+            self.state.publish([])
+
+    def watch(self) -> None:
+        """Rebuild after each burst of changes until `stop` is set."""
+        theme = render.THEME
+        editor_files = DefaultFilter()  # swap files, backups, VCS folders
+
+        def relevant(change: Change, path: str) -> bool:
+            where = Path(path)
+            return editor_files(change, path) and (theme in where.parents
+                                                   or where.suffix == ".yaml")
+
+        for changes in watch(self.entries, theme, watch_filter=relevant, stop_event=self.stop,
+                             step=20, debounce=400, raise_interrupt=False):
+            paths = sorted({Path(p) for _, p in changes})
+            entries: set[Path] | None = set(paths)
+            if any(theme in p.parents for p in paths):  # templates compile once per process
+                render.environment.cache_clear()
+                _pages.cache_clear()
+                build_cache.code_version.cache_clear()
+                entries = None
+            names = ", ".join(p.name for p in paths[:3]) + (" ..." if len(paths) > 3 else "")
+            self.rebuild(f"changed {names}", entries)
+
+    def start(self, watching: bool = True) -> None:
+        """Serve and watch in background threads (the first build has already run); without
+        `watching`, only serve (a test or a benchmark that must not rebuild)."""
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+        self._serving = True
+        if watching:
+            threading.Thread(target=self.watch, daemon=True).start()
+
+    def close(self) -> None:
+        self.stop.set()
+        with self.state.changed:
+            self.state.changed.notify_all()
+        if self._serving:  # `shutdown` waits for a `serve_forever` that never ran otherwise
+            self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+class _HTTPServer(socketserver.ThreadingMixIn, http.server.HTTPServer):
+    daemon_threads = True  # open polls must not keep the process alive
+    allow_reuse_address = True
+    request_queue_size = BACKLOG
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A tab that went away (a reload, a closed window) is not an error worth a traceback."""
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
+
+
+class BadTarget(ValueError):
+    """A request target that names no file: the status to answer with, and why."""
+
+    def __init__(self, status: int, reason: str) -> None:
+        super().__init__(reason)
+        self.status = status
+
+
+def segments(path: str) -> list[str]:
+    """The decoded segments of a URL path, or `BadTarget`: strict UTF-8 percent-decoding, no
+    NUL or other control character, no `.` or `..` segment (a browser never sends one)."""
+    if not path.startswith("/"):
+        raise BadTarget(400, "the path must start with /")
+    if _BAD_ESCAPE.search(path):
+        raise BadTarget(400, "malformed percent-encoding")
+    try:
+        text = unquote_to_bytes(path).decode("utf-8")
+    except UnicodeDecodeError:
+        raise BadTarget(400, "the path is not UTF-8") from None
+    if _CONTROL.search(text):
+        raise BadTarget(400, "a control character in the path")
+    parts = [p for p in text.split("/") if p]
+    if any(p in (".", "..") for p in parts):
+        raise BadTarget(400, "a '.' or '..' segment in the path")
+    return parts
+
+
+@dataclass(frozen=True, slots=True)
+class Found:
+    """A file of the site, read."""
+
+    name: str
+    """Its file name, which decides its content type (`index.html` for a folder)."""
+    body: bytes
+    folder: bool
+    """Whether the path named a folder (served as its `index.html`)."""
+
+
+_OPEN = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK  # a FIFO must not block
+
+
+def read_inside(root: Path, parts: list[str]) -> Found | None:
+    """The regular file at `root/parts...` (a folder: its `index.html`), opened one segment at a
+    time relative to the one before and never through a symlink, so nothing outside `root` can
+    be reached, not even by a link swapped in meanwhile. None when there is no such file, or the
+    way passes a symlink, a FIFO, a device or anything but folders and one regular file."""
+    try:
+        fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        for part in parts:
+            fd = _step(fd, part)  # inside a file: ENOTDIR
+        folder = stat.S_ISDIR(os.fstat(fd).st_mode)
+        if folder:
+            fd = _step(fd, "index.html")
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        with os.fdopen(os.dup(fd), "rb") as file:
+            body = file.read()
+        return Found("index.html" if folder else parts[-1], body, folder)
+    except OSError:  # ENOENT, ELOOP (a symlink), ENOTDIR, ENAMETOOLONG, EACCES...
+        return None
+    finally:
+        os.close(fd)
+
+
+def _step(fd: int, part: str) -> int:
+    """Open `part` inside the folder `fd` without following a symlink; `fd` is closed once the
+    new one is open (and left open, for the caller to close, when that fails)."""
+    opened = os.open(part, _OPEN, dir_fd=fd)
+    os.close(fd)
+    return opened
+
+
+def content_type(name: str) -> str:
+    suffix = Path(name).suffix.lower()
+    kind = _TYPES.get(suffix) or mimetypes.guess_type(name)[0] or "application/octet-stream"
+    text = kind.startswith("text/") or kind in ("application/json", "application/xml",
+                                                  "image/svg+xml")
+    return f"{kind}; charset=utf-8" if text else kind
+
+
+@cache
+def _pages() -> jinja2.Environment:
+    """The server's own pages and scripts (`theme/serve/`): the error page and the poll's
+    answer; compiled once, cleared when the theme changes."""
+    return jinja2.Environment(
+        loader=jinja2.FileSystemLoader(SERVE_THEME),
+        autoescape=jinja2.select_autoescape(("html",)),
+        undefined=jinja2.StrictUndefined,
+        keep_trailing_newline=True,
+    )
+
+
+def _handler(server: Server) -> type[http.server.BaseHTTPRequestHandler]:
+    """Files of the built site (never a listing, never through a symlink), the site's 404 page,
+    and the live-reload poll and script."""
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def version_string(self) -> str:
+            return "nanopedia-serve"
+
+        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib name
+            """Requests are not news; the terminal is for builds and problems."""
+
+        def do_GET(self) -> None:  # noqa: N802 - stdlib name
+            self._answer()
+
+        def do_HEAD(self) -> None:  # noqa: N802 - stdlib name
+            self._answer()
+
+        def send_error(self, code: int, message: str | None = None,
+                       explain: str | None = None) -> None:
+            """Every error the standard library answers itself (a bad request line, too many
+            headers, an unknown method) gets the server's page too, never Python's."""
+            self.close_connection = True
+            self._error(code, message or self.responses.get(code, ("Error",))[0])
+
+        def _answer(self) -> None:
+            hosts = self.headers.get_all("Host") or []
+            if len(hosts) != 1:
+                return self._error(400, "a request must name its host once")
+            if hosts[0].lower() not in server.hosts:
+                return self._error(421, "this server answers only to "
+                                   + " or ".join(sorted(server.hosts)))
+            if len(self.path.encode("utf-8", "surrogateescape")) > MAX_TARGET:
+                return self._error(414, f"the address is longer than {MAX_TARGET} bytes")
+            path, _, query = self.path.partition("?")
+            try:
+                parts = segments(path)
+            except BadTarget as bad:
+                return self._error(bad.status, str(bad))
+            if path == LIVE_STATE:
+                return self._poll(query)
+            if path in LIVE_FILES:
+                name, kind = LIVE_FILES[path]
+                return self._send(200, (SERVE_THEME / name).read_bytes(), kind)
+            # Hidden files are the build's bookkeeping (`.nanopedia-site`), not pages.
+            hidden = any(p.startswith(".") for p in parts)
+            found = None if hidden else read_inside(server.out, parts)
+            if found is not None and found.folder and not path.endswith("/"):
+                return self._redirect(path + "/" + (f"?{query}" if query else ""))
+            if found is None and not (server.out / "index.html").is_file() \
+                    and (not parts or parts[-1].endswith(".html")):
+                waiting = (SERVE_THEME / "waiting.html").read_bytes()  # no good build yet
+                return self._send(200, _inject(waiting, server.snippet), content_type("page.html"))
+            if found is None:
+                return self._error(404, "there is no page at this address")
+            body = found.body
+            if found.name.endswith(".html"):
+                body = _inject(body, server.snippet)
+            self._send(200, body, content_type(found.name))
+
+        def _error(self, code: int, reason: str) -> None:
+            """The site's `404.html` for a missing page, else the server's error page; both
+            with the live snippet, so the tab reloads with the next build."""
+            page = read_inside(server.out, ["404.html"]) if code == 404 else None
+            body = page.body if page is not None else _pages().get_template(
+                "error.html").render(code=code, title=self.responses.get(code, ("Error",))[0],
+                                     reason=reason).encode()
+            self._send(code, _inject(body, server.snippet), content_type("page.html"))
+
+        def _redirect(self, location: str) -> None:
+            self.send_response(301)
+            self.send_header("Location", location)
+            self.send_header("Content-Length", "0")
+            self._headers()
+
+        def _send(self, code: int, body: bytes, kind: str) -> None:
+            self.send_response(code)
+            self.send_header("Content-Type", kind)
+            self.send_header("Content-Length", str(len(body)))
+            self._headers()
+            if self.command != "HEAD":
+                self.wfile.write(body)
+
+        def _headers(self) -> None:
+            self.send_header("Cache-Control", "no-store")
+            self.send_header("X-Content-Type-Options", "nosniff")
+            self.end_headers()
+
+        def _poll(self, query: str) -> None:
+            """The state as a script, once it differs from the serial the tab saw (at once for
+            a first poll), or after `POLL_S` without news."""
+            try:
+                seen = int(parse_qs(query).get("seen", ["-1"])[0])
+            except ValueError:
+                return self._error(400, "'seen' must be a number")
+            state = server.state
+            with state.changed:
+                if state.serial == seen and not server.stop.is_set():
+                    state.changed.wait(POLL_S)
+                snapshot = state.snapshot()
+            body = _pages().get_template("state.js").render(state=snapshot).encode()
+            self._send(200, body, content_type("state.js"))
+
+    return Handler
+
+
+def _inject(page: bytes, snippet: bytes) -> bytes:
+    """The page with the live-reload snippet before `</head>` (or unchanged without one)."""
+    head, found, rest = page.partition(b"</head>")
+    return head + snippet + found + rest if found else page
+
+
+@contextmanager
+def _stopped_by_signals() -> Iterator[None]:
+    """SIGTERM and SIGHUP end `serve` as Ctrl-C does (KeyboardInterrupt), so every `finally`
+    and `with` on the way out runs: the server closes and the temporary site is deleted. Only
+    the main thread can install handlers; elsewhere (a test) nothing changes."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def interrupt(signum: int, frame: FrameType | None) -> None:
+        raise KeyboardInterrupt(signal.Signals(signum).name)
+
+    before = {s: signal.signal(s, interrupt) for s in (signal.SIGTERM, signal.SIGHUP)}
+    try:
+        yield
+    finally:
+        for sig, handler in before.items():
+            signal.signal(sig, handler)
+
+
+def serve(entries: Path, out: Path, config: Path | None, port: int,
+          log: Callable[[str], None], ready: Callable[[int], None]) -> None:
+    """Build, then serve and rebuild until interrupted (Ctrl-C, SIGTERM or SIGHUP end it with
+    KeyboardInterrupt)."""
+    with _stopped_by_signals():
+        server = Server(entries, out, config, port, log)
+        try:
+            server.rebuild("first build")
+            server.start()
+            ready(server.port)
+            # Short waits: a Ctrl-C the kernel hands to another thread (the watcher's, say) only
+            # sets a flag, which this thread sees when it next wakes; a long wait did not notice.
+            while not server.stop.wait(0.5):
+                pass
+        finally:
+            server.close()

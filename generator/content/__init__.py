@@ -1,0 +1,2 @@
+"""Entries in: reading, validating and linking the YAML files of `entries/`. Pure: no
+caches, git or processes."""

@@ -1,0 +1,645 @@
+"""Per-file validation: plain YAML data to a typed `Entry`, with every problem located.
+
+The model in `model.py` decides what is valid; this module only translates pydantic's findings into
+located, hinted `Problem`s and adds the checks a type cannot express (id equals file name, causes
+that exist, python that parses, link schemes, fingerprints that match their examples).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any, Literal, get_args, get_origin
+
+from nanopedia.content import apicheck, fingerprints
+from nanopedia.content.load import Document, Path_, dotted
+from nanopedia.errors import Location, Problem, problem, suggest
+from nanopedia.model import MAX_ID, MAX_SCRIPT_LINES, SLUG_PATTERN, Entry, Tag
+from nanopedia.site.markdown import (
+    LABEL_BUDGET,
+    is_protocol_relative,
+    is_safe_link,
+    label_cost,
+    link_scheme,
+    links,
+)
+from pydantic import BaseModel, ValidationError
+
+_KIND = {
+    "string_type": "text",
+    "list_type": "a list",
+    "model_type": "a mapping",
+    "dict_type": "a mapping",
+    "model_attributes_type": "a mapping",
+    "bool_type": "true or false",
+    "bool_parsing": "true or false",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Source:
+    """A validated entry with the document it came from, so later stages can locate problems."""
+
+    entry: Entry
+    doc: Document
+
+    def at(self, *path: str | int, key: bool = False) -> tuple[int, int]:
+        return self.doc.position(path, key=key)
+
+
+_SLUG = re.compile(SLUG_PATTERN)
+
+#: How `nanopedia new` marks a value a human must write; `check` reports each one (E060).
+PLACEHOLDER = "TODO"
+
+RESERVED_NAMES = frozenset(
+    {"con", "prn", "aux", "nul", *(f"{d}{n}" for d in ("com", "lpt") for n in range(10))}
+)
+"""File names Windows reserves whatever their extension (`con.html` too): an entry id, alias or
+tag with one of them is a page no Windows checkout, unzip or browser download can hold."""
+
+
+def reserved_problem(doc: Document, where: Path_, name: str, what: str,
+                     key: bool = False) -> Problem | None:
+    """The refusal of an id, alias or tag that Windows reserves as a file name, or None."""
+    if name.lower() not in RESERVED_NAMES:
+        return None
+    return problem(
+        doc.path,
+        *doc.position(where, key=key),
+        "E013",
+        f"'{name}' cannot be {what}: Windows reserves the file name '{name}' (any extension)",
+        f"add a word, e.g. '{name}-failure'; con, prn, aux, nul, com0-com9 and lpt0-lpt9 "
+        "cannot be file names on Windows",
+    )
+
+
+def _slugify(text: str) -> str:
+    words = "".join(c if c.isascii() and c.isalnum() else " " for c in text.lower()).split()
+    return "-".join(words)[:MAX_ID] or "fsdp-oom"
+
+
+def _model_at(model: type[BaseModel], path: Path_) -> type[BaseModel] | None:
+    """The model class that owns the mapping at `path`, for listing its fields in hints."""
+    current: Any = model
+    for part in path:
+        if isinstance(part, int):
+            continue
+        field = current.model_fields.get(part) if isinstance(current, type) else None
+        if field is None:
+            return None
+        current = inner_model(field.annotation)
+    return current if isinstance(current, type) and issubclass(current, BaseModel) else None
+
+
+def inner_model(annotation: Any) -> Any:
+    """The model class inside a field's annotation (`list[X]`, `X | None`), or None."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    for arg in get_args(annotation):
+        found = inner_model(arg)
+        if found is not None:
+            return found
+    return None
+
+
+def schema_problems(
+    doc: Document,
+    model: type[BaseModel],
+    prefix: Path_ = (),
+    data: Any = None,
+    skip: frozenset[Path_] = frozenset(),
+) -> tuple[Any, list[Problem]]:
+    """Validate `data` (default: the whole document) found at `prefix` in `doc` against `model`.
+
+    Returns the instance (or None) and located problems. Errors at or below a path in `skip` are
+    left out: they are already reported (a placeholder is not also "not a valid id").
+    """
+    try:
+        return model.model_validate(doc.data if not prefix else data), []
+    except ValidationError as err:
+        return None, [
+            _translate(doc, model, prefix, e)
+            for e in err.errors(include_url=False)
+            if not _under(prefix + tuple(e["loc"]), skip)
+        ]
+
+
+def _under(path: Path_, roots: frozenset[Path_]) -> bool:
+    """True when `path` is one of `roots` or lies inside one."""
+    return any(path[:n] in roots for n in range(1, len(path) + 1))
+
+
+def placeholder_problems(doc: Document) -> dict[Path_, Problem]:
+    """Every value still holding a `TODO` stub written by `nanopedia new`, as "fill in" problems.
+
+    The skeleton passes the schema wherever it can, so these are the only findings on a fresh
+    entry; the hint is the field's own documentation, so the contributor learns what to write.
+    """
+    found: dict[Path_, Problem] = {}
+
+    def walk(value: Any, path: Path_) -> None:
+        if isinstance(value, dict):
+            for key, item in value.items():
+                walk(item, (*path, key))
+        elif isinstance(value, list):
+            for i, item in enumerate(value):
+                walk(item, (*path, i))
+        elif isinstance(value, str) and value.lstrip().startswith(PLACEHOLDER):
+            names = [i for i, part in enumerate(path) if isinstance(part, str)]
+            owner = _model_at(Entry, path[: names[-1]]) if names else None
+            field = owner.model_fields.get(str(path[names[-1]])) if owner else None
+            about = " ".join((field.description or "").split()) if field else ""
+            if field is not None and get_origin(field.annotation) is Literal:
+                about += f" One of: {', '.join(get_args(field.annotation))}."
+            line, col = doc.position(path)
+            if path in doc.blocks:  # point at the TODO itself, not at the `|` before it
+                line, col = line + 1, 1
+            found[path] = problem(
+                doc.path,
+                line,
+                col,
+                "E060",
+                f"'{dotted(path)}' is still a placeholder from `nanopedia new`",
+                f"fill in: {about}" if about else "fill in a value or remove the line",
+            )
+
+    walk(doc.data, ())
+    return found
+
+
+def _translate(doc: Document, model: type[BaseModel], prefix: Path_, err: Any) -> Problem:
+    """One pydantic error as a located problem with a message a contributor can act on."""
+    rel: Path_ = tuple(err["loc"])
+    loc: Path_ = prefix + rel
+    kind = err["type"]
+    name = dotted(loc)
+    ctx = err.get("ctx") or {}
+    value = err.get("input")
+    line, col = doc.position(loc, key=kind == "extra_forbidden")
+    fail = lambda code, msg, hint=None: problem(doc.path, line, col, code, msg, hint)  # noqa: E731
+    if kind == "extra_forbidden":
+        owner = _model_at(model, rel[:-1])
+        known = list(owner.model_fields) if owner else []
+        hint = suggest(str(loc[-1]), known) or (
+            f"known fields: {', '.join(known)}" if known else None
+        )
+        return fail("E010", f"unknown field '{name}'", hint)
+    if kind == "missing":
+        line, col = doc.position(loc[:-1])
+        field = loc[-1]
+        return problem(
+            doc.path,
+            line,
+            col,
+            "E011",
+            f"missing required field '{name}'",
+            f"add '{field}:' here (see entries/README.md)",
+        )
+    if value is None and kind in ("string_type", "list_type", "model_type", "dict_type"):
+        return fail("E012", f"'{name}' is empty", f"give '{loc[-1]}' a value or remove the line")
+    if kind in _KIND:
+        shown = (
+            "text"
+            if isinstance(value, str)
+            else ("a list" if isinstance(value, list) else "a mapping")
+        )
+        return fail("E012", f"'{name}' must be {_KIND[kind]}, not {shown}", None)
+    if kind == "string_too_short":
+        if not str(value).strip():
+            return fail("E012", f"'{name}' is empty", f"give '{loc[-1]}' a value")
+        return fail("E013", f"'{name}' is too short (at least {ctx.get('min_length')} characters)")
+    if kind == "string_too_long":
+        return fail(
+            "E013",
+            f"'{name}' is too long ({len(str(value))} characters, at most {ctx.get('max_length')})",
+            "shorten it or move detail elsewhere",
+        )
+    if kind == "too_short":
+        return fail("E012", f"'{name}' needs at least {ctx.get('min_length')} item(s)")
+    if kind == "too_long":
+        return fail("E013", f"'{name}' has too many items (at most {ctx.get('max_length')})")
+    if kind == "string_pattern_mismatch":
+        if loc[-1] == "url":
+            return fail(
+                "E015",
+                f"reference URL '{value}' is not an https URL",
+                "use the https:// address of the page",
+            )
+        if ctx.get("pattern") == SLUG_PATTERN:
+            return fail(
+                "E013",
+                f"'{value}' is not a valid id for '{name}'",
+                f"use lower-case words joined by hyphens, e.g. '{_slugify(str(value))}'",
+            )
+        return fail("E013", f"'{name}' does not match {ctx.get('pattern')}")
+    if kind in ("greater_than_equal", "less_than_equal"):
+        bound = ctx.get("ge", ctx.get("le"))
+        side = "at least" if kind == "greater_than_equal" else "at most"
+        return fail("E013", f"'{value}' is not allowed for '{name}': {side} {bound}")
+    if kind == "int_parsing":
+        return fail("E012", f"'{name}' must be a whole number, not '{value}'")
+    if kind == "literal_error":
+        allowed = [
+            a.strip().strip("'")
+            for a in str(ctx.get("expected", "")).replace(" or ", ", ").split(",")
+            if a.strip()
+        ]
+        hint = suggest(str(value), allowed) or f"expected one of: {', '.join(allowed)}"
+        return fail("E013", f"'{value}' is not an allowed value for '{name}'", hint)
+    return fail("E012", f"'{name}': {err['msg']}")
+
+
+def check_entry(doc: Document, stem: str) -> tuple[Source | None, list[Problem]]:
+    """Validate one parsed entry file; `stem` is its file name without `.yaml`."""
+    if not isinstance(doc.data, dict):
+        return None, [
+            problem(
+                doc.path,
+                1,
+                1,
+                "E012",
+                "an entry must be a YAML mapping",
+                "start with 'id: <file-name>'",
+            )
+        ]
+    stubs = placeholder_problems(doc)
+    entry, found = schema_problems(doc, Entry, skip=frozenset(stubs))
+    found = [*stubs.values(), *found]
+    if entry is None:
+        return None, found
+    costly = {where: p for where, text in markdown_fields(entry)
+              if (p := label_problem(doc, where, text)) is not None}
+    source = Source(entry, doc)
+    found.extend(costly.values())
+    found.extend(_entry_rules(source, stem, frozenset(costly)))
+    # Every later stage parses the markdown again (links, pages, search): not such text.
+    return (None if costly else source), found
+
+
+def _entry_rules(src: Source, stem: str, costly: frozenset[Path_]) -> Iterator[Problem]:
+    """The rules a type cannot express, each located at the value it is about; the markdown
+    fields in `costly` are not parsed."""
+    e, path = src.entry, src.doc.path
+
+    def at(*where: str | int, key: bool = False) -> tuple[str, int, int]:
+        return (path, *src.at(*where, key=key))
+
+    for where, name, what in (("id",), e.id, "an id"), *(
+            (("aliases", i), a, "an alias") for i, a in enumerate(e.aliases)):
+        reserved = reserved_problem(src.doc, where, name, what)
+        if reserved is not None:
+            yield reserved
+    if e.id != stem:
+        yield problem(
+            *at("id"),
+            "E014",
+            f"id '{e.id}' does not match the file name '{stem}.yaml'",
+            f"rename the file to '{e.id}.yaml' or set 'id: {stem}'",
+        )
+    causes = [c.id for c in e.root_causes]
+    yield from _duplicates(causes, lambda i: at("root_causes", i, "id"), "root cause")
+    yield from _duplicates(
+        [f.id for f in e.fingerprints], lambda i: at("fingerprints", i, "id"), "fingerprint"
+    )
+    for i, symptom in enumerate(e.symptoms):
+        if symptom.cause not in causes:
+            yield problem(
+                *at("symptoms", i, "cause"),
+                "E022",
+                f"symptom points to unknown root cause '{symptom.cause}'",
+                suggest(symptom.cause, causes) or f"root causes: {', '.join(causes)}",
+            )
+    for i, ex in enumerate(e.code_examples):
+        if ex.language == "python":
+            yield from _python_problems(src, i)
+    for where, text in markdown_fields(e):
+        if where not in costly:
+            yield from link_problems(src.doc, where, text)
+    for i in range(len(e.fingerprints)):
+        yield from _fingerprint_problems(src, i, causes)
+    yield from _duplicates([r.id for r in e.repro], lambda i: at("repro", i, "id"), "repro")
+    for i in range(len(e.repro)):
+        yield from _repro_problems(src, i)
+
+
+def _repro_problems(src: Source, i: int) -> Iterator[Problem]:
+    """A repro's scripts parse and stay short, and it names fingerprints the entry has."""
+    repro, path = src.entry.repro[i], src.doc.path
+    known = [f.id for f in src.entry.fingerprints]
+    for j, name in enumerate(repro.shows):
+        if name not in known:
+            yield problem(
+                path,
+                *src.at("repro", i, "shows", j),
+                "E027",
+                f"repro '{repro.id}' names unknown fingerprint '{name}'",
+                suggest(name, known) or (f"fingerprints: {', '.join(known)}" if known
+                                         else "this entry has no fingerprints yet"),
+            )
+    if repro.expect == "warning" and not repro.shows:
+        yield problem(
+            path,
+            *src.at("repro", i, "expect"),
+            "E013",
+            f"repro '{repro.id}' expects a warning but names no fingerprint in 'shows'",
+            "name the fingerprints of the warning the broken run prints",
+        )
+    for side in ("broken", "fixed"):
+        code = getattr(repro, side)
+        where = ("repro", i, side)
+        lines = code.count("\n") + (not code.endswith("\n"))
+        if lines > MAX_SCRIPT_LINES:
+            yield problem(
+                path,
+                *src.at(*where),
+                "E013",
+                f"repro '{repro.id}': the {side} script has {lines} lines; at most "
+                f"{MAX_SCRIPT_LINES}",
+                "a repro shows one failure: cut everything the failure does not need",
+            )
+        yield from _parse_problems(src, where, code, f"repro '{repro.id}' {side} script")
+
+
+def checked_with_problem(src: Source) -> Problem | None:
+    """The warning `check` gives an entry that does not say which releases it was checked
+    against (not a build problem: the site is still right, only less trustworthy)."""
+    if src.entry.checked_with:
+        return None
+    return Problem(
+        Location(src.doc.path, *src.at("id")),
+        "E061",
+        "the entry does not say which releases its claims were checked against",
+        "add 'checked_with:' with library: version lines, e.g. 'torch: 2.13.0'",
+        "warning",
+    )
+
+
+def _duplicates(ids: list[str], where: Any, what: str) -> Iterator[Problem]:
+    seen: set[str] = set()
+    for i, ident in enumerate(ids):
+        if ident in seen:
+            yield problem(
+                *where(i),
+                "E026",
+                f"duplicate {what} id '{ident}'",
+                "ids must be unique within the entry",
+            )
+        seen.add(ident)
+
+
+def markdown_fields(e: Entry) -> Iterator[tuple[Path_, str]]:
+    """Every markdown field of an entry with its path, for link checks and rendering."""
+    yield ("summary",), e.summary
+    yield ("mechanism",), e.mechanism
+    for i, c in enumerate(e.root_causes):
+        yield ("root_causes", i, "explanation"), c.explanation
+    for i, s in enumerate(e.symptoms):
+        yield ("symptoms", i, "text"), s.text
+    for i, a in enumerate(e.affected_systems):
+        yield ("affected_systems", i, "name"), a.name
+        if a.versions:
+            yield ("affected_systems", i, "versions"), a.versions
+        if a.notes:
+            yield ("affected_systems", i, "notes"), a.notes
+    for i, t in enumerate(e.confirm):
+        yield ("confirm", i), t
+    for i, f in enumerate(e.fix):
+        yield ("fix", i, "detail"), f.detail
+    for i, t in enumerate(e.prevention):
+        yield ("prevention", i), t
+    for i, x in enumerate(e.code_examples):
+        yield ("code_examples", i, "why"), x.why
+    for i, q in enumerate(e.faq):
+        yield ("faq", i, "answer"), q.answer
+
+
+def text_line(src: Source, where: Path_, offset: int) -> tuple[int, int]:
+    """The file position of line `offset` inside a scalar (block text starts a line later)."""
+    return doc_line(src.doc, where, offset)
+
+
+def doc_line(doc: Document, where: Path_, offset: int) -> tuple[int, int]:
+    """`text_line` in any document (the tag registry too)."""
+    line, col = doc.position(where)
+    if where in doc.blocks:
+        return line + 1 + offset, 1
+    return (line + offset, col) if offset else (line, col)
+
+
+def link_problems(doc: Document, where: Path_, text: str) -> Iterator[Problem]:
+    """Every link of a markdown field that `is_safe_link` refuses, at its line."""
+    for link in links(text):
+        if is_safe_link(link.href):
+            continue
+        line, col = doc_line(doc, where, link.line)
+        scheme = link_scheme(link.href)
+        if scheme is None and is_protocol_relative(link.href):
+            message = (f"protocol-relative link '{link.href[:60]}' is not allowed in "
+                       f"'{dotted(where)}': it points at another host (a file:// one from a "
+                       "bundle)")
+            hint = "write the https:// address in full, or a path without a leading '//'"
+        else:
+            message = f"link scheme '{scheme}:' is not allowed in '{dotted(where)}'"
+            hint = "use https://, mailto:, a #fragment or entry:<id>"
+        yield problem(doc.path, line, col, "E016", message, hint)
+
+
+def label_problem(doc: Document, where: Path_, text: str) -> Problem | None:
+    """The refusal of markdown whose `[` brackets would take the parser too long, or None."""
+    cost, opened = label_cost(text)
+    if opened < 0:
+        return None
+    offset = text.count("\n", 0, opened)
+    line, col = doc_line(doc, where, offset)
+    if where not in doc.blocks and offset == 0:
+        col += opened
+    unclosed = text.count("[") - text.count("]")
+    return problem(
+        doc.path,
+        line,
+        col,
+        "E013",
+        f"'{dotted(where)}' leaves too many '[' open: markdown looks for the ']' of each to the "
+        f"end of its paragraph ({cost:,} characters scanned, at most {LABEL_BUDGET:,})"
+        + (f"; {unclosed:,} more '[' than ']'" if unclosed > 0 else ""),
+        "close each '[' with ']', or write '\\[' for a bracket that is text",
+    )
+
+
+def _python_problems(src: Source, i: int) -> Iterator[Problem]:
+    code = src.entry.code_examples[i].code
+    yield from _parse_problems(src, ("code_examples", i, "code"), code, "python example")
+
+
+def _parse_problems(src: Source, where: Path_, code: str, what: str) -> Iterator[Problem]:
+    if _parses(code):
+        return
+    try:
+        apicheck.parse(code)
+    except SyntaxError as err:
+        line, _ = text_line(src, where, (err.lineno or 1) - 1)
+        if err.lineno is None:  # the parser gave up (too deep): no line to name
+            message = f"{what} does not parse: {err.msg}"
+            hint = "write the expression with fewer nested operators, calls or brackets"
+        else:
+            message = f"{what} does not parse: {err.msg} (line {err.lineno} of the code)"
+            hint = "fix the code or set 'language' to the right value"
+        yield problem(src.doc.path, line, 1, "E017", message, hint)
+
+
+def _fingerprint_problems(src: Source, i: int, causes: list[str]) -> Iterator[Problem]:
+    fp = src.entry.fingerprints[i]
+    path = src.doc.path
+    if fp.cause is not None and fp.cause not in causes:
+        yield problem(
+            path,
+            *src.at("fingerprints", i, "cause"),
+            "E022",
+            f"fingerprint '{fp.id}' points to unknown root cause '{fp.cause}'",
+            suggest(fp.cause, causes) or f"root causes: {', '.join(causes)}",
+        )
+    reason = fingerprints.pattern_error(fp)
+    if reason:
+        yield problem(
+            path,
+            *src.at("fingerprints", i, "pattern"),
+            "E030",
+            f"fingerprint '{fp.id}': {reason}",
+            "see 'Fingerprints' in entries/README.md for the portable subset",
+        )
+        return
+    slow = fingerprints.backtracking_error(fp.pattern) or fingerprints.slowness_error(fp)
+    if slow:
+        yield problem(
+            path,
+            *src.at("fingerprints", i, "pattern"),
+            "E033",
+            f"fingerprint '{fp.id}': {slow}",
+            "anchor on the distinctive words of the message; avoid wide classes under counted "
+            "or nested repetition",
+        )
+    regex = fingerprints.compile_pattern(fp)
+    for j, line in enumerate(fp.must_match):
+        if regex.search(line) is None:
+            yield problem(
+                path,
+                *src.at("fingerprints", i, "must_match", j),
+                "E031",
+                f"fingerprint '{fp.id}' does not match this must_match line",
+                "loosen the pattern or fix the example",
+            )
+    for j, line in enumerate(fp.must_not_match):
+        if regex.search(line) is not None:
+            yield problem(
+                path,
+                *src.at("fingerprints", i, "must_not_match", j),
+                "E032",
+                f"fingerprint '{fp.id}' matches this must_not_match line",
+                "make the pattern more specific",
+            )
+
+
+def check_tags(doc: Document) -> tuple[dict[str, Tag], list[Problem]]:
+    """Validate the tag registry (slug to {title, description}) one tag at a time.
+
+    A bad tag is reported and left out; the others stay usable, so one typo in the registry does
+    not turn every entry's tags into errors.
+    """
+    if not isinstance(doc.data, dict):
+        return {}, [problem(doc.path, 1, 1, "E012", "the tag registry must be a mapping of tags")]
+    tags: dict[str, Tag] = {}
+    found: list[Problem] = []
+    for slug, body in doc.data.items():
+        if not _SLUG.fullmatch(slug) or len(slug) > MAX_ID:
+            found.append(
+                problem(
+                    doc.path,
+                    *doc.position((slug,), key=True),
+                    "E013",
+                    f"'{slug}' is not a valid tag name",
+                    f"use lower-case words joined by hyphens, e.g. '{_slugify(slug)}'",
+                )
+            )
+            continue
+        reserved = reserved_problem(doc, (slug,), slug, "a tag", key=True)
+        if reserved is not None:
+            found.append(reserved)
+            continue
+        tag, errs = schema_problems(doc, Tag, prefix=(slug,), data=body)
+        found.extend(errs)
+        if tag is None:
+            continue
+        where = (slug, "description")
+        costly = label_problem(doc, where, tag.description)
+        if costly is not None:  # left out, like a bad tag: its page would parse it again
+            found.append(costly)
+            continue
+        found.extend(link_problems(doc, where, tag.description))
+        tags[slug] = tag
+    return tags, found
+
+
+# Parsing line by line. `ast.parse` was a fifth of the per-entry work of a cold build, while code
+# examples share most of their lines. A program parses when each of its lines is a whole statement
+# or a block header, and the indentation is the one the grammar wants; each line is then parsed
+# once per process. Anything else (a bracket or string across lines, `else:`, a decorator, a tab)
+# is left to `ast.parse` of the whole code, which also words every error.
+_LINES: dict[str, bool] = {}
+"""Line without its indentation -> False: a statement on its own (`x = f(1)`, `if a: b`);
+True: a block header (`def f(x):`, parses when an indented `pass` follows)."""
+_LINES_MAX = 200_000
+_MAX_LEVELS = 50
+"""Deeper nesting is left to `ast.parse` (the tokenizer refuses 100 levels)."""
+
+
+def _parses(code: str) -> bool:
+    """True when `ast.parse(code)` certainly succeeds; False when unsure.
+
+    Each line starts the tokenizer afresh: a line that parses on its own closes every bracket and
+    string it opens and ends without a `\\`. Indentation is checked as the tokenizer does (spaces
+    only): deeper exactly after a header, else back to an enclosing level, no header last.
+    `__future__` is left out: `barry_as_FLUFL` changes how later lines parse."""
+    if "\r" in code or "__future__" in code:
+        return False
+    levels = [0]
+    header = False
+    for line in code.split("\n"):
+        body = line.lstrip(" ")
+        if not body or body[0] == "#":
+            continue  # blank lines and comments leave the indentation alone
+        if body[0].isspace() or body[-1] == "\\":
+            return False
+        indent = len(line) - len(body)
+        if header:
+            if indent <= levels[-1] or len(levels) >= _MAX_LEVELS:
+                return False
+            levels.append(indent)
+        else:
+            while indent < levels[-1]:
+                levels.pop()
+            if indent != levels[-1]:
+                return False
+        kind = _LINES.get(body)
+        if kind is None:
+            kind = _line_kind(body)
+            if kind is None:
+                return False
+            if len(_LINES) >= _LINES_MAX:
+                _LINES.clear()
+            _LINES[body] = kind
+        header = kind
+    return not header
+
+
+def _line_kind(body: str) -> bool | None:
+    """False for a statement, True for a block header, None for neither (or any doubt)."""
+    for header, text in ((False, body), (True, body + "\n pass")):
+        try:
+            ast.parse(text)
+        except Exception:  # whatever it is, the whole parse will meet it again
+            continue
+        return header
+    return None

@@ -1,0 +1,227 @@
+"""The answer `nanopedia diagnose` prints: the verdict first, then the evidence, grouped by rank.
+
+An engineer pastes this into an incident channel, so the first lines say what failed, how sure
+the match is, where it began, the likely cause, the first fix step and where to read more; then the
+evidence, one line per fingerprint with the ranks that printed it (`ranks 0,1,3-7`), repeats
+collapsed and long lines cut with a visible `…`. Text for a terminal, Markdown for a GitHub or
+Slack paste, JSON (every line whole) for a program.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from nanopedia.diagnosis.scan import Candidate, Diagnosis, Evidence, as_json, entry_link
+from nanopedia.model import Entry
+
+#: Characters of an evidence line shown in text and Markdown (JSON keeps lines whole).
+SHOWN_CHARS = 160
+#: Evidence groups shown per candidate in text and Markdown.
+SHOWN_GROUPS = 6
+
+
+@dataclass(frozen=True, slots=True)
+class Group:
+    """The lines one fingerprint matched, all ranks together."""
+
+    fingerprint: str
+    indicates: str
+    collateral: bool
+    ranks: tuple[int, ...]
+    """Ranks that printed it (empty when no line said)."""
+    lines: int
+    """How many lines matched."""
+    first: Evidence
+    """The earliest of them, shown."""
+
+
+def cause_and_fix(c: Candidate, entry: Entry | None) -> tuple[str | None, str | None]:
+    """The root cause the candidate's strongest evidence points to (else the entry's first) and
+    the entry's first fix step, as one-line titles."""
+    if entry is None:
+        return None, None
+    causes = {rc.id: rc.title for rc in entry.root_causes}
+    pointed = {fp.id: fp.cause for fp in entry.fingerprints}
+    order = {"decisive": 0, "supporting": 1, "context": 2, "benign": 3}
+    for ev in sorted(c.evidence, key=lambda e: (e.collateral, order[e.indicates])):
+        cause = pointed.get(ev.fingerprint)
+        if cause in causes:
+            return causes[cause], entry.fix[0].title
+    return entry.root_causes[0].title, entry.fix[0].title
+
+
+def confidence(c: Candidate) -> str:
+    """`certain`, `possible` or `benign`, with what it means."""
+    if c.benign:
+        return "benign (normal in moderation; see the entry for when it is not)"
+    if c.possible:
+        return "possible (no exact error line of its own: generic or shared lines only)"
+    return "certain (an exact error line of this failure)"
+
+
+def groups(c: Candidate) -> list[Group]:
+    """The candidate's evidence by fingerprint, in order of first appearance."""
+    found: dict[tuple[str, bool], list[Evidence]] = {}
+    for ev in c.evidence:
+        found.setdefault((ev.fingerprint, ev.collateral), []).append(ev)
+    return [Group(fp, lines[0].indicates, collateral,
+                  tuple(sorted({e.rank for e in lines if e.rank is not None})), len(lines),
+                  lines[0])
+            for (fp, collateral), lines in found.items()]
+
+
+def ranks_text(ranks: Iterable[int]) -> str:
+    """`0,1,3-7`: ranks with runs collapsed."""
+    out: list[str] = []
+    run: list[int] = []
+    for r in sorted(ranks):
+        if run and r == run[-1] + 1:
+            run.append(r)
+            continue
+        if run:
+            out.append(_run(run))
+        run = [r]
+    if run:
+        out.append(_run(run))
+    return ",".join(out)
+
+
+def _run(run: list[int]) -> str:
+    return str(run[0]) if len(run) == 1 else f"{run[0]}-{run[-1]}" if len(run) > 2 else \
+        f"{run[0]},{run[1]}"
+
+
+def shorten(text: str, limit: int = SHOWN_CHARS) -> str:
+    """`text` made printable (a log's escape sequences must not drive the reader's terminal:
+    a title change, a cleared screen, a clipboard write) and cut to `limit` characters with a
+    visible `…`."""
+    text = text.translate(_CONTROLS)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+#: C0 and C1 control characters and DEL, shown as `\xNN` instead of being sent to a terminal.
+_CONTROLS = {c: f"\\x{c:02x}" for c in [*range(0x20), 0x7F, *range(0x80, 0xA0)]}
+
+
+def _where(g: Group) -> str:
+    if not g.ranks:
+        return "rank ?"
+    return f"rank{'s' * (len(g.ranks) > 1)} {ranks_text(g.ranks)}"
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """What the first lines of every format say, computed once for text and Markdown."""
+
+    best: Candidate
+    cause: str | None
+    fix: str | None
+    first: str | None
+    """`rank 2 at job.log:14 (how it was decided)`, when known."""
+    link: str
+
+
+def verdict(result: Diagnosis, entries: Mapping[str, Entry], base_url: str | None) -> Verdict:
+    """The top candidate with its likely cause, first fix, first failure and link."""
+    best = result.matches[0]
+    cause, fix = cause_and_fix(best, entries.get(best.id))
+    return Verdict(best, cause, fix, _first(result), entry_link(best.id, base_url))
+
+
+def _label(c: Candidate) -> str:
+    return " (benign)" if c.benign else " (possible)" if c.possible else ""
+
+
+def _first(result: Diagnosis) -> str | None:
+    if result.initiating_rank is None and result.initiating is None:
+        return None
+    rank = result.initiating_rank if result.initiating_rank is not None else "unknown"
+    where = f" at {result.initiating.file}:{result.initiating.line}" if result.initiating else ""
+    return f"rank {rank}{where} ({result.initiating_reason})"
+
+
+def as_text(result: Diagnosis, entries: Mapping[str, Entry], base_url: str | None,
+            top: int) -> str:
+    """The terminal report: the verdict on top, then each candidate's evidence by fingerprint."""
+    if not result.matches:
+        return "no known failure matched"
+    v = verdict(result, entries, base_url)
+    out = [f"verdict: {v.best.id}: {v.best.title}", f"  confidence: {confidence(v.best)}"]
+    if v.first:
+        out.append(f"  first failure: {v.first}")
+        if result.initiating:
+            out.append(f"    {shorten(result.initiating.text)}")
+    if result.silent_ranks:
+        out.append(f"  silent: rank{'s' * (len(result.silent_ranks) > 1)} "
+                   f"{ranks_text(result.silent_ranks)} (their logs show no error: hung, killed "
+                   "before printing, or fine)")
+    if v.cause:
+        out.append(f"  likely cause: {v.cause}")
+    if v.fix:
+        out.append(f"  first fix: {v.fix}")
+    out.append(f"  read: {v.link}")
+    for n, c in enumerate(result.matches[:top], 1):
+        out.append("")
+        out.append(f"{n}. {c.id}{_label(c)}: score {c.score:g}")
+        shown = groups(c)
+        for g in shown[:SHOWN_GROUPS]:
+            tags = g.indicates + (", collateral" if g.collateral else "")
+            count = f", {g.lines} lines" if g.lines > 1 else ""
+            out.append(f"   {_where(g)}: {g.fingerprint} ({tags}{count}) "
+                       f"{g.first.file}:{g.first.line}")
+            out.append(f"     {shorten(g.first.text)}")
+        if len(shown) > SHOWN_GROUPS:
+            out.append(f"   … {len(shown) - SHOWN_GROUPS} more fingerprint(s) (--format json "
+                       "lists every line)")
+    return "\n".join(out)
+
+
+def as_markdown(result: Diagnosis, entries: Mapping[str, Entry], base_url: str | None,
+                top: int) -> str:
+    """The same answer for a GitHub issue or a Slack thread."""
+    if not result.matches:
+        return "**nanopedia:** no known failure matched"
+    v = verdict(result, entries, base_url)
+    out = [f"**Verdict: [{_md(v.best.title)}]({v.link})** (`{v.best.id}`), "
+           f"{confidence(v.best)}", ""]
+    if v.first:
+        out.append(f"- **First failure:** {_md(v.first)}")
+    if result.silent_ranks:
+        out.append(f"- **Silent:** ranks {ranks_text(result.silent_ranks)} (no error in their "
+                   "logs)")
+    if v.cause:
+        out.append(f"- **Likely cause:** {_md(v.cause, code=True)}")
+    if v.fix:
+        out.append(f"- **First fix:** {_md(v.fix, code=True)}")
+    out += ["", "| candidate | score | evidence |", "|---|---|---|"]
+    for c in result.matches[:top]:
+        lines = "<br>".join(
+            f"{_where(g)}: `{_code(shorten(g.first.text, 100))}`"
+            + (" (collateral)" if g.collateral else "") for g in groups(c)[:3])
+        out.append(f"| `{c.id}`{_label(c)} | {c.score:g} | {lines} |")
+    return "\n".join(out)
+
+
+def _md(text: str, code: bool = False) -> str:
+    """Plain text made safe in Markdown prose (no markup, links or HTML from a log); with
+    `code`, the code spans of an entry's titles are kept."""
+    for ch in "\\*_[]<>|#" + ("" if code else "`"):
+        text = text.replace(ch, "\\" + ch)
+    return text.translate(_CONTROLS)
+
+
+def _code(text: str) -> str:
+    """Text inside a `code span` of a table cell: no backticks or pipes can end it."""
+    return text.replace("`", "'").replace("|", "¦")
+
+
+def with_answers(result: Diagnosis, entries: Mapping[str, Entry], base_url: str | None,
+                 top: int | None) -> dict[str, Any]:
+    """`diagnose.as_json` with each candidate's likely cause, first fix and confidence."""
+    out = as_json(result, base_url, top)
+    for row, c in zip(out["matches"], result.matches, strict=False):
+        row["cause"], row["fix"] = cause_and_fix(c, entries.get(c.id))
+        row["confidence"] = confidence(c).split(" ")[0]
+    return out

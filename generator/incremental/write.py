@@ -1,0 +1,507 @@
+"""The only writer of the site. Nothing reaches the site folder before the whole build succeeded,
+and however a build ends (an invalid entry, a full disk, Ctrl-C, `kill -9` at any moment), the
+site folder is the complete old site or the complete new one, never a mix.
+
+Every build writes the new site into a folder beside the output (`.site.new-<pid>-…`): a file
+kept from the last build is a hard link to it (a copy where links are not possible), the others
+are written. `commit()` then exchanges the two folders in one `renameat2(RENAME_EXCHANGE)`. Where
+the system or the file system has no such call, the old site is renamed aside and the new one
+into place; should the build die between those two renames, the next build puts the old site back
+(`recover`) before it looks at it. The old site goes to the cache's trash folder (on the same
+file system, one rename), to be deleted in the background: nothing is left beside the site.
+
+Builds of one site exclude each other (`SiteLock`); one that finds the lock taken says for whom it
+waits, and gives up with a located error after a timeout. Holding the lock, a build knows that
+the folders other processes left beside the site are abandoned, and removes them (`sweep`).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import errno
+import fcntl
+import os
+import re
+import shutil
+import signal
+import stat
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterable, Mapping
+from functools import cache
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+from nanopedia.errors import NanopediaError, problem
+from nanopedia.site.joined import EMPTY, SEPARATOR, Joined
+
+MARKER = ".nanopedia-site"
+"""Present in every site we write; a non-empty folder without it is never replaced."""
+_HELD = {signal.SIGINT, signal.SIGTERM}
+LOCK_TIMEOUT = 600.0
+"""Seconds a build waits for another build of the same site (`NANOPEDIA_LOCK_TIMEOUT`)."""
+TIMEOUT_VARIABLE = "NANOPEDIA_LOCK_TIMEOUT"
+
+Span = tuple[str, int, int]
+"""Where a record of a joined file was written: (site path, offset, length)."""
+
+
+def _fail(out: Path, message: str, hint: str | None = None) -> NanopediaError:
+    return NanopediaError([problem(out.as_posix(), 0, 0, "E041", message, hint)])
+
+
+def lock_timeout(environ: Mapping[str, str] = os.environ) -> float:
+    """How long a build waits for another build of its site: `NANOPEDIA_LOCK_TIMEOUT` seconds,
+    or `LOCK_TIMEOUT`."""
+    raw = environ.get(TIMEOUT_VARIABLE, "").strip()
+    if not raw:
+        return LOCK_TIMEOUT
+    try:
+        seconds = float(raw)
+    except ValueError:
+        seconds = -1.0
+    if not 0 <= seconds < float("inf"):
+        raise NanopediaError([problem(TIMEOUT_VARIABLE, 0, 0, "E050",
+                                      f"{TIMEOUT_VARIABLE} must be seconds, not {raw!r}",
+                                      "for example 600, or 0 not to wait")])
+    return seconds
+
+
+def _scratch(out: Path, kind: str) -> Path:
+    """A new folder beside `out` named after it, this process and `kind` (`new` or `old`), so
+    that `sweep` can tell whose it is."""
+    return Path(tempfile.mkdtemp(prefix=f".{out.name}.{kind}-{os.getpid()}-", dir=out.parent))
+
+
+_SCRATCH = re.compile(r"(?:(\d+)-)?[a-z0-9_]{8}")
+"""What follows the prefix in the name of a `_scratch` folder (or of one in the trash): the pid,
+then `mkdtemp`'s eight characters (earlier versions wrote no pid)."""
+
+
+def _owner(name: str, prefixes: Iterable[str]) -> int | None:
+    """The pid in the name of a folder `_scratch` made (0: one of a version without pids);
+    None when the name is not one of ours."""
+    for prefix in prefixes:
+        found = _SCRATCH.fullmatch(name, len(prefix)) if name.startswith(prefix) else None
+        if found:
+            return int(found[1] or 0)
+    return None
+
+
+class SiteLock:
+    """Exclusive use of one site folder by one build, through `flock` on `.site.lock` beside it
+    (released by the kernel, however the build ends). The file is removed on release, so a build
+    that locked a file someone removed meanwhile locks the new one instead."""
+
+    def __init__(self, out: Path, timeout: float, waiting: Callable[[str], None]) -> None:
+        self.out = out
+        self.path = out.parent / f".{out.name}.lock"
+        self.timeout = timeout
+        self.waiting = waiting
+        self.waited = False
+        """Whether another build held the site first (what was seen of it before is stale)."""
+        self._fd: int | None = None
+
+    def __enter__(self) -> SiteLock:
+        deadline = time.monotonic() + self.timeout
+        pause = 0.01
+        while True:
+            try:
+                self.out.parent.mkdir(parents=True, exist_ok=True)
+                fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o666)
+            except OSError as err:
+                raise _fail(self.out, f"cannot create the output folder: {err.strerror}") from None
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                holder = _holder(fd)
+                os.close(fd)
+                if not self.waited:
+                    self.waited = True
+                    self.waiting(f"waiting for another build of {self.out.as_posix()}/ "
+                                 f"(pid {holder})")
+                if time.monotonic() >= deadline:
+                    raise _fail(self.out, f"another build of this site (pid {holder}) was still "
+                                f"running after {self.timeout:g} s",
+                                f"let it finish, or stop it; {TIMEOUT_VARIABLE} sets how many "
+                                "seconds a build waits") from None
+                time.sleep(pause)
+                pause = min(pause * 2, 0.2)
+                continue
+            except BaseException:
+                os.close(fd)
+                raise
+            if _same_file(fd, self.path):
+                break
+            os.close(fd)  # removed by the build that just released it: lock the new one
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        self._fd = fd
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, err: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        if self._fd is not None:
+            try:
+                os.unlink(self.path)  # still ours: nobody removes the file of a held lock
+            except OSError:
+                pass
+            os.close(self._fd)
+            self._fd = None
+
+
+def _holder(fd: int) -> str:
+    """The pid the lock's holder wrote into it, as text ('unknown' before it wrote it)."""
+    try:
+        pid = os.pread(fd, 32, 0).decode("ascii").strip()
+    except (OSError, UnicodeDecodeError):
+        pid = ""
+    return pid if pid.isdigit() else "unknown"
+
+
+def _same_file(fd: int, path: Path) -> bool:
+    try:
+        return os.stat(path).st_ino == os.fstat(fd).st_ino
+    except OSError:
+        return False
+
+
+def recover(out: Path) -> bool:
+    """Put the old site back where a build died between the two renames of a commit without
+    `renameat2` (the site folder missing, the old site renamed aside). True if it did."""
+    if os.path.lexists(out):
+        return False
+    try:
+        found = sorted(out.parent.iterdir(), key=lambda p: p.name)
+    except OSError:
+        return False
+    for folder in found:
+        if _owner(folder.name, [f".{out.name}.old-"]) is not None and \
+                (folder / MARKER).is_file() and not folder.is_symlink():
+            try:
+                os.rename(folder, out)
+            except OSError:
+                continue
+            return True
+    return False
+
+
+def sweep(out: Path, trash: Path | None) -> list[Path]:
+    """The folders to delete that builds of `out` left beside it, and those in `trash`: a new
+    site a killed build did not finish, an old site whose deletion was cut short. Call it while
+    holding the site's lock: no other build of the site is running then, so none of them is in
+    use, but those of this process (`serve`, whose last old site may still be being deleted in
+    the background). They are moved to `trash` first, where they can be: at once out of sight."""
+    found: list[Path] = []
+    prefixes = [f".{out.name}.new-", f".{out.name}.old-"]
+    me = os.getpid()
+    for folder, names in ((out.parent, prefixes), (trash, [""])):
+        if folder is None:
+            continue
+        try:
+            items = list(os.scandir(folder))
+        except OSError:
+            continue
+        for item in items:
+            owner = _owner(item.name, names)
+            if owner is None or owner == me or not item.is_dir(follow_symlinks=False):
+                continue
+            path = Path(item.path)
+            found.append(to_trash(path, trash) if folder != trash else path)
+    return found
+
+
+def to_trash(folder: Path, trash: Path | None) -> Path:
+    """`folder` moved into `trash` (on the same file system: one rename), or left where it is."""
+    if trash is None:
+        return folder
+    try:
+        trash.mkdir(parents=True, exist_ok=True)
+        target = Path(tempfile.mkdtemp(prefix=f"{os.getpid()}-", dir=trash))
+        try:
+            os.rename(folder, target)
+        except OSError:
+            target.rmdir()
+            return folder
+    except OSError:
+        return folder
+    return target
+
+
+RENAME_EXCHANGE = 2
+_AT_FDCWD = -100
+
+
+@cache
+def _renameat2() -> Any:
+    """libc's `renameat2`, or None (not Linux, or a C library without it)."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        call = ctypes.CDLL(None, use_errno=True).renameat2
+    except (OSError, AttributeError):
+        return None
+    call.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
+    call.restype = ctypes.c_int
+    return call
+
+
+def _exchange(a: Path, b: Path) -> bool:
+    """Swap two folders in one step; False, having changed nothing, where the system or the file
+    system cannot."""
+    call = _renameat2()
+    if call is None:
+        return False
+    if call(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), RENAME_EXCHANGE) == 0:
+        return True
+    code = ctypes.get_errno()
+    if code in (errno.ENOSYS, errno.EINVAL, errno.ENOTSUP, errno.EOPNOTSUPP):
+        return False
+    raise OSError(code, os.strerror(code), os.fsdecode(b))
+
+
+class SiteWriter:
+    """Collects the new site in a folder beside the output; `commit()` puts it in place."""
+
+    def __init__(self, out: Path) -> None:
+        self.out = out
+        if os.path.lexists(out):
+            if not out.is_dir():
+                raise _fail(out, "the output path exists and is not a folder",
+                            "choose another path with --out, or remove it first")
+            if not (out / MARKER).exists() and any(out.iterdir()):
+                raise _fail(out, "the output folder exists and is not a Nanopedia site",
+                            "choose an empty folder with --out, or remove it first")
+        try:
+            out.parent.mkdir(parents=True, exist_ok=True)
+            self.tmp = _scratch(out, "new")
+        except OSError as err:
+            raise _fail(out, f"cannot create the output folder: {err.strerror}") from None
+        # As strings: a build keeps thousands of files, and pathlib cost more than the links.
+        self._out, self._tmp = os.fspath(out), os.fspath(self.tmp)
+        self._dirs: set[str] = {self._tmp}
+        self.files: set[str] = set()
+        """Every file of the new site, written or kept."""
+        self.written: list[str] = []
+        self.garbage: Path | None = None
+        """After `commit()`: the old site, for the caller to delete when convenient."""
+        self._done = False
+
+    def write(self, path: str, data: bytes | Iterable[bytes]) -> None:
+        """Write one file of the site; `path` is relative and uses `/`. A large file can come
+        in parts, so it is never whole in memory."""
+        try:
+            with self._open(path) as handle:
+                if isinstance(data, bytes):
+                    handle.write(data)
+                else:
+                    handle.writelines(data)
+        except OSError as err:
+            raise _fail(self.out, f"cannot write {path}: {err.strerror}") from None
+
+    def write_joined(self, path: str, joined: Joined,
+                     previous: Mapping[str, Span]) -> dict[str, tuple[int, int]]:
+        """Write a joined file; a record not made in this build is copied from its span in
+        `previous` (the previous site is still in place while a build writes). Runs of records
+        that were adjacent before are copied in one call. Return the span of every record."""
+        spans: dict[str, tuple[int, int]] = {}
+        sources: dict[str, int] = {}
+        buffer: list[bytes] = []
+        run: list[Any] = []  # [site path, start, length] of old bytes still to copy
+        try:
+            fd = os.open(self._target(path), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+            self.written.append(path)
+            try:
+                _reserve(fd, joined, previous)
+                def flush() -> None:
+                    _write_all(fd, b"".join(buffer))
+                    buffer.clear()
+                    if run:
+                        site_path, start, length = run
+                        if site_path not in sources:
+                            sources[site_path] = os.open(self.out / site_path, os.O_RDONLY)
+                        _copy(sources[site_path], fd, start, length)
+                        run.clear()
+
+                buffer.append(joined.head)
+                at, first = len(joined.head), True
+                for name in joined.names:
+                    if name == EMPTY:
+                        continue
+                    if not first:
+                        at += len(SEPARATOR)
+                    data = joined.fresh.get(name)
+                    if data is None:
+                        site_path, start, length = previous[name]
+                        if run and not first and run[0] == site_path and \
+                                run[1] + run[2] + len(SEPARATOR) == start:
+                            run[2] += len(SEPARATOR) + length
+                        else:
+                            flush()
+                            if not first:
+                                buffer.append(SEPARATOR)
+                            run[:] = [site_path, start, length]
+                    else:
+                        if run:
+                            flush()
+                        buffer.append(data if first else SEPARATOR + data)
+                        length = len(data)
+                        if len(buffer) > 1024:
+                            flush()
+                    spans[name] = (at, length)
+                    at += length
+                    first = False
+                flush()
+                _write_all(fd, joined.tail)
+                os.ftruncate(fd, os.lseek(fd, 0, os.SEEK_CUR))  # in case more was reserved
+            finally:
+                os.close(fd)
+        except OSError as err:
+            raise _fail(self.out, f"cannot write {path}: {err.strerror}") from None
+        finally:
+            for source in sources.values():
+                os.close(source)
+        return spans
+
+    def adopt(self, paths: Iterable[str]) -> None:
+        """Files written through copies of this writer in worker processes (or through this
+        one: those are known already)."""
+        for path in paths:
+            if path not in self.files:
+                self.files.add(path)
+                self.written.append(path)
+
+    def keep(self, path: str) -> bool:
+        """Take one file of the site unchanged from the previous site: a hard link, or a copy
+        where links are not possible (both keep its size and modification time, which the
+        state's manifest records). False when the previous site has no such file any more: the
+        caller makes it instead, as when the file is not a regular file (a symlink left there by
+        hand must never become a way out of the site)."""
+        source = f"{self._out}/{path}"
+        try:
+            if not stat.S_ISREG(os.lstat(source).st_mode):
+                raise FileNotFoundError(path)
+            target = self._target(path)
+            try:
+                os.link(source, target, follow_symlinks=False)
+            except FileNotFoundError:
+                raise
+            except OSError:
+                shutil.copy2(source, target, follow_symlinks=False)
+        except FileNotFoundError:
+            self.files.discard(path)
+            return False
+        except OSError as err:
+            raise _fail(self.out, f"cannot write {path}: {err.strerror}") from None
+        return True
+
+    def _open(self, path: str):  # noqa: ANN202 - a buffered binary file
+        target = self._target(path)
+        self.written.append(path)
+        return open(target, "xb")
+
+    def _claim(self, path: str) -> None:
+        if path in self.files:
+            raise _fail(self.out, f"two pages want the same file: {path}")
+        self.files.add(path)
+
+    def _target(self, path: str) -> str:
+        """Where `path` goes in the new site's folder, its folder created."""
+        parts = path.split("/")
+        if not path or path.startswith("/") or "" in parts or "." in parts or ".." in parts \
+                or "\0" in path:
+            raise _fail(self.out, f"refusing to write outside the site: {path!r}")
+        self._claim(path)
+        target = f"{self._tmp}/{path}"
+        folder = target.rpartition("/")[0]
+        if folder not in self._dirs:
+            try:
+                os.makedirs(folder, exist_ok=True)
+            except OSError as err:
+                raise _fail(self.out, f"cannot write {path}: {err.strerror}") from None
+            self._dirs.add(folder)
+        return target
+
+    def commit(self, trash: Path | None = None) -> None:
+        """Put the new site in place: exchange it with the old one in one step (or, where that
+        is not possible, rename the old one aside and the new one in). The old site goes to
+        `trash`, where it can (`garbage` says where it is)."""
+        self.write(MARKER, b"")
+        umask = os.umask(0)
+        os.umask(umask)
+        old: Path | None = None
+        held = signal.pthread_sigmask(signal.SIG_BLOCK, _HELD)
+        try:
+            os.chmod(self.tmp, 0o777 & ~umask)
+            if not os.path.lexists(self.out):
+                os.rename(self.tmp, self.out)
+            elif _exchange(self.tmp, self.out):
+                old = self.tmp
+            else:
+                old = self._rename_aside()
+            self._done = True
+        except OSError as err:
+            raise _fail(self.out, f"cannot replace the site: {err.strerror}") from None
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, held)
+        if old is not None:
+            self.garbage = to_trash(old, trash)
+
+    def _rename_aside(self) -> Path:
+        """The commit in two renames, for systems without an exchange; the old site's folder."""
+        old = _scratch(self.out, "old")
+        os.rename(self.out, old)
+        try:
+            os.rename(self.tmp, self.out)
+        except OSError:
+            os.rename(old, self.out)
+            raise
+        return old
+
+    def __enter__(self) -> SiteWriter:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, err: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        if not self._done:
+            shutil.rmtree(self.tmp, ignore_errors=True)
+
+
+def _reserve(fd: int, joined: Joined, previous: Mapping[str, Span]) -> None:
+    """Allocate a large joined file's blocks before writing it. Renamed over its old version
+    with its blocks still unallocated, ext4 writes it out first (the rename took 30-80 ms for
+    a 112 MB entries.json, and made the next file operations wait on the journal)."""
+    records = [n for n in joined.names if n != EMPTY]
+    size = len(joined.head) + len(joined.tail) + len(SEPARATOR) * max(0, len(records) - 1) + \
+        sum(len(joined.fresh[n]) if n in joined.fresh else previous[n][2] for n in records)
+    if size >= RESERVE_MIN:
+        try:
+            os.posix_fallocate(fd, 0, size)
+        except OSError:
+            pass  # not on this file system: written as it comes
+
+
+RESERVE_MIN = 1 << 20
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+def _copy(src: int, dst: int, start: int, length: int) -> None:
+    """Copy `length` bytes at `start` of `src` to the end of `dst`, in the kernel when it can."""
+    while length:
+        try:
+            done = os.copy_file_range(src, dst, length, start)
+        except OSError:  # not on this file system: through this process
+            data = os.pread(src, min(length, 1 << 24), start)
+            _write_all(dst, data)
+            done = len(data)
+        if done == 0:
+            raise OSError(5, "the previous site file is shorter than recorded")
+        start += done
+        length -= done

@@ -1,0 +1,1 @@
+"""The MkDocs plugin: the encyclopedia inside an existing MkDocs site."""

@@ -1,0 +1,467 @@
+"""The plain data each template gets, built in one place.
+
+Templates only lay out what is here: every link is already relative to its page, every piece of
+entry text is either plain text (escaped by Jinja) or `Markup` made by the safe renderer in
+`markdown.py`. Nothing in this module writes HTML.
+"""
+
+from __future__ import annotations
+
+import difflib
+import heapq
+import json
+import re
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from itertools import combinations, islice
+from typing import Any, NamedTuple
+
+from markupsafe import Markup
+
+from nanopedia.diagnosis import scan as diagnose
+from nanopedia.site import highlight
+from nanopedia.content.catalog import Links, Node
+from nanopedia.config import Config
+from nanopedia.incremental.gitdates import Dates
+from nanopedia.site.joined import Joined
+from nanopedia.site.markdown import PageEnv, render, render_inline, render_title
+from nanopedia.model import Entry
+from nanopedia.pins import repro_pins
+from nanopedia.site.search import script_json
+from nanopedia.content.validate import dotted, markdown_fields
+
+EXPORT_VERSION = 1
+"""Version of `entries.json`; bump it when a field changes meaning or disappears."""
+SUGGESTIONS = 5
+COMMON_CAUSE = 50
+"""A root-cause id shared by more entries than this (`cause-1`) says nothing about similarity."""
+INLINE_FIELDS = frozenset({"symptoms", "affected_systems", "confirm", "prevention"})
+CATEGORY_TITLES = {
+    "mixed-precision": "Mixed precision",
+    "distributed": "Distributed training",
+    "numerics": "Numerics",
+    "memory": "Memory",
+    "performance": "Performance",
+    "configuration": "Configuration",
+    "compilation": "Compilation",
+    "data": "Data",
+    "cuda": "CUDA and GPU errors",
+    "hardware": "Hardware faults",
+    "autograd": "Autograd",
+    "checkpointing": "Checkpoints and state dicts",
+}
+SECTIONS = (
+    ("symptoms", "Symptoms"),
+    ("causes", "Root causes"),
+    ("mechanism", "Mechanism"),
+    ("affected-systems", "Affected systems"),
+    ("confirm", "How to confirm"),
+    ("fix", "Fix"),
+    ("prevention", "Prevention"),
+    ("code-examples", "Code examples"),
+    ("reproduce", "Reproduce it"),
+    ("faq", "FAQ"),
+    ("references", "References"),
+    ("related", "Related entries"),
+    ("referenced-by", "Referenced by"),
+    ("also-tagged", "Also tagged"),
+)
+"""Entry page sections in reading order: (stable anchor id, heading)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Page:
+    """One output file: where it goes, which template lays it out, and the data it gets."""
+
+    path: str
+    """Path inside the site, always with `/`."""
+    template: str
+    context: dict[str, Any]
+
+
+class Card(NamedTuple):
+    """What other pages show about an entry: small, so every entry's card fits in memory."""
+
+    id: str
+    title: str
+    category: str
+    tags: tuple[str, ...]
+    summary: str
+    """Summary rendered for pages one folder below the root (tag pages)."""
+    summary_source: str
+    """The summary's markdown, for pages at other depths (feeds)."""
+
+
+def fragments(entry: Entry,
+              highlighted: Mapping[tuple[str, str], str] | None = None) -> dict[str, str]:
+    """Every markdown field rendered, and every code example highlighted, keyed by field path;
+    `highlighted` has code already highlighted, by (code, language).
+
+    Depends on the entry alone (entry links are relative, not resolved), so it is cached by the
+    entry's content hash. Heading ids are unique across all fields of the page.
+    """
+    page = PageEnv()
+    out: dict[str, str] = {}
+    for where, text in markdown_fields(entry):
+        inline = where[0] in INLINE_FIELDS
+        out[dotted(where)] = render_inline(text, page) if inline else render(text, page)
+    for where, code, language in highlighted_sources(entry):
+        done = highlighted.get((code, language)) if highlighted else None
+        out[where] = done or highlight.code(code, language)
+    return out
+
+
+def highlighted_sources(entry: Entry) -> list[tuple[str, str, str]]:
+    """(fragment key, code, language) of everything an entry page highlights: the code
+    examples, each repro's broken script and each line of its fix (`fix_lines`)."""
+    out = [(f"code_examples[{i}].code", x.code, x.language)
+           for i, x in enumerate(entry.code_examples)]
+    for i, r in enumerate(entry.repro):
+        out.append((f"repro[{i}].broken", r.broken, "python"))
+        out += [(f"repro[{i}].fix[{j}]", text, "python")
+                for j, (kind, text) in enumerate(fix_lines(r.broken, r.fixed)) if kind != "gap"]
+    return out
+
+
+def fix_lines(broken: str, fixed: str) -> list[tuple[str, str]]:
+    """What the fix changes: the unified diff of the two scripts, with a line of context, as
+    (kind, code line) pairs, kind one of `del`, `ins`, `ctx` and `gap` (between hunks). A
+    reader sees the change at a glance, and the page does not carry the script twice."""
+    out: list[tuple[str, str]] = []
+    kinds = {"-": "del", "+": "ins", " ": "ctx"}
+    diff = difflib.unified_diff(broken.splitlines(), fixed.splitlines(), n=1, lineterm="")
+    for line in list(diff)[2:]:
+        if line.startswith("@@"):
+            if out:
+                out.append(("gap", "…"))
+            continue
+        out.append((kinds[line[0]], line[1:]))
+    return out
+
+
+def reproduced_with(ranks: int, pins: Mapping[str, str]) -> str:
+    """`Reproduced with PyTorch 2.13.0 (CPU, 2 ranks, gloo)`, from the pinned environment."""
+    torch = f"PyTorch {pins['torch']}" if "torch" in pins else "PyTorch"
+    where = "CPU, 1 rank" if ranks == 1 else f"CPU, {ranks} ranks, gloo"
+    return f"Reproduced with {torch} ({where})"
+
+
+def card(entry: Entry) -> Card:
+    return Card(entry.id, entry.title, entry.category, tuple(entry.tags),
+                render(entry.summary, PageEnv(entry_base="../entries/")), entry.summary)
+
+
+def _site(config: Config, root: str, path: str, title: str, description: str) -> dict[str, Any]:
+    """What the base template needs on every page."""
+    return {
+        "site": {"title": config.title, "description": config.description},
+        "page": {
+            "title": title,
+            "description": description,
+            "root": root,
+            "path": path,
+            "canonical": config.base_url + path if config.base_url else None,
+        },
+    }
+
+
+def _link(c: Card, root: str) -> dict[str, Any]:
+    return {"id": c.id, "title": c.title, "href": f"{root}entries/{c.id}.html"}
+
+
+class Suggestions:
+    """'Also tagged': entries sharing the most tags and root causes, ties broken by id."""
+
+    def __init__(self, links: Links) -> None:
+        causes: dict[str, list[str]] = {}
+        for n in links.nodes.values():
+            for cause in n.causes:
+                causes.setdefault(cause, []).append(n.id)
+        self._by_tag = links.by_tag
+        self._backlinks = links.backlinks
+        self._members = causes
+        self._causes = {c: ids for c, ids in causes.items() if 1 < len(ids) <= COMMON_CAUSE}
+        self._sets: dict[tuple[str, str], frozenset[str]] = {}
+
+    def also(self, node: Node) -> tuple[str, ...]:
+        """The suggestions shown on an entry's page: none it links to or is linked from."""
+        back = self._backlinks.get(node.id, ())
+        return tuple(self.of(node, {node.id, *node.related, *back}))
+
+    def sharing(self, node: Node) -> set[str]:
+        """The entries whose suggestions can change when this entry's tags or causes do: the
+        members of its tag lists and of its cause lists that count (or are one short)."""
+        found: set[str] = set()
+        for tag in node.tags:
+            found.update(self._by_tag.get(tag, ()))
+        for cause in node.causes:
+            members = self._members.get(cause, ())
+            if len(members) <= COMMON_CAUSE + 1:
+                found.update(members)
+        return found
+
+    def of(self, node: Node, exclude: set[str]) -> list[str]:
+        """The entries in most of this entry's tag and cause lists, then the first ids of them.
+
+        Scores are counted only for the few entries in two lists or more; the rest score one
+        and come in id order, which each list (sorted by id) already has (at 10,000 entries,
+        counting every member of every list took 10 s of a build)."""
+        named = [(("tag", t), self._by_tag.get(t, ())) for t in node.tags]
+        named += [(("cause", c), tuple(self._causes.get(c, ()))) for c in node.causes]
+        lists = [ids for _, ids in named]
+        sets = [self._set(name, ids) for name, ids in named]
+        if any(len(ids) != len(members) for ids, members in zip(lists, sets, strict=True)):
+            return self._counted(lists, exclude)
+        several = set().union(*(a & b for a, b in combinations(sets, 2))) - exclude
+        ranked = [i for _, i in heapq.nsmallest(
+            SUGGESTIONS, ((-sum(i in members for members in sets), i) for i in several))]
+        once = (i for i in heapq.merge(*lists) if i not in several and i not in exclude)
+        return ranked + list(islice(once, SUGGESTIONS - len(ranked)))
+
+    def _set(self, name: tuple[str, str], ids: tuple[str, ...]) -> frozenset[str]:
+        found = self._sets.get(name)
+        if found is None:
+            found = self._sets[name] = frozenset(ids)
+        return found
+
+    @staticmethod
+    def _counted(lists: list[tuple[str, ...]], exclude: set[str]) -> list[str]:
+        """The plain count, for lists that name an entry twice."""
+        score: Counter[str] = Counter()
+        for ids in lists:
+            score.update(ids)
+        candidates = ((-n, i) for i, n in score.items() if i not in exclude)
+        return [i for _, i in heapq.nsmallest(SUGGESTIONS, candidates)]
+
+
+@dataclass(frozen=True, slots=True)
+class Neighbours:
+    """What an entry page shows of the rest of the corpus: small, so it travels to a worker."""
+
+    tags: dict[str, str]
+    """The entry's registered tags: slug to title."""
+    related: list[tuple[str, str]]
+    """(id, title) of each related entry that exists."""
+    backlinks: list[tuple[str, str]]
+    """(id, title) of each entry that links to this one."""
+    also: list[tuple[str, str]]
+    """(id, title) of the 'also tagged' suggestions."""
+
+
+def neighbours(node: Node, links: Links, cards: dict[str, Card],
+               also: Iterable[str]) -> Neighbours:
+    """What an entry page shows of others; `also` is `Suggestions.also` of the entry."""
+    return Neighbours({t: links.tags[t].title for t in node.tags if t in links.tags},
+                      [(i, cards[i].title) for i in node.related if i in cards],
+                      [(i, cards[i].title) for i in links.backlinks.get(node.id, ())
+                       if i not in node.related],  # listed once, under related
+                      [(i, cards[i].title) for i in also])
+
+
+def entry_page(e: Entry, near: Neighbours, config: Config, frags: dict[str, str],
+               dates: Dates | None = None) -> Page:
+    """The entry page in the 3 a.m. reading order."""
+    root = "../"
+    md = {k: Markup(v) for k, v in frags.items()}
+    causes = {c.id: c for c in e.root_causes}
+
+    def links(pairs: list[tuple[str, str]]) -> list[dict[str, Any]]:
+        return [{"id": i, "title": t, "href": f"{root}entries/{i}.html"} for i, t in pairs]
+
+    related, backlinks, also = links(near.related), links(near.backlinks), links(near.also)
+    context = _site(config, root, f"entries/{e.id}.html", e.title, _plain(e.summary))
+    context["entry"] = {
+        "id": e.id,
+        "title": e.title,
+        "category": {"slug": e.category, "title": CATEGORY_TITLES[e.category],
+                     "href": f"{root}index.html#{e.category}"},
+        "tags": [{"slug": t, "title": title, "href": f"{root}tags/{t}.html"}
+                 for t, title in near.tags.items()],
+        "summary": md["summary"],
+        "causes": [{"anchor": f"cause-{c.id}", "title": _title(c.title),
+                    "explanation": md[f"root_causes[{i}].explanation"]}
+                   for i, c in enumerate(e.root_causes)],
+        "symptoms": [{"text": md[f"symptoms[{i}].text"], "cause_anchor": f"cause-{s.cause}",
+                      "cause_title": _title(causes[s.cause].title) if s.cause in causes
+                      else s.cause}
+                     for i, s in enumerate(e.symptoms)],
+        "mechanism": md["mechanism"],
+        "systems": [{"name": md[f"affected_systems[{i}].name"],
+                     "versions": md.get(f"affected_systems[{i}].versions"),
+                     "notes": md.get(f"affected_systems[{i}].notes")}
+                    for i, a in enumerate(e.affected_systems)],
+        "confirm": [md[f"confirm[{i}]"] for i in range(len(e.confirm))],
+        "fix": [{"anchor": f"fix-{i + 1}", "title": _title(f.title),
+                 "detail": md[f"fix[{i}].detail"]}
+                for i, f in enumerate(e.fix)],
+        "prevention": [md[f"prevention[{i}]"] for i in range(len(e.prevention))],
+        "code_examples": [{"anchor": f"example-{i + 1}", "title": _title(x.title),
+                           "stack": x.stack,
+                           "language": x.language, "code": md[f"code_examples[{i}].code"],
+                           "why": md[f"code_examples[{i}].why"]}
+                          for i, x in enumerate(e.code_examples)],
+        "checked_with": list(e.checked_with.items()),
+        "repros": [{"anchor": f"repro-{r.id}", "title": _title(r.title), "stack": r.stack,
+                    "broken": md[f"repro[{i}].broken"],
+                    "fix": [(kind, md.get(f"repro[{i}].fix[{j}]", text))
+                            for j, (kind, text) in enumerate(fix_lines(r.broken, r.fixed))],
+                    "silent": r.expect == "warning",
+                    "line": reproduced_with(r.ranks, repro_pins()),
+                    "command": f"nanopedia verify {e.id}"}
+                   for i, r in enumerate(e.repro)],
+        "faq": [{"anchor": f"faq-{i + 1}", "question": _title(q.question),
+                 "answer": md[f"faq[{i}].answer"]} for i, q in enumerate(e.faq)],
+        "references": [{"title": r.title, "url": r.url, "kind": r.kind} for r in e.references],
+        "related": related,
+        "backlinks": backlinks,
+        "also": also,
+        "edit_url": f"{config.repo_url.rstrip('/')}/{e.id}.yaml" if config.repo_url else None,
+        "dates": dates.as_dict() if dates else None,
+    }
+    filled = {"code-examples": e.code_examples, "reproduce": e.repro, "faq": e.faq,
+              "related": related,
+              "referenced-by": backlinks, "also-tagged": also}
+    context["sections"] = [{"anchor": a, "title": t} for a, t in SECTIONS if filled.get(a, True)]
+    return Page(f"entries/{e.id}.html", "entry.html", context)
+
+
+_MD_LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
+
+
+def _plain(markdown_text: str) -> str:
+    """A one-line description for `<meta name="description">`: link text without targets, no
+    emphasis or code markers, at most 300 characters."""
+    text = _MD_LINK.sub(r"\1", markdown_text).replace("`", "").replace("**", "")
+    return " ".join(text.split())[:300]
+
+
+def _title(text: str) -> Markup:
+    """A cause's, fix step's, code example's or question's title: code spans, else as typed."""
+    return Markup(render_title(text))
+
+
+def entry_lists(cards: dict[str, Card]) -> dict[str, Page]:
+    """The home page's list of entries of each category, as fragments the build renders apart
+    (at 10,000 entries the lists are 1.8 MB; a new title changes one of them)."""
+    groups: dict[str, list[tuple[str, str]]] = {}
+    for c in cards.values():
+        groups.setdefault(c.category, []).append((f"entries/{c.id}.html", c.title))
+    return {slug: Page(f"index.html#{slug}", "entry-list.html", {"entries": groups[slug]})
+            for slug in CATEGORY_TITLES if slug in groups}
+
+
+def index_page(links: Links, config: Config, count: int, lists: dict[str, Markup]) -> Page:
+    """Home: what Nanopedia is, entries by category (`entry_lists`, rendered), tags with
+    counts."""
+    context = _site(config, "", "index.html", config.title, config.description)
+    context["categories"] = [{"slug": slug, "title": CATEGORY_TITLES[slug], "list": html}
+                             for slug, html in lists.items()]
+    context["tags"] = _tag_list(links, "tags/")
+    context["count"] = count
+    return Page("index.html", "index.html", context)
+
+
+def _tag_list(links: Links, prefix: str) -> list[dict[str, Any]]:
+    return [{"slug": t, "title": tag.title, "count": len(links.by_tag[t]),
+             "href": f"{prefix}{t}.html"} for t, tag in links.tags.items()]
+
+
+def tag_page(slug: str, links: Links, config: Config, cards: dict[str, Card]) -> Page:
+    """A tag's title and description from the registry, then its entries with summaries."""
+    tag = links.tags[slug]
+    context = _site(config, "../", f"tags/{slug}.html", f"#{tag.title}", _plain(tag.description))
+    context["tag"] = {"slug": slug, "title": tag.title,
+                      "description": Markup(render(tag.description, PageEnv("../entries/"))),
+                      "entries": [{**_link(cards[i], "../"), "summary": Markup(cards[i].summary)}
+                                  for i in links.by_tag[slug] if i in cards]}
+    return Page(f"tags/{slug}.html", "tag.html", context)
+
+
+def tags_index(links: Links, config: Config) -> Page:
+    context = _site(config, "../", "tags/index.html", "Tags", "Every tag with its entries.")
+    context["tags"] = _tag_list(links, "")
+    return Page("tags/index.html", "tags.html", context)
+
+
+def redirect_page(alias: str, current: Card, config: Config) -> Page:
+    """The page at a former id that sends the reader to the current one."""
+    context = _site(config, "../", f"entries/{current.id}.html", current.title, "")
+    context["target"] = {"href": f"{current.id}.html", "title": current.title}
+    return Page(f"entries/{alias}.html", "redirect.html", context)
+
+
+def not_found_page(config: Config) -> Page:
+    """404: absolute links when the base URL is known (it is served at any depth), else relative."""
+    context = _site(config, config.base_url, "404.html", "Page not found", "")
+    context["page"]["canonical"] = None
+    return Page("404.html", "404.html", context)
+
+
+def search_page(config: Config) -> Page:
+    """The results page (`search.html?q=...`): `search.js` fills it in the browser."""
+    context = _site(config, "", "search.html", "Search",
+                    "Search every entry by title, exact error message, tag, symptom or cause.")
+    return Page("search.html", "search.html", context)
+
+
+def sitemap(config: Config, paths: list[str]) -> Page | None:
+    """`sitemap.xml` of the pages worth indexing; only with a base URL (it needs absolute ones)."""
+    if not config.base_url:
+        return None
+    urls = [config.base_url + p for p in sorted(paths)]
+    return Page("sitemap.xml", "sitemap.xml", {"urls": urls})
+
+
+def stylesheet() -> Page:
+    return Page("static/pygments.css", "pygments.css", highlight.styles())
+
+
+DIAGNOSE_BUDGET_S = 120
+"""Default time budget of the diagnosis page, in seconds (the reader can change it)."""
+
+
+def diagnose_page(config: Config) -> Page:
+    """`diagnose.html`: paste or drop a log; the matching runs in the reader's browser."""
+    context = _site(config, "", "diagnose.html", "Diagnose a log",
+                    "Paste a training log and see the entries that explain it, the lines that "
+                    "prove it and the rank that failed first, without the log leaving the browser.")
+    context["budget"] = DIAGNOSE_BUDGET_S
+    return Page("diagnose.html", "diagnose.html", context)
+
+
+DIAGNOSE_DATA = "static/diagnose-data.js"
+_DIAGNOSE_HEAD = ("/* Generated by `nanopedia build` from every entry's fingerprints "
+                  "(diagnose.export_data()). */\nself.NanopediaDiagnoseData=")
+
+
+def diagnose_record(entry: Entry) -> bytes:
+    """An entry's part of `static/diagnose-data.js`: its fingerprints (cached per entry)."""
+    return ",".join(script_json(row) for row in diagnose.fingerprint_rows(entry)).encode()
+
+
+def diagnose_data(names: Sequence[str], fresh: Mapping[str, bytes]) -> Joined:
+    """`static/diagnose-data.js`: every fingerprint and the matcher's rules, for the worker
+    (`diagnose_record` of every entry, named, as in `joined.Joined`)."""
+    head, tail = script_json(diagnose.export_data(())).split('"fingerprints":[]')
+    return Joined(f'{_DIAGNOSE_HEAD}{head}"fingerprints":['.encode(), names, fresh,
+                  f"]{tail};\n".encode())
+
+
+def export_record(entry: Entry) -> str:
+    """One entry as deterministic JSON, exactly the fields of the model (cached per entry)."""
+    return json.dumps(entry.model_dump(mode="json"), sort_keys=True, separators=(",", ":"),
+                      ensure_ascii=False)
+
+
+def with_dates(record: bytes, dates: Dates | None) -> bytes:
+    """An `export_record` with the entry's git dates added (not cached: a commit changes them)."""
+    value = json.dumps(dates.as_dict() if dates else None, sort_keys=True, separators=(",", ":"))
+    return record[:-1] + b',"dates":' + value.encode() + b"}"
+
+
+def export(names: Sequence[str], fresh: Mapping[str, bytes], config: Config) -> Joined:
+    """`entries.json`: a versioned header, then every entry (`with_dates`) in id order."""
+    head = json.dumps({"version": EXPORT_VERSION, "site": config.title, "count": len(names)},
+                      sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return Joined((head[:-1] + ',"entries":[').encode(), names, fresh, b"]}\n")
