@@ -3,7 +3,7 @@
 Builds the site into a temporary folder, writes a synthetic log of normal training output (the
 corpus's `normal_lines`) with one failure at the end, chooses it on the page's file input from
 file:// and reports the time the worker took (its own clock, from the first read to the ranked
-answer) as MB/s; then `diagnose.scan` on the same file for comparison. Both must find the same
+answer) as MB/s; then `scan.scan` on the same file for comparison. Both must find the same
 top entry. Run: `.venv/bin/python bench/diagnose_browser.py [MB]` (default 100).
 """
 
@@ -19,7 +19,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from logcorpus import LOGS, ROOT, normal_lines  # noqa: E402
 from nanopedia.content.corpus import gather  # noqa: E402
-from nanopedia.diagnosis import scan as diagnose  # noqa: E402
+from nanopedia.diagnosis import rank, scan  # noqa: E402
 from nanopedia.incremental import pipeline as build  # noqa: E402
 
 CHROMIUM = "/usr/bin/chromium"
@@ -60,10 +60,10 @@ def main() -> int:
             seconds = float(page.locator("#status").get_attribute("data-seconds") or "nan")
             top = page.locator("#matches > li").first.get_attribute("data-id")
             browser.close()
-        matcher = diagnose.Matcher(gather(ROOT / "entries")[0].entries)
+        matcher = scan.Matcher(gather(ROOT / "entries")[0].entries)
         start = time.perf_counter()
         with log.open("rb") as stream:
-            result = diagnose.diagnose([diagnose.scan(stream, log.name, matcher)])
+            result = rank.diagnose([scan.scan(stream, log.name, matcher)])
         cli = time.perf_counter() - start
     print(f"log: {size / 1e6:.0f} MB of synthetic training output with one failure at the end")
     print(f"browser worker: {seconds:.2f} s, {size / 1e6 / seconds:.0f} MB/s "

@@ -17,7 +17,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from logcorpus import ROOT, Case, cases, materialise  # noqa: E402
 from nanopedia.content.corpus import gather  # noqa: E402
-from nanopedia.diagnosis import scan as diagnose  # noqa: E402
+from nanopedia.diagnosis import scan  # noqa: E402
+from nanopedia.diagnosis.rank import Diagnosis, diagnose  # noqa: E402
 
 
 @dataclass
@@ -28,15 +29,15 @@ class Outcome:
     ids: list[str]
     rank: int | None
     benign: bool
-    result: diagnose.Diagnosis
+    result: Diagnosis
 
 
-def run_case(case: Case, matcher: diagnose.Matcher, tmp: Path) -> Outcome:
+def run_case(case: Case, matcher: scan.Matcher, tmp: Path) -> Outcome:
     """Diagnose one case exactly as the CLI does (same scan, same ranking)."""
     scans = []
     for path in materialise(case, tmp):
-        scans.append(diagnose.scan_file(str(path), matcher, name=path.relative_to(tmp).as_posix()))
-    result = diagnose.diagnose(scans)
+        scans.append(scan.scan_file(str(path), matcher, name=path.relative_to(tmp).as_posix()))
+    result = diagnose(scans)
     top = result.matches[0] if result.matches else None
     return Outcome(
         case,
@@ -51,7 +52,7 @@ def evaluate(entries_dir: Path = ROOT / "entries") -> tuple[list[Outcome], list[
     """Run every case whose expected entry exists; return outcomes and the cases left out."""
     catalog, _ = gather(entries_dir)
     known = {e.id for e in catalog.entries}
-    matcher = diagnose.Matcher(catalog.entries)
+    matcher = scan.Matcher(catalog.entries)
     outcomes, missing = [], []
     with tempfile.TemporaryDirectory() as tmp:
         for case in cases():

@@ -25,7 +25,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from logcorpus import ROOT, normal_lines  # noqa: E402
 from nanopedia.content.corpus import gather  # noqa: E402
-from nanopedia.diagnosis import scan as diagnose  # noqa: E402
+from nanopedia.diagnosis import rank  # noqa: E402
+from nanopedia.diagnosis.scan import FileScan, Matcher, scan_file  # noqa: E402
 
 FAILURE = (ROOT / "tests" / "logs" / "fsdp-mp-torchrun.log").read_bytes()
 
@@ -64,11 +65,11 @@ def grep_seconds(path: Path) -> float:
     return time.perf_counter() - start
 
 
-def scan_seconds(path: Path, matcher: diagnose.Matcher,
-                 jobs: int) -> tuple[float, diagnose.FileScan]:
+def scan_seconds(path: Path, matcher: Matcher,
+                 jobs: int) -> tuple[float, FileScan]:
     """The CLI's scan path: a plain file in stretches over `jobs` processes."""
     start = time.perf_counter()
-    scan = diagnose.scan_file(str(path), matcher, jobs=jobs, name=path.name)
+    scan = scan_file(str(path), matcher, jobs=jobs, name=path.name)
     return time.perf_counter() - start, scan
 
 
@@ -85,14 +86,14 @@ def main() -> int:
     with path.open("rb") as warm:  # into the page cache for both tools, not into memory
         while warm.read(64 << 20):
             pass
-    matcher = diagnose.Matcher(gather(ROOT / "entries")[0].entries)
+    matcher = Matcher(gather(ROOT / "entries")[0].entries)
     load = os.getloadavg()[0]
     greps, scans = [], []
     for _ in range(opts.runs):
         greps.append(grep_seconds(path))
         seconds, scan = scan_seconds(path, matcher, opts.jobs)
         scans.append(seconds)
-    result = diagnose.diagnose([scan])
+    result = rank.diagnose([scan])
     top = result.matches[0].id if result.matches else "-"
     mb = scan.bytes / 1e6
     ours, theirs = statistics.median(scans), statistics.median(greps)

@@ -27,7 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from logcorpus import ROOT, log_bytes, real_cases  # noqa: E402
 from nanopedia.cli import main as cli  # noqa: E402
 from nanopedia.content.corpus import gather  # noqa: E402
-from nanopedia.diagnosis import scan as diagnose  # noqa: E402
+from nanopedia.diagnosis import contract, rank, scan  # noqa: E402
 
 #: A scan of a fuzzed log (a few hundred KB at most) slower than this is a finding.
 SLOW_S = 10.0
@@ -38,7 +38,7 @@ NASTY = ["\x00", "\u202e", "\x1b]52;c;AAAA\x07", "\r", "\r\n", "[rank" + "9" * 3
          "global_ranks=[" + "1, " * 500 + "]", "(?:a|a)*b", "![" * 200, "](//evil/x)",
          "Root Cause (first observed failure):\n  rank      : 1 (local_rank: 1)\n", "\t" * 50,
          "\ufffd", "&#0;", "{{ 7*7 }}", "<script>alert(1)</script>", "\\", "'", '"', ": ", "- "]
-MATCHER = diagnose.Matcher(gather(ROOT / "entries")[0].entries)
+MATCHER = scan.Matcher(gather(ROOT / "entries")[0].entries)
 tried = {"entries": 0, "logs": 0}
 
 
@@ -80,9 +80,9 @@ def fuzz_log(logs: list[bytes], at: int, insert: list[str], width: int) -> None:
         data = b"\n".join(line[i : i + width] for line in data.split(b"\n")
                           for i in range(0, max(len(line), 1), width))
     start = time.monotonic()
-    scan = diagnose.scan(io.BytesIO(data), "fuzzed.log", MATCHER)
-    result = diagnose.diagnose([scan])
-    diagnose.as_json(result, None)
+    scanned = scan.scan(io.BytesIO(data), "fuzzed.log", MATCHER)
+    result = rank.diagnose([scanned])
+    contract.as_json(result, None)
     assert time.monotonic() - start < SLOW_S, f"scan took {time.monotonic() - start:.1f} s"
     tried["logs"] += 1
 

@@ -27,6 +27,10 @@ class Config:
     """Public https address of the site root (with a trailing slash); empty means unknown."""
     repo_url: str = ""
     """https address of the repository's entries folder, for "Edit this entry" links."""
+    feeds: bool = True
+    """Whether the site has Atom feeds. Not a setting of the file: the build turns them off when
+    no entry has a date (outside git, without `SOURCE_DATE_EPOCH`), as every feed would be empty
+    and could only be dated by inventing a date."""
 
 
 def parse(text: str, path: str) -> Config:
@@ -36,7 +40,7 @@ def parse(text: str, path: str) -> Config:
     except tomllib.TOMLDecodeError as err:
         raise NanopediaError([problem(path, 0, 0, "E050", f"invalid TOML: {err}")]) from None
     site = data.get("site", {})
-    known = {f.name for f in fields(Config)}
+    known = {f.name for f in fields(Config)} - {"feeds"}
     found = []
     if set(data) - {"site"} or not isinstance(site, dict):
         found.append(problem(path, 0, 0, "E050", "the configuration has one table, [site]"))

@@ -2,13 +2,16 @@
 
 Pages, search, diagnosis and the MkDocs plugin all read these frozen models; nothing downstream
 re-parses YAML. Field docstrings become the JSON Schema descriptions editors show on hover.
-Fields marked "markdown" are rendered with the safe renderer in `markdown.py`; all others are
-plain text.
+Fields marked "markdown" are rendered with the safe renderer in `generator/site/markdown.py`; all
+others are plain text. An entry's dates (`Dates`) are no field: they come from the git history of
+its file (`generator/incremental/gitdates.py`); their type is here so pages and feeds can take
+them without importing the build engine.
 """
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from datetime import UTC, datetime
+from typing import Annotated, Any, Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
@@ -268,3 +271,24 @@ def entry_json_schema() -> dict[str, Any]:
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
     schema["$id"] = "https://nanopedia.invalid/entry.schema.json"
     return schema
+
+
+class Dates(NamedTuple):
+    """The two dates shown on an entry page, in `entries.json` and in the feeds (from git)."""
+
+    first_published: datetime
+    """Commit date (UTC) of the first commit on the branch that added the file."""
+    last_updated: datetime
+    """Commit date (UTC) of the latest commit on the branch that changed the file."""
+
+    def as_dict(self) -> dict[str, str]:
+        """ISO 8601 strings, second precision, `Z` for UTC: what JSON and Atom both want."""
+        return {
+            "first_published": iso(self.first_published),
+            "last_updated": iso(self.last_updated),
+        }
+
+
+def iso(when: datetime) -> str:
+    """`2026-01-02T03:04:05Z`: RFC 3339 as Atom requires, sortable as text."""
+    return when.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")

@@ -18,8 +18,8 @@ import pytest
 from conftest import FIXTURES, ROOT
 from nanopedia.errors import NanopediaError
 from nanopedia.incremental import pipeline as build_module
-from nanopedia.incremental.gitdates import Dates
 from nanopedia.incremental.pipeline import build
+from nanopedia.model import Dates
 from nanopedia.site import views
 
 INLINE_SCRIPT = re.compile(r"<script(?![^>]*\bsrc=\")")

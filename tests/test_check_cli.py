@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from conftest import ROOT
-from nanopedia.content.validate import inner_model
+from nanopedia.content.schema import inner_model
 from nanopedia.model import Entry, entry_json_schema
 from pydantic import BaseModel
 

@@ -11,7 +11,8 @@ import sys
 import pytest
 from conftest import ROOT
 from nanopedia.content.corpus import gather
-from nanopedia.diagnosis import scan as diagnose
+from nanopedia.diagnosis import scan
+from nanopedia.diagnosis.rank import Diagnosis, diagnose
 
 sys.path.insert(0, str(ROOT / "bench"))
 from logcorpus import buried, log_bytes, real_cases  # noqa: E402
@@ -27,18 +28,18 @@ TIMEOUT = ("[rank{r}]:[E0501 10:31:09.118204331 ProcessGroupNCCL.cpp:616] [Rank 
 
 
 @pytest.fixture(scope="module")
-def matcher() -> diagnose.Matcher:
-    return diagnose.Matcher(gather(ROOT / "entries")[0].entries)
+def matcher() -> scan.Matcher:
+    return scan.Matcher(gather(ROOT / "entries")[0].entries)
 
 
-def composite(matcher: diagnose.Matcher, failing: int, excerpt: bytes,
-              bury: int = 0) -> diagnose.Diagnosis:
+def composite(matcher: scan.Matcher, failing: int, excerpt: bytes,
+              bury: int = 0) -> Diagnosis:
     scans = []
     for rank in sorted({0, 1, 2, 3, failing}):
         data = (buried(bury) if bury and rank == failing else b"") + (
             excerpt if rank == failing else TIMEOUT.format(r=rank).encode())
-        scans.append(diagnose.scan(io.BytesIO(data), f"logs/rank{rank}.log", matcher))
-    return diagnose.diagnose(scans)
+        scans.append(scan.scan(io.BytesIO(data), f"logs/rank{rank}.log", matcher))
+    return diagnose(scans)
 
 
 def test_one_rank_fails_the_others_time_out(matcher) -> None:

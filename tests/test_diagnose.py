@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 from conftest import ROOT
 from nanopedia.content.corpus import gather
-from nanopedia.diagnosis import scan as diagnose
+from nanopedia.diagnosis import logs, rank, scan
+from nanopedia.diagnosis.lines import timestamp
 
 sys.path.insert(0, str(ROOT / "bench"))
 from diagnose_eval import evaluate, figures  # noqa: E402
@@ -22,14 +23,14 @@ ERROR = b"[rank3]: RuntimeError: expected scalar type BFloat16 but found Float\n
 
 
 @pytest.fixture(scope="module")
-def matcher() -> diagnose.Matcher:
-    return diagnose.Matcher(gather(ROOT / "entries")[0].entries)
+def matcher() -> scan.Matcher:
+    return scan.Matcher(gather(ROOT / "entries")[0].entries)
 
 
 @pytest.mark.parametrize("size", [7, 64, 1000])
 def test_match_straddling_a_buffer_boundary_is_found(matcher, size: int) -> None:
     data = b"step 1 loss 2.0\r\n" * 5 + ERROR + b"step 2"
-    found = diagnose.scan(io.BytesIO(data), "x.log", matcher, buffer_bytes=size)
+    found = scan.scan(io.BytesIO(data), "x.log", matcher, buffer_bytes=size)
     mine = [e for e in found.evidence if e.entry == "fsdp-mixed-precision-error"]
     assert [(e.line, e.rank, e.fingerprint) for e in mine] == [
         (6, 3, "expected-scalar-type-float-vs-low")
@@ -124,7 +125,7 @@ def test_nearest_timestamp_of_any_format_decides_the_first_failure(cli) -> None:
     logs = [str(LOGS / "first-failure-ts" / f"rank{r}.log") for r in (0, 1)]
     run = cli("diagnose", "--json", *logs)
     assert json.loads(run.out)["initiating_rank"] == 1
-    assert diagnose.timestamp("2024-11-21 03:13:03,001 x\n[W1121 03:25:00.000000 1 a.cpp:1] y") \
+    assert timestamp("2024-11-21 03:13:03,001 x\n[W1121 03:25:00.000000 1 a.cpp:1] y") \
         == "1121032500.000000000"
 
 
@@ -157,7 +158,7 @@ def test_an_internal_error_exits_3_without_a_traceback(cli, monkeypatch, tmp_pat
     def boom(*_: object) -> None:
         raise KeyError("oops")
 
-    monkeypatch.setattr(diagnose, "diagnose", boom)
+    monkeypatch.setattr(rank, "diagnose", boom)
     (tmp_path / "job.log").write_bytes(ERROR)
     run = cli("diagnose", str(tmp_path / "job.log"))
     assert run.code == 3 and "internal error: KeyError" in run.err and "Traceback" not in run.err
@@ -172,7 +173,7 @@ def test_a_corrupt_gzip_log_is_named_not_a_traceback(cli, tmp_path: Path) -> Non
 
 
 def test_a_gzip_bomb_stops_at_the_unpacking_limit(cli, tmp_path: Path, monkeypatch) -> None:
-    monkeypatch.setattr(diagnose, "UNPACKED_FLOOR", 1 << 20)
+    monkeypatch.setattr(logs, "UNPACKED_FLOOR", 1 << 20)
     bomb = tmp_path / "bomb.log.gz"
     bomb.write_bytes(gzip.compress(b"\0" * (64 << 20), 9))  # 64 MB of zeros in 64 KB
     run = cli("diagnose", str(bomb))

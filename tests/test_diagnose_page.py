@@ -1,9 +1,10 @@
 """The diagnosis page (site/diagnose.html) from file://: the CLI's answers, safely, offline.
 
-Every case of the labelled corpus (tests/logs/labels.yaml) goes through `nanopedia.diagnosis.scan` and
-through the page in a real Chromium, as files on the file input and, for single logs, pasted; the
-entries (in order), scores, evidence lines, ranks and first failure must be the same. The buried
-cases are larger than one read buffer, so they also cover matching across worker reads.
+Every case of the labelled corpus (tests/logs/labels.yaml) goes through `nanopedia.diagnosis`
+(scan, then rank) and through the page in a real Chromium, as files on the file input and, for
+single logs, pasted; the entries (in order), scores, evidence lines, ranks and first failure must
+be the same. The buried cases are larger than one read buffer, so they also cover matching
+across worker reads.
 """
 
 from __future__ import annotations
@@ -18,7 +19,8 @@ from typing import Any
 import pytest
 from conftest import ROOT
 from nanopedia.content.corpus import gather
-from nanopedia.diagnosis import scan as diagnose
+from nanopedia.diagnosis import rank, scan
+from nanopedia.diagnosis.logs import BUFFER_BYTES
 from nanopedia.incremental import pipeline as build
 
 sys.path.insert(0, str(ROOT / "bench"))
@@ -47,8 +49,8 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def matcher() -> diagnose.Matcher:
-    return diagnose.Matcher(gather(ROOT / "entries")[0].entries)
+def matcher() -> scan.Matcher:
+    return scan.Matcher(gather(ROOT / "entries")[0].entries)
 
 
 @pytest.fixture(scope="module")
@@ -56,10 +58,10 @@ def logs(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("logs")
 
 
-def expected(matcher: diagnose.Matcher, named: list[tuple[str, bytes]]) -> dict[str, Any]:
+def expected(matcher: scan.Matcher, named: list[tuple[str, bytes]]) -> dict[str, Any]:
     """What the page must show for logs given as (name, bytes), computed by the CLI's code."""
-    scans = [diagnose.scan(io.BytesIO(data), name, matcher) for name, data in named]
-    result = diagnose.diagnose(scans)
+    scans = [scan.scan(io.BytesIO(data), name, matcher) for name, data in named]
+    result = rank.diagnose(scans)
     return {
         "matches": [
             {
@@ -155,7 +157,7 @@ def test_gzip_file_across_read_buffers(site, matcher, logs, watched_page) -> Non
     """A buried log larger than one read buffer, gzipped: the page inflates it as the CLI does."""
     case = next(c for c in CASES if c.bury and c.top)
     raw = materialise(case, logs)[0]
-    assert raw.stat().st_size > diagnose.BUFFER_BYTES
+    assert raw.stat().st_size > BUFFER_BYTES
     packed = logs / "big.log.gz"
     packed.write_bytes(gzip.compress(raw.read_bytes(), 1))
     page = open_page(watched_page, site)

@@ -17,8 +17,7 @@ from typing import Any
 import pytest
 from conftest import ROOT
 from nanopedia.content.corpus import gather
-from nanopedia.diagnosis import report
-from nanopedia.diagnosis import scan as diagnose
+from nanopedia.diagnosis import contract, rank, report, scan
 from nanopedia.incremental import pipeline as build
 from nanopedia.model import Entry
 
@@ -60,8 +59,8 @@ def entries() -> dict[str, Entry]:
 
 
 @pytest.fixture(scope="module")
-def matcher(entries: dict[str, Entry]) -> diagnose.Matcher:
-    return diagnose.Matcher(entries.values())
+def matcher(entries: dict[str, Entry]) -> scan.Matcher:
+    return scan.Matcher(entries.values())
 
 
 def open_page(watch: Any, site: Path) -> Any:
@@ -90,8 +89,8 @@ def answer(page: Any) -> list[tuple[str, float, list[tuple[str, int]]]]:
             e.dataset.file, Number(e.dataset.line)])}))""")]
 
 
-def cli_answer(matcher: diagnose.Matcher, name: str, data: bytes) -> list[Any]:
-    result = diagnose.diagnose([diagnose.scan(io.BytesIO(data), name, matcher)])
+def cli_answer(matcher: scan.Matcher, name: str, data: bytes) -> list[Any]:
+    result = rank.diagnose([scan.scan(io.BytesIO(data), name, matcher)])
     return [(c.id, c.score, [(e.file, e.line) for e in c.evidence]) for c in result.matches]
 
 
@@ -113,7 +112,7 @@ def test_rows_carry_cause_and_fix_as_the_report_finds_them(entries) -> None:
     """The browser's data gives each fingerprint what `report.cause_and_fix` would pick."""
     for entry in entries.values():
         causes = {rc.id: rc.title for rc in entry.root_causes}
-        for fp, row in zip(entry.fingerprints, diagnose.fingerprint_rows(entry), strict=True):
+        for fp, row in zip(entry.fingerprints, contract.fingerprint_rows(entry), strict=True):
             assert row["cause"] == causes.get(fp.cause or "")
             assert (row["first_cause"], row["fix"]) == (entry.root_causes[0].title,
                                                         entry.fix[0].title)
@@ -269,7 +268,7 @@ def test_cause_and_fix_match_the_cli_on_the_corpus_logs(site, entries, matcher,
              "fp16-skips-benign.log"]
     for name in names:
         data = (LOGS / name).read_bytes()
-        result = diagnose.diagnose([diagnose.scan(io.BytesIO(data), name, matcher)])
+        result = rank.diagnose([scan.scan(io.BytesIO(data), name, matcher)])
         want = report.with_answers(result, entries, None, None)["matches"]
         page.set_input_files("#log-files", str(LOGS / name))
         finished(page)

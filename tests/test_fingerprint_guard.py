@@ -16,10 +16,10 @@ from pathlib import Path
 import pytest
 import re2
 from conftest import FIXTURES, ROOT
-from nanopedia.content import fingerprints, gates
+from nanopedia.content import fingerprints, gates, portable
 from nanopedia.content.corpus import gather, load_entry
 from nanopedia.content.load import read
-from nanopedia.diagnosis import scan as diagnose
+from nanopedia.diagnosis import contract, scan
 from nanopedia.model import Fingerprint
 
 
@@ -64,7 +64,7 @@ def test_exploding_automaton_is_too_slow() -> None:
     ],
 )
 def test_nested_repetition(pattern: str, slow: bool) -> None:
-    assert (fingerprints.backtracking_error(pattern) is not None) is slow
+    assert (portable.backtracking_error(pattern) is not None) is slow
 
 
 def test_check_reports_e033_at_the_pattern_line(tmp_corpus: Path, cli) -> None:
@@ -119,7 +119,7 @@ def test_browser_stall_is_stopped_and_refused(
 ) -> None:
     monkeypatch.setattr(fingerprints, "BROWSER_TIMEOUT_S", 0.3)
     fp = supporting(pattern, "x")
-    assert fingerprints.backtracking_error(pattern) is None  # the static rule misses them
+    assert portable.backtracking_error(pattern) is None  # the static rule misses them
     [timing] = gates.browser_timings([fp])
     assert isinstance(timing, gates.BrowserTiming) and timing.timeout
     code, message, hint = timing.verdict() or ("", "", "")
@@ -206,9 +206,9 @@ def test_case_folding(case: dict[str, object]) -> None:
     fp = supporting(str(case["pattern"]), "x", bool(case["ignore_case"]))
     src, _ = load_entry(FIXTURES / "corpus" / "alpha-failure.yaml")
     assert src is not None
-    matcher = diagnose.Matcher([src.entry.model_copy(update={"fingerprints": [fp]})])
-    scan = diagnose.scan(io.BytesIO(str(case["line"]).encode()), "x.log", matcher)
-    assert bool(scan.evidence) is case["match"]
+    matcher = scan.Matcher([src.entry.model_copy(update={"fingerprints": [fp]})])
+    scanned = scan.scan(io.BytesIO(str(case["line"]).encode()), "x.log", matcher)
+    assert bool(scanned.evidence) is case["match"]
     assert (fingerprints.compile_pattern(fp).search(str(case["line"])) is not None) is case["match"]
 
 
@@ -223,7 +223,7 @@ def test_fold_ascii_means_re2_ignore_case_on_ascii_text() -> None:
     options = re2.Options()
     options.case_sensitive = False
     for pattern in patterns:
-        ours, theirs = re2.compile(fingerprints.fold_ascii(pattern)), re2.compile(pattern, options)
+        ours, theirs = re2.compile(portable.fold_ascii(pattern)), re2.compile(pattern, options)
         for line in lines + [line.swapcase() for line in lines]:
             got = [m.span() for m in ours.finditer(line)]
             assert got == [m.span() for m in theirs.finditer(line)], (pattern, line)
@@ -233,7 +233,7 @@ def test_export_gives_the_browser_the_folded_program() -> None:
     src, _ = load_entry(FIXTURES / "corpus" / "alpha-failure.yaml")
     assert src is not None
     fps = [supporting("Kernel image", "x", True), supporting("Kernel image", "x")]
-    data = diagnose.export_data([src.entry.model_copy(update={"fingerprints": fps})])
+    data = contract.export_data([src.entry.model_copy(update={"fingerprints": fps})])
     rows = data["fingerprints"]
     assert [r["program"] for r in rows] == ["[Kk][eE][rR][nN][eE][lL] [iI][mM][aA][gG][eE]",
                                            "Kernel image"]

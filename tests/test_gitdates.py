@@ -7,7 +7,8 @@ from pathlib import Path
 
 from gitscript import Repo
 from nanopedia.incremental import gitdates
-from nanopedia.incremental.gitdates import Dates, Walk, entry_dates, fallback, iso, start
+from nanopedia.incremental.gitdates import Walk, entry_dates, fallback, start
+from nanopedia.model import Dates, iso
 
 
 def walked(root: Path, since: Walk | None = None) -> Walk | None:

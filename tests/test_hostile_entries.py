@@ -24,13 +24,14 @@ from conftest import FIXTURES, ROOT
 from nanopedia.commands import serve
 from nanopedia.content import apicheck
 from nanopedia.content.corpus import gather
+from nanopedia.content.links import LABEL_BUDGET, label_cost
 from nanopedia.content.load import MAX_BYTES, parse, read, read_file
 from nanopedia.content.validate import check_entry, check_tags
-from nanopedia.diagnosis import scan as diagnose
+from nanopedia.diagnosis import scan
 from nanopedia.errors import NanopediaError
-from nanopedia.incremental.gitdates import Dates
 from nanopedia.incremental.pipeline import build
-from nanopedia.site.markdown import LABEL_BUDGET, PageEnv, label_cost, render
+from nanopedia.model import Dates
+from nanopedia.site.markdown import PageEnv, render
 
 SITE_CONFIG = FIXTURES / "build-config" / "nanopedia.toml"
 DATES = {
@@ -188,7 +189,7 @@ def test_build_serve_and_diagnose_refuse_them_too(hostile_corpus: Path, tmp_path
             server.httpd.server_close()
         assert all(line in logged[0] for line in wanted)
         assert logged[0].endswith("problem(s); the last good site is served")
-        _, skipped = diagnose.usable_entries(hostile_corpus)
+        _, skipped = scan.usable_entries(hostile_corpus)
         assert sorted(str(p) for p in skipped if p.code == "E001") == wanted
         catalog, problems = gather(hostile_corpus)  # what verify and the MkDocs plugin use
         assert sorted(str(p) for p in problems if p.code == "E001") == wanted

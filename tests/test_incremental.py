@@ -21,9 +21,9 @@ from nanopedia.incremental import background, gitdates
 from nanopedia.incremental import pipeline as build_module
 from nanopedia.incremental import state as build_state
 from nanopedia.incremental.cache import open_cache
-from nanopedia.incremental.gitdates import Dates
 from nanopedia.incremental.pipeline import Report, build
 from nanopedia.incremental.write import MARKER
+from nanopedia.model import Dates
 from nanopedia.site import highlight, render
 from nanopedia.theme_dir import THEME
 

@@ -12,7 +12,8 @@ from collections.abc import Callable
 import pytest
 from conftest import ROOT
 from nanopedia.content.corpus import gather
-from nanopedia.diagnosis import scan as diagnose
+from nanopedia.diagnosis import logs, rank, scan
+from nanopedia.diagnosis.lines import line_rank
 
 sys.path.insert(0, str(ROOT / "bench"))
 from logcorpus import log_bytes, real_cases  # noqa: E402
@@ -41,18 +42,18 @@ DAMAGE: dict[str, Callable[[str], str]] = {
 def _cuts_a_word(raw: bytes) -> bool:
     lines = DAMAGE["wrapped by an 80-column terminal"](raw.decode("utf-8", "replace")).split("\n")
     cuts = [i for i in range(len(lines) - 1) if len(lines[i]) == 80
-            and diagnose._same_class(lines[i][-1:].encode(), lines[i + 1][:1].encode())]
+            and logs._same_class(lines[i][-1:].encode(), lines[i + 1][:1].encode())]
     return len({lines[i] for i in range(len(lines) - 1) if len(lines[i]) == 80}) >= 2 and bool(cuts)
 
 
 @pytest.fixture(scope="module")
-def matcher() -> diagnose.Matcher:
-    return diagnose.Matcher(gather(ROOT / "entries")[0].entries)
+def matcher() -> scan.Matcher:
+    return scan.Matcher(gather(ROOT / "entries")[0].entries)
 
 
-def _answer(matcher: diagnose.Matcher, text: str) -> str | None:
-    scanned = diagnose.scan(io.BytesIO(text.encode()), "job.log", matcher)
-    result = diagnose.diagnose([scanned])
+def _answer(matcher: scan.Matcher, text: str) -> str | None:
+    scanned = scan.scan(io.BytesIO(text.encode()), "job.log", matcher)
+    result = rank.diagnose([scanned])
     return result.matches[0].id if result.matches else None
 
 
@@ -61,7 +62,7 @@ def test_damaged_real_logs_keep_their_answer(matcher, damage: str) -> None:
     wrong = []
     for case in CASES:
         raw = log_bytes(case.logs[0])
-        if damage.startswith("wrapped") and (diagnose.wrap_width(raw) or not _cuts_a_word(raw)):
+        if damage.startswith("wrapped") and (logs.wrap_width(raw) or not _cuts_a_word(raw)):
             # Wrapped once already, as posted; or a wrap that never cuts a word or a number (or
             # one long line only): that is not told apart from fixed-width lines.
             continue
@@ -74,8 +75,8 @@ def test_damaged_real_logs_keep_their_answer(matcher, damage: str) -> None:
 
 def test_colour_codes_do_not_hide_a_rank_prefix() -> None:
     data = b"\x1b[31m[rank5]:\x1b[0m RuntimeError: boom\r\n"
-    assert diagnose.normalise(data) == b"[rank5]: RuntimeError: boom\n"
-    assert diagnose.line_rank(diagnose.normalise(data).decode(), None) == 5
+    assert logs.normalise(data) == b"[rank5]: RuntimeError: boom\n"
+    assert line_rank(logs.normalise(data).decode(), None) == 5
 
 
 def test_a_terminal_wrap_is_undone_and_line_numbers_stay() -> None:
@@ -85,9 +86,9 @@ def test_a_terminal_wrap_is_undone_and_line_numbers_stay() -> None:
     other = "step 10 loss 2.31 " * 6  # ends where a record ends: not a wrap on its own
     text = "\n".join(record[i : i + 70] for i in range(0, len(record), 70)) + "\n"
     text += "\n".join(other[i : i + 70] for i in range(0, len(other), 70)) + "\nlast line\n"
-    data = diagnose.normalise(text.encode())
-    assert diagnose.wrap_width(data) == 70
-    lines = diagnose.unwrap(data).split(b"\n")
+    data = logs.normalise(text.encode())
+    assert logs.wrap_width(data) == 70
+    lines = logs.unwrap(data).split(b"\n")
     assert lines[0].decode() == record and lines[1:3] == [b"", b""]
     assert lines[-2] == b"last line" and len(lines) == len(data.split(b"\n"))
 
@@ -96,20 +97,20 @@ def test_ordinary_lines_are_not_unwrapped() -> None:
     lines = [f"step {i} loss {i * 0.37:.4f} lr 3e-4 grad_norm {i * 1.3:.2f} tokens/s {9000 + i}"
              for i in range(200)]
     data = ("\n".join(lines) + "\n").encode()
-    assert diagnose.wrap_width(data) is None and diagnose.unwrap(data) == data
+    assert logs.wrap_width(data) is None and logs.unwrap(data) == data
 
 
 def test_records_joined_on_one_line_keep_their_ranks() -> None:
     line = "[rank3]: step 7 loss 2.1[rank1]: RuntimeError: CUDA error: an illegal memory access"
     at = line.index("RuntimeError")
-    assert diagnose.line_rank(line, None, at) == 1
-    assert diagnose.line_rank(line, None, 0) == 3
+    assert line_rank(line, None, at) == 1
+    assert line_rank(line, None, 0) == 3
 
 
 def test_a_traceback_takes_the_rank_of_its_prefixed_neighbours() -> None:
     text = ("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 388.00 MiB. GPU 0 has "
             "a total capacity of 9.68 GiB of which 95.75 MiB is free.\n"
             "[rank2]: Traceback (most recent call last):\n[rank2]:   File \"train.py\", line 6\n")
-    matcher = diagnose.Matcher(gather(ROOT / "entries")[0].entries)
-    result = diagnose.diagnose([diagnose.scan(io.BytesIO(text.encode()), "job.log", matcher)])
+    matcher = scan.Matcher(gather(ROOT / "entries")[0].entries)
+    result = rank.diagnose([scan.scan(io.BytesIO(text.encode()), "job.log", matcher)])
     assert result.matches[0].id == "cuda-out-of-memory" and result.initiating_rank == 2

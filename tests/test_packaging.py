@@ -20,6 +20,7 @@ import tarfile
 import venv
 import zipfile
 from dataclasses import dataclass
+from fnmatch import fnmatch
 from pathlib import Path
 
 import pytest
@@ -78,10 +79,18 @@ def _run(command: list[str], cwd: Path) -> str:
 @pytest.fixture(scope="module")
 def dists(tmp_path_factory: pytest.TempPathFactory) -> Dists:
     here = tmp_path_factory.mktemp("packaging")
-    ignored = [line.strip().strip("/") for line in
-               (ROOT / ".gitignore").read_text(encoding="utf-8").splitlines()
-               if line.strip() and not line.startswith("#")]
-    shutil.copytree(ROOT, here / "src", ignore=shutil.ignore_patterns(".git", *ignored))
+    patterns = [line.strip() for line in
+                (ROOT / ".gitignore").read_text(encoding="utf-8").splitlines()
+                if line.strip() and not line.startswith("#")]
+    # As git reads them: `/site/` only at the root (generator/site/ is code), `build/` anywhere.
+    anywhere = [p.strip("/") for p in patterns if not p.startswith("/")] + [".git"]
+    at_root = [p.strip("/") for p in patterns if p.startswith("/")]
+
+    def ignored(folder: str, names: list[str]) -> set[str]:
+        rules = anywhere + at_root if Path(folder) == ROOT else anywhere
+        return {n for n in names if any(fnmatch(n, rule) for rule in rules)}
+
+    shutil.copytree(ROOT, here / "src", ignore=ignored)
     _run([sys.executable, "-m", "build", "--no-isolation", "--outdir", str(here / "dist"),
           str(here / "src")], here)
     return Dists(here / "dist" / f"{DIST}.tar.gz", next((here / "dist").glob("*.whl")))

@@ -1,4 +1,4 @@
-"""The ranking rules as data (tests/cases/ranking.json), run through `nanopedia.diagnosis.scan`.
+"""The ranking rules as data (tests/cases/ranking.json), run through `nanopedia.diagnosis.rank`.
 
 `tests/js/ranking.test.js` runs the same cases through the browser worker under `node --test`,
 so the two engines are proven to rank alike without a browser.
@@ -10,25 +10,25 @@ import json
 
 import pytest
 from conftest import ROOT
-from nanopedia.diagnosis import scan as diagnose
+from nanopedia.diagnosis import rank, scan
 
 CASES = json.loads((ROOT / "tests" / "cases" / "ranking.json").read_text())["cases"]
 
 
-def scans(evidence: list[dict[str, object]]) -> list[diagnose.FileScan]:
-    files: dict[str, list[diagnose.Evidence]] = {}
+def scans(evidence: list[dict[str, object]]) -> list[scan.FileScan]:
+    files: dict[str, list[scan.Evidence]] = {}
     for e in evidence:
-        files.setdefault(str(e["file"]), []).append(diagnose.Evidence(
+        files.setdefault(str(e["file"]), []).append(scan.Evidence(
             entry=str(e["entry"]), title=str(e["entry"]), file=str(e["file"]), line=int(e["line"]),
             rank=e["rank"], text=str(e["text"]), fingerprint=str(e["fingerprint"]),
             indicates=e["indicates"], timestamp=e.get("timestamp"),
             consequence=bool(e.get("consequence", False)),
             specificity=int(e.get("specificity", 0))))
-    return [diagnose.FileScan(name, tuple(found), {}, (), 0, 0) for name, found in files.items()]
+    return [scan.FileScan(name, tuple(found), {}, (), 0, 0) for name, found in files.items()]
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c["name"] for c in CASES])
 def test_case(case: dict[str, object]) -> None:
-    result = diagnose.diagnose(scans(case["evidence"]))  # type: ignore[arg-type]
+    result = rank.diagnose(scans(case["evidence"]))  # type: ignore[arg-type]
     got = [[c.id, c.score, c.possible] for c in result.matches]
     assert got == case["ranking"]

@@ -8,17 +8,17 @@ import json
 
 from conftest import FIXTURES
 from nanopedia.content.corpus import gather
-from nanopedia.diagnosis import report
-from nanopedia.diagnosis import scan as diagnose
+from nanopedia.diagnosis import report, scan
+from nanopedia.diagnosis.rank import Diagnosis, diagnose
 
 ERROR = "RuntimeError: expected scalar type BFloat16 but found Float"
 
 
-def _diagnosis(lines: list[str]) -> tuple[diagnose.Diagnosis, dict]:
+def _diagnosis(lines: list[str]) -> tuple[Diagnosis, dict]:
     entries = {e.id: e for e in gather(FIXTURES / "corpus")[0].entries}
-    matcher = diagnose.Matcher(entries.values())
+    matcher = scan.Matcher(entries.values())
     data = ("\n".join(lines) + "\n").encode()
-    return diagnose.diagnose([diagnose.scan(io.BytesIO(data), "job.log", matcher)]), entries
+    return diagnose([scan.scan(io.BytesIO(data), "job.log", matcher)]), entries
 
 
 def test_text_leads_with_the_verdict_cause_fix_and_link() -> None:
@@ -71,13 +71,13 @@ def test_ranks_collapse_into_runs() -> None:
 
 def test_ranks_whose_logs_show_nothing_are_named(tmp_path) -> None:
     entries = {e.id: e for e in gather(FIXTURES / "corpus")[0].entries}
-    matcher = diagnose.Matcher(entries.values())
+    matcher = scan.Matcher(entries.values())
     scans = []
     for rank in range(4):
         text = "step 1 ok\n" + (f"[rank{rank}]: {ERROR}\n" if rank == 2 else "")
-        scans.append(diagnose.scan(io.BytesIO(text.encode()), f"attempt_0/{rank}/stderr.log",
+        scans.append(scan.scan(io.BytesIO(text.encode()), f"attempt_0/{rank}/stderr.log",
                                    matcher))
-    result = diagnose.diagnose(scans)
+    result = diagnose(scans)
     assert result.silent_ranks == (0, 1, 3)
     assert "  silent: ranks 0,1,3 (their logs show no error" in report.as_text(
         result, entries, None, 5)

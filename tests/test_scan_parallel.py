@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from conftest import ROOT
 from nanopedia.content.corpus import gather
-from nanopedia.diagnosis import scan as diagnose
+from nanopedia.diagnosis import logs, rank, scan
 
 ROOT_BLOCK = (
     "torch.distributed.elastic.multiprocessing.errors.ChildFailedError:\n"
@@ -28,8 +28,8 @@ ROOT_BLOCK = (
 
 
 @pytest.fixture(scope="module")
-def matcher() -> diagnose.Matcher:
-    return diagnose.Matcher(gather(ROOT / "entries")[0].entries)
+def matcher() -> scan.Matcher:
+    return scan.Matcher(gather(ROOT / "entries")[0].entries)
 
 
 def _log(tmp_path: Path) -> Path:
@@ -48,15 +48,15 @@ def test_stretches_in_two_processes_equal_one_pass(tmp_path, matcher, monkeypatc
                                                     segment) -> None:
     path = _log(tmp_path)
     with path.open("rb") as stream:
-        one = diagnose.scan(stream, "combined.log", matcher)
-    monkeypatch.setattr(diagnose, "SEGMENT_BYTES", segment)
+        one = scan.scan(stream, "combined.log", matcher)
+    monkeypatch.setattr(logs, "SEGMENT_BYTES", segment)
     with path.open("rb") as stream:
-        cuts = diagnose.segments(stream, path.stat().st_size)
+        cuts = logs.segments(stream, path.stat().st_size)
     assert cuts[0][0] == 0 and cuts[-1][1] == path.stat().st_size
     assert all(a[1] == b[0] for a, b in zip(cuts, cuts[1:], strict=False))
     data = path.read_bytes()
     assert all(data[end - 1 : end] == b"\n" for _, end in cuts)
-    many = diagnose.scan_file(str(path), matcher, jobs=2, name="combined.log")
+    many = scan.scan_file(str(path), matcher, jobs=2, name="combined.log")
     assert many == one
     assert one.root_ranks and one.root_ranks[0][1] == 3 and one.evidence
     if segment == 4096:
@@ -76,12 +76,12 @@ def test_one_enormous_line_is_cut_without_reading_it_twice(tmp_path) -> None:
             return data
 
     with Counting(path, "r") as raw:
-        old = diagnose.SEGMENT_BYTES
-        diagnose.SEGMENT_BYTES = 1000
+        old = logs.SEGMENT_BYTES
+        logs.SEGMENT_BYTES = 1000
         try:
-            cuts = diagnose.segments(raw, path.stat().st_size)  # type: ignore[arg-type]
+            cuts = logs.segments(raw, path.stat().st_size)  # type: ignore[arg-type]
         finally:
-            diagnose.SEGMENT_BYTES = old
+            logs.SEGMENT_BYTES = old
     assert cuts == [(0, 300_001), (300_001, 300_011)]
     assert Counting.read_bytes < 2 * path.stat().st_size
 
@@ -91,15 +91,15 @@ def test_repeated_root_cause_blocks_stay_linear(tmp_path, matcher) -> None:
     block = ROOT_BLOCK.format(rank=5)
     data = (block * (3_300_000 // len(block))).encode()
     start = time.monotonic()
-    found = diagnose.scan(io.BytesIO(data), "job.log", matcher, deadline=time.monotonic() + 60)
+    found = scan.scan(io.BytesIO(data), "job.log", matcher, deadline=time.monotonic() + 60)
     assert time.monotonic() - start < 30  # linear: well under a second on an idle machine
-    assert found.root_ranks[0] == (8, 5) and len(found.root_ranks) <= diagnose.EVIDENCE_CAP
+    assert found.root_ranks[0] == (8, 5) and len(found.root_ranks) <= scan.EVIDENCE_CAP
 
 
 def test_the_deadline_message_says_how_long_it_ran(tmp_path, cli, monkeypatch) -> None:
     log = tmp_path / "job.log"
     log.write_text("RuntimeError: CUDA error: an illegal memory access was encountered\n")
-    monkeypatch.setattr(diagnose.time, "monotonic", iter([0.0] + [100.0] * 50).__next__)
+    monkeypatch.setattr(scan.time, "monotonic", iter([0.0] + [100.0] * 50).__next__)
     run = cli("diagnose", "--deadline", "5", str(log))
     assert run.code == 2
     assert "stopped after 100.0 s (--deadline 5)" in run.err
@@ -114,19 +114,19 @@ def test_launcher_ranks_name_the_silent_ones(matcher) -> None:
         "[rank1]: RuntimeError: CUDA error: an illegal memory access was encountered\n"
         "[rank2]: RuntimeError: CUDA error: an illegal memory access was encountered\n"
     )
-    result = diagnose.diagnose([diagnose.scan(io.BytesIO(text.encode()), "job.log", matcher)])
+    result = rank.diagnose([scan.scan(io.BytesIO(text.encode()), "job.log", matcher)])
     assert result.matches[0].id == "cuda-illegal-memory-access"
     assert result.silent_ranks == (0, 3)
     # With no rank on any evidence line, nothing is said about the others.
     bare = text.replace("[rank1]: ", "").replace("[rank2]: ", "")
-    result = diagnose.diagnose([diagnose.scan(io.BytesIO(bare.encode()), "job.log", matcher)])
+    result = rank.diagnose([scan.scan(io.BytesIO(bare.encode()), "job.log", matcher)])
     assert result.silent_ranks == ()
 
 
 def test_a_rank_list_of_huge_numbers_is_no_crash(matcher) -> None:
     text = "global_ranks=[" + "7" * 5000 + ", 3 4]\n[rank3]: RuntimeError: CUDA error: an " \
         "illegal memory access was encountered\n"
-    result = diagnose.diagnose([diagnose.scan(io.BytesIO(text.encode()), "job.log", matcher)])
+    result = rank.diagnose([scan.scan(io.BytesIO(text.encode()), "job.log", matcher)])
     assert result.silent_ranks == (4,)
 
 
@@ -137,16 +137,16 @@ def _model_buffers(stream: io.BytesIO, size: int) -> list[bytes]:
         data = carry + chunk
         cut = data.rfind(b"\n")
         if cut < 0:
-            if len(data) < diagnose.MAX_LINE_BYTES:
+            if len(data) < logs.MAX_LINE_BYTES:
                 carry = data
                 continue
-            out.append(diagnose.unwrap(diagnose.normalise(data)))
+            out.append(logs.unwrap(logs.normalise(data)))
             carry = b""
             continue
         carry = data[cut + 1 :]
-        out.append(diagnose.unwrap(diagnose.normalise(data[: cut + 1])))
+        out.append(logs.unwrap(logs.normalise(data[: cut + 1])))
     if carry:
-        out.append(diagnose.unwrap(diagnose.normalise(carry) + b"\n"))
+        out.append(logs.unwrap(logs.normalise(carry) + b"\n"))
     return out
 
 
@@ -164,11 +164,11 @@ _PIECES = [b"step 1 loss 2.5\n", b"\r\n", b"\r", b"\n", b"\x1b[31m", b"\x1b[0m",
 def test_reused_buffer_cuts_lines_as_the_concatenating_loop_did(monkeypatch, seed) -> None:
     """Buffer edges: carries, CRLF and colour codes split across reads, cut long lines, the last
     line without a newline; each buffer is exactly what the old loop yielded."""
-    monkeypatch.setattr(diagnose, "MAX_LINE_BYTES", 48)  # the long-line cut, at small sizes
+    monkeypatch.setattr(logs, "MAX_LINE_BYTES", 48)  # the long-line cut, at small sizes
     rng = random.Random(seed)
     data = b"".join(rng.choice(_PIECES) for _ in range(rng.randrange(1, 120)))
     for size in (1, 2, 3, 5, 16, 47, 48, 100, 333, 4096):
-        got = [bytes(buf[:length]) for buf, length in diagnose.buffers(io.BytesIO(data), size)]
+        got = [bytes(buf[:length]) for buf, length in logs.buffers(io.BytesIO(data), size)]
         assert got == _model_buffers(io.BytesIO(data), size), (seed, size)
 
 
@@ -180,20 +180,20 @@ _HEALTHY = b"".join(b"2024-05-01 10:00:%02d,123 step %d loss 2.5\n" % (i % 60, i
 def test_a_match_straddling_a_read_boundary_is_found_once(matcher) -> None:
     """Reads that end before, inside and just short of the end of the failure line."""
     data = _HEALTHY + _FAILURE + _HEALTHY
-    whole = diagnose.scan(io.BytesIO(data), "job.log", matcher)
+    whole = scan.scan(io.BytesIO(data), "job.log", matcher)
     assert whole.evidence and {e.line for e in whole.evidence} == {121}
     start = len(_HEALTHY)
     for size in (start - 3, start + 1, start + 20, start + len(_FAILURE) - 1, 64):
-        assert diagnose.scan(io.BytesIO(data), "job.log", matcher, buffer_bytes=size) == whole
+        assert scan.scan(io.BytesIO(data), "job.log", matcher, buffer_bytes=size) == whole
 
 
 def test_a_crlf_split_across_reads_is_one_line_break(matcher) -> None:
     lf = _HEALTHY + _FAILURE + _HEALTHY
     crlf = lf.replace(b"\n", b"\r\n")
-    want = diagnose.scan(io.BytesIO(lf), "job.log", matcher)
+    want = scan.scan(io.BytesIO(lf), "job.log", matcher)
     cr_at = crlf.index(_FAILURE.replace(b"\n", b"\r\n")) + len(_FAILURE)  # a read ends on its \r
     for size in (cr_at, cr_at + 1, 7, 100):
-        got = diagnose.scan(io.BytesIO(crlf), "job.log", matcher, buffer_bytes=size)
+        got = scan.scan(io.BytesIO(crlf), "job.log", matcher, buffer_bytes=size)
         assert got == want, size  # bytes too: those of the normalised text
 
 
@@ -203,7 +203,7 @@ def test_bytes_left_in_the_reused_buffer_by_a_longer_read_are_not_scanned(matche
     first = (_FAILURE + _HEALTHY)[:4000]
     first = first[: first.rindex(b"\n") + 1]
     data = first + b"ok\n"
-    found = diagnose.scan(io.BytesIO(data), "job.log", matcher, buffer_bytes=len(first))
+    found = scan.scan(io.BytesIO(data), "job.log", matcher, buffer_bytes=len(first))
     assert {e.line for e in found.evidence} == {1}
     assert all(n == 1 for n in found.counts.values()) and found.lines == data.count(b"\n")
 
@@ -215,9 +215,9 @@ def test_segments_are_of_one_length(tmp_path, monkeypatch) -> None:
     path.write_bytes(b"".join(b"step %06d loss 2.5 lr 3e-4 grad_norm 0.9\n" % i
                               for i in range(10_000)))
     size = path.stat().st_size
-    monkeypatch.setattr(diagnose, "SEGMENT_BYTES", size // 3 + 1000)  # a third stretch, short
+    monkeypatch.setattr(logs, "SEGMENT_BYTES", size // 3 + 1000)  # a third stretch, short
     with path.open("rb") as stream:
-        cuts = diagnose.segments(stream, size)
+        cuts = logs.segments(stream, size)
     lengths = [end - start for start, end in cuts]
     assert len(cuts) == 3 and max(lengths) - min(lengths) < 2 * line
-    assert max(lengths) <= diagnose.SEGMENT_BYTES
+    assert max(lengths) <= logs.SEGMENT_BYTES

@@ -15,9 +15,16 @@ from typing import Any
 
 import pytest
 from conftest import ROOT
-from nanopedia.diagnosis import scan as diagnose
-from nanopedia.diagnosis import triage, triage_report
-from nanopedia.diagnosis.triage import Job, Skip, find_jobs, glob_regex
+from nanopedia.diagnosis import error_lines, hosts, logs, triage, triage_report
+from nanopedia.diagnosis.jobs import (
+    HEAD_BYTES,
+    MAX_LINE_BYTES,
+    SKIP_REASONS,
+    Job,
+    Skip,
+    find_jobs,
+    glob_regex,
+)
 
 sys.path.insert(0, str(ROOT / "bench"))
 from triage_bench import (  # noqa: E402
@@ -165,11 +172,11 @@ def test_missing_paths_are_named_together(tmp_path: Path) -> None:
     ("2024-04-30 12:00:00 [3] step 1", None),
 ])
 def test_line_host(line: str, host: str | None) -> None:
-    assert triage.line_host(line) == host
+    assert hosts.line_host(line) == host
 
 
 def test_error_lines_are_normalised_and_counted() -> None:
-    tap = triage.ErrorLines()
+    tap = error_lines.ErrorLines()
     tap.start("a.log")
     tap.feed(b"[rank0]: step 1\n[rank0]: ValueError: bad shard 17 at 0xdeadbeef in /data/s/17.bin"
              b"\n[rank1]:   File \"/x/error.py\", line 3, in f\n[rank2]: ValueError: bad shard ")
@@ -237,7 +244,7 @@ def test_bad_input_is_skipped_by_name(tmp_path: Path, entries: list[Any]) -> Non
     fleet = tmp_path / "fleet"
     (fleet / "empty").mkdir(parents=True)
     _write(fleet / "core.log", b"ELF\x00\x01\x02" * 100)
-    _write(fleet / "one-line.log", b"x" * (triage.MAX_LINE_BYTES + 4096))
+    _write(fleet / "one-line.log", b"x" * (MAX_LINE_BYTES + 4096))
     _write(fleet / "bad.log.gz", b"\x1f\x8b\x08\x00garbage")
     _write(fleet / "big.log", "step 1\n" * 450_000)  # 3.1 MB
     _write(fleet / "ok.log", ERROR)
@@ -276,12 +283,12 @@ def test_a_2_gb_single_line_file_is_read_only_to_its_first_mib(
         def close(self) -> None:
             self.inner.close()
 
-    real = diagnose.open_log
-    monkeypatch.setattr(diagnose, "open_log", lambda p: (Counting(real(p)[0]), None))
+    real = logs.open_log
+    monkeypatch.setattr(logs, "open_log", lambda p: (Counting(real(p)[0]), None))
     result = triage.triage([huge, gzipped], entries=entries, jobs=1)
     assert [(Path(k["path"]).name, k["reason"]) for k in result.summary["skipped"]["files"]] == [
         ("huge.log", "single-line"), ("huge.log.gz", "single-line")]
-    assert sum(read) <= 2 * (triage.MAX_LINE_BYTES + triage.HEAD_BYTES)
+    assert sum(read) <= 2 * (MAX_LINE_BYTES + HEAD_BYTES)
 
 
 def test_an_oversized_plain_file_is_not_read_at_all(tmp_path: Path, entries: list[Any],
@@ -290,7 +297,7 @@ def test_an_oversized_plain_file_is_not_read_at_all(tmp_path: Path, entries: lis
     with big.open("wb") as f:
         f.write(b"step 1\n")
         f.truncate(3 << 30)
-    monkeypatch.setattr(diagnose, "open_log", lambda p: pytest.fail("opened"))
+    monkeypatch.setattr(logs, "open_log", lambda p: pytest.fail("opened"))
     result = triage.triage([big], entries=entries, jobs=1)
     assert [k["reason"] for k in result.summary["skipped"]["files"]] == ["too-large"]
 
@@ -364,7 +371,7 @@ def test_output_validates_against_the_shipped_schema(fleet: tuple[Path, Any], tm
         "$.jobs[0].status: 'exploded' not in ['matched', 'unmatched', 'clean', 'skipped']",
         "$.summary: no 'gaps'"]
     assert set(schema["$defs"]["skip"]["properties"]["reason"]["enum"]) == set(
-        triage.SKIP_REASONS)
+        SKIP_REASONS)
 
 
 def test_the_core_never_imports_ray(tmp_path: Path) -> None:

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from conftest import FIXTURES
 from nanopedia.commands import verify
-from nanopedia.diagnosis import scan as diagnose
+from nanopedia.diagnosis import scan
 from nanopedia.model import Entry, Repro
 
 FAIL_LINE = "RuntimeError: expected scalar type BFloat16 but found Float"
@@ -40,7 +40,7 @@ FAILS = f"import sys\nprint({FAIL_LINE!r}, file=sys.stderr)\nsys.exit(1)\n"
 
 def _judge(repro: Repro, timeout: float = 30) -> tuple[str, ...]:
     entry = _entry()
-    return verify.verify_one(diagnose.Matcher([entry]), entry, repro, timeout).failures
+    return verify.verify_one(scan.Matcher([entry]), entry, repro, timeout).failures
 
 
 def test_a_repro_that_fails_then_is_fixed_passes() -> None:

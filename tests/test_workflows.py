@@ -130,8 +130,9 @@ def test_pull_requests_run_ruff_and_the_tests_read_only() -> None:
     assert all("permissions" not in job for job in workflow["jobs"].values())
     runs = [step.get("run", "") for step in steps(workflow)]
     lint = next(i for i, r in enumerate(runs) if "ruff check generator tests bench" in r)
+    types = next(i for i, r in enumerate(runs) if r.startswith("make typecheck"))
     tests = next(i for i, r in enumerate(runs) if r.startswith("make test"))
-    assert lint < tests
+    assert lint < tests and types < tests
     assert workflow["jobs"]["test"]["env"]["NANOPEDIA_REQUIRE_BROWSER"] == "1"
 
 
@@ -251,8 +252,9 @@ def test_ci_lints_then_tests_with_the_browser_tests_required() -> None:
     commands = ci_commands()
     tests = commands.index("make test")
     lint = next(i for i, c in enumerate(commands) if "ruff check generator tests bench" in c)
+    types = commands.index("make typecheck")
     required = commands.index("export NANOPEDIA_REQUIRE_BROWSER=1")
-    assert required < tests and lint < tests
+    assert required < tests and lint < tests and types < tests
 
 
 BROWSER_TEST = """\

@@ -17,7 +17,7 @@ from typing import get_args
 from jinja2 import Environment, StrictUndefined
 from nanopedia.content.corpus import TAGS_FILE, display, entry_files
 from nanopedia.content.load import read
-from nanopedia.content.validate import PLACEHOLDER, _slugify
+from nanopedia.content.schema import PLACEHOLDER, slugify
 from nanopedia.errors import NanopediaError, problem, suggest
 from nanopedia.model import MAX_ID, SLUG_PATTERN, Category, RefKind, Stack
 from nanopedia.theme_dir import THEME
@@ -82,7 +82,7 @@ def create(
                 "E050",
                 f"'{entry_id}' is not a valid entry id",
                 f"use lower-case words joined by hyphens (at most {MAX_ID} characters), "
-                f"e.g. '{_slugify(entry_id)}'",
+                f"e.g. '{slugify(entry_id)}'",
             )
         )
     elif (owner := _taken(root, entry_id)) is not None:

@@ -26,7 +26,8 @@ from pathlib import Path
 from nanopedia.content import apicheck
 from nanopedia.content.fingerprints import compile_pattern
 from nanopedia.content.validate import Source, text_line
-from nanopedia.diagnosis import scan as diagnose
+from nanopedia.diagnosis import scan
+from nanopedia.diagnosis.rank import diagnose
 from nanopedia.errors import Problem
 from nanopedia.model import Entry, Repro
 
@@ -190,10 +191,10 @@ def matched_lines(entry: Entry, ids: Iterable[str], output: str) -> dict[str, st
     return found
 
 
-def top_entry(matcher: diagnose.Matcher, output: str) -> str | None:
+def top_entry(matcher: scan.Matcher, output: str) -> str | None:
     """The entry `nanopedia diagnose` ranks first on this output (None when nothing matched)."""
-    scanned = diagnose.scan(io.BytesIO(output.encode("utf-8")), "repro.log", matcher)
-    result = diagnose.diagnose([scanned])
+    scanned = scan.scan(io.BytesIO(output.encode("utf-8")), "repro.log", matcher)
+    result = diagnose([scanned])
     return result.matches[0].id if result.matches else None
 
 
@@ -238,7 +239,7 @@ def judge(entry: Entry, repro: Repro, broken: Run, fixed: Run | None,
     return tuple(wrong)
 
 
-def verify_one(matcher: diagnose.Matcher, entry: Entry, repro: Repro,
+def verify_one(matcher: scan.Matcher, entry: Entry, repro: Repro,
                timeout: float = DEFAULT_TIMEOUT, python: str = sys.executable) -> Outcome:
     """Run one repro's two scripts and judge them; `matcher` holds every entry's fingerprints
     (built once for all repros)."""
@@ -254,7 +255,7 @@ def verify_all(entries: Sequence[Entry], chosen: Sequence[Entry], jobs: int,
     """Every repro of `chosen`, `jobs` at a time, in entry then repro order; `done` hears of
     each as it finishes (the CLI prints a line per repro while the rest run)."""
     work = [(e, r) for e in chosen for r in e.repro]
-    matcher = diagnose.Matcher(entries)
+    matcher = scan.Matcher(entries)
 
     def one(item: tuple[Entry, Repro]) -> Outcome:
         outcome = verify_one(matcher, item[0], item[1], timeout)

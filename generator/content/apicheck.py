@@ -231,7 +231,7 @@ def check(code: str) -> Report:
 
 
 def _prefixes(node: ast.expr) -> list[ast.expr]:
-    out = []
+    out: list[ast.expr] = []
     while isinstance(node, ast.Attribute):
         out.append(node)
         node = node.value

@@ -12,11 +12,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from nanopedia.content.load import Document
-from nanopedia.content.validate import Source, doc_line, dotted, markdown_fields, text_line
+from nanopedia.content.links import doc_line, entry_target, links
+from nanopedia.content.load import Document, dotted
+from nanopedia.content.validate import Source, markdown_fields, text_line
 from nanopedia.errors import Problem, problem, suggest
 from nanopedia.model import Entry, Tag
-from nanopedia.site.markdown import entry_target, links
 
 Position = tuple[int, int]
 
@@ -149,7 +149,7 @@ def link(
     found: list[Problem] = []
     owners: dict[str, tuple[str, Node]] = {}
     for n in ordered:
-        names = [(n.id, ("id",))]
+        names: list[tuple[str, tuple[str | int, ...]]] = [(n.id, ("id",))]
         if n.aliases:
             names += [(a, ("aliases", i)) for i, a in enumerate(n.aliases)]
         for name, where in names:
@@ -161,7 +161,7 @@ def link(
                 found.append(
                     problem(
                         n.path,
-                        *n.at(*where),
+                        *n.at(str(where[0]), int(where[1]) if len(where) > 1 else 0),
                         "E020",
                         f"{what} '{name}' is already used by entry '{first.id}'",
                         f"see {first.path}:{line}:{col}; ids and aliases must be "
@@ -223,13 +223,13 @@ def link(
                 )
     if tags_doc is not None:  # the registry's descriptions link to entries too
         for slug in sorted(tags):
-            where = (slug, "description")
+            at: tuple[str | int, ...] = (slug, "description")
             for one in links(tags[slug].description):
-                target = entry_target(one.href)
-                if target is None or target in by_id or target in invalid:
+                goal = entry_target(one.href)
+                if goal is None or goal in by_id or goal in invalid:
                     continue
-                msg, hint = target_problem(target, f"link in '{dotted(where)}' to entry")
-                line, col = doc_line(tags_doc, where, one.line)
+                msg, hint = target_problem(goal, f"link in '{dotted(at)}' to entry")
+                line, col = doc_line(tags_doc, at, one.line)
                 found.append(problem(tags_doc.path, line, col, "E025", msg, hint))
     members: dict[str, list[str]] = {t: [] for t in sorted(tags)}
     for n in ordered:

@@ -1,9 +1,9 @@
-"""Fingerprint patterns: the portable regex subset and the checks `check` runs on them.
+"""Fingerprint patterns compiled and timed: the checks `check` runs beyond the portable subset.
 
-Patterns come from strangers and run on logs of hundreds of MB both in Python (RE2) and in the
-browser (JavaScript RegExp). The subset below means the same in both engines, matched line by line:
-no backreferences, no lookaround, no inline flags or named groups (case-insensitivity is the
-`ignore_case` field), ASCII escapes only, no anchors other than `^` and `$`.
+`generator/content/portable.py` says whether a pattern's text is inside the subset both engines
+read alike; here a fingerprint becomes the one program both compile (`ignore_case` folded into
+it), RE2 must accept it, and it is timed on text built to make it slow: an adversarial log for
+RE2 as diagnosis scans it, a smaller sample for the browser's backtracking engine.
 """
 
 from __future__ import annotations
@@ -13,63 +13,15 @@ import time
 import zlib
 
 import re2
+from nanopedia.content.portable import (
+    CONTROL_ESCAPES,
+    class_end,
+    fold_ascii,
+    is_count,
+    portable_error,
+    re2_hex,
+)
 from nanopedia.model import Fingerprint
-
-_ESCAPES = frozenset("dDwWsSbBtfv")
-_PUNCT = frozenset("\\^$.|?*+()[]{}-/ :#'\"=,<>!@%&~`;_")
-
-
-def portable_error(pattern: str) -> str | None:
-    """Why `pattern` is outside the portable subset, or None when it is inside."""
-    i = 0
-    in_class = False
-    n = len(pattern)
-    while i < n:
-        ch = pattern[i]
-        if ch == "\\":
-            if i + 1 >= n:
-                return "the pattern ends with a lone backslash"
-            nxt = pattern[i + 1]
-            if nxt == "x":
-                if not re2_hex(pattern[i + 2 : i + 4]):
-                    return "\\x must be followed by two hex digits (\\x{...} is not portable)"
-                i += 4
-                continue
-            if nxt.isdigit():
-                return f"backreference or octal escape '\\{nxt}' is not portable"
-            if nxt not in _ESCAPES and nxt not in _PUNCT:
-                return f"escape '\\{nxt}' is not in the portable subset"
-            i += 2
-            continue
-        if in_class:
-            if ch == "[" and pattern[i + 1 : i + 2] == ":":
-                return "POSIX classes like [[:alpha:]] are not portable"
-            if ch == "]":
-                in_class = False
-        elif ch == "[":
-            in_class = True
-            if pattern[i + 1 : i + 2] == "^":
-                i += 1
-            if pattern[i + 1 : i + 2] == "]":  # a literal ']' first in a class
-                i += 1
-        elif ch == "(" and pattern[i + 1 : i + 2] == "?":
-            if pattern[i + 2 : i + 3] != ":":
-                return (
-                    "only non-capturing groups '(?:...)' are portable"
-                    " (no flags, names or lookaround)"
-                )
-        elif ch == "^":
-            return ("'^' anchors the pattern to the start of a line, but real log lines carry "
-                    "rank and launcher prefixes, timestamps and pasted markup (use \\^ for the "
-                    "character itself)")
-        i += 1
-    if in_class:
-        return "unterminated character class"
-    return None
-
-
-def re2_hex(text: str) -> bool:
-    return len(text) == 2 and all(c in "0123456789abcdefABCDEF" for c in text)
 
 
 def program(fp: Fingerprint) -> str:
@@ -79,7 +31,7 @@ def program(fp: Fingerprint) -> str:
     RE2's case folding and JavaScript's `i` flag disagree beyond ASCII: RE2 folds `k` with the
     Kelvin sign U+212A and `s` with the long s U+017F, JavaScript (without `u`) does not. Folding
     ASCII letters in the pattern itself gives both the same, documented meaning: `ignore_case`
-    folds A-Z only. `diagnose.export_data` hands this text to the browser.
+    folds A-Z only. `contract.export_data` hands this text to the browser.
     """
     return fold_ascii(fp.pattern) if fp.ignore_case else fp.pattern
 
@@ -90,98 +42,6 @@ def compile_pattern(fp: Fingerprint) -> re2._Regexp:
     options.never_nl = True
     options.log_errors = False
     return re2.compile(program(fp), options)
-
-
-_CLASS_ESCAPES = frozenset("dDwWsS")
-_CONTROL_ESCAPES = {"t": 9, "f": 12, "v": 11}
-
-
-def _class_atom(pattern: str, j: int) -> tuple[int | str, int]:
-    """One member of a class at `j`: a code point, or a class escape such as `\\d` kept as
-    text; and the index after it."""
-    if pattern[j] != "\\":
-        return ord(pattern[j]), j + 1
-    nxt = pattern[j + 1 : j + 2]
-    if nxt == "x" and re2_hex(pattern[j + 2 : j + 4]):
-        return int(pattern[j + 2 : j + 4], 16), j + 4
-    if nxt in _CONTROL_ESCAPES:
-        return _CONTROL_ESCAPES[nxt], j + 2
-    if nxt in _CLASS_ESCAPES or not nxt:
-        return pattern[j : j + 2], j + 2
-    return ord(nxt), j + 2
-
-
-def class_members(pattern: str, i: int) -> tuple[bool, list[tuple[int, int] | str], int]:
-    """The class opening at `i`: whether it is negated, its members (code point ranges, class
-    escapes as text) and the index just past its `]`."""
-    j = i + 1
-    negated = pattern[j : j + 1] == "^"
-    j += negated
-    members: list[tuple[int, int] | str] = []
-    first = True
-    while j < len(pattern) and (first or pattern[j] != "]"):
-        first = False
-        low, j = _class_atom(pattern, j)
-        if isinstance(low, int) and pattern[j : j + 1] == "-" and pattern[j + 1 : j + 2] not in "]":
-            high, after = _class_atom(pattern, j + 1)
-            if isinstance(high, int):
-                members.append((low, high))
-                j = after
-                continue
-        members.append(low if isinstance(low, str) else (low, low))
-    return negated, members, j + 1
-
-
-def _swapped(low: int, high: int) -> list[tuple[int, int]]:
-    """The other case of the ASCII letters in a code point range."""
-    out = []
-    for start, end, shift in ((65, 90, 32), (97, 122, -32)):
-        lo, hi = max(low, start), min(high, end)
-        if lo <= hi:
-            out.append((lo + shift, hi + shift))
-    return out
-
-
-def _class_char(cp: int) -> str:
-    """A code point as class text both engines read literally."""
-    ch = chr(cp)
-    if ch.isascii() and ch.isalnum():
-        return ch
-    if cp <= 0x20 or cp == 0x7F:
-        return f"\\x{cp:02x}"
-    return "\\" + ch if ch.isascii() else ch
-
-
-def fold_ascii(pattern: str) -> str:
-    """`pattern` with each ASCII letter matching both its cases, as explicit classes: `k` becomes
-    `[kK]`, `[a-c]` becomes `[a-cA-C]`, `[^x]` becomes `[^xX]`. Escapes, counts and groups hold
-    no letters to fold (`\\d`, `\\b` are kept as they are)."""
-    out: list[str] = []
-    i, n = 0, len(pattern)
-    while i < n:
-        ch = pattern[i]
-        if ch == "\\":
-            width = 4 if pattern[i + 1 : i + 2] == "x" else 2
-            atom = pattern[i : i + width]
-            letter = chr(int(atom[2:], 16)) if width == 4 and re2_hex(atom[2:]) else ""
-            out.append(f"[{atom}{letter.swapcase()}]" if letter.isascii() and letter.isalpha()
-                       else atom)
-            i += width
-        elif ch == "[":
-            negated, members, end = class_members(pattern, i)
-            extra = [r for m in members if isinstance(m, tuple) for r in _swapped(*m)]
-            if extra:
-                body = "".join(m if isinstance(m, str) else
-                               _class_char(m[0]) + ("-" + _class_char(m[1]) if m[1] > m[0] else "")
-                               for m in [*members, *extra])
-                out.append("[" + "^" * negated + body + "]")
-            else:
-                out.append(pattern[i:end])
-            i = end
-        else:
-            out.append(f"[{ch}{ch.swapcase()}]" if ch.isascii() and ch.isalpha() else ch)
-            i += 1
-    return "".join(out)
 
 
 def pattern_error(fp: Fingerprint) -> str | None:
@@ -295,8 +155,8 @@ def pattern_pieces(pattern: str) -> tuple[list[str], str]:
             if nxt in _ESCAPE_SAMPLES:
                 close()
                 chars.extend(_ESCAPE_SAMPLES[nxt])
-            elif nxt in _CONTROL_ESCAPES:
-                run += chr(_CONTROL_ESCAPES[nxt])
+            elif nxt in CONTROL_ESCAPES:
+                run += chr(CONTROL_ESCAPES[nxt])
                 chars.append(run[-1])
             elif nxt not in "bB":
                 run += nxt
@@ -327,14 +187,6 @@ def pattern_pieces(pattern: str) -> tuple[list[str], str]:
         i += 1
     close()
     return list(dict.fromkeys(runs)), "".join(dict.fromkeys(chars))
-
-
-def is_count(pattern: str, i: int) -> bool:
-    """Whether the `{` at `i` opens a count (`{3}`, `{2,}`, `{2,5}`), not a literal brace."""
-    end = pattern.find("}", i)
-    body = pattern[i + 1 : end] if end > i else ""
-    low, _, high = body.partition(",")
-    return low.isdigit() and (high == "" or high.isdigit())
 
 
 def unfinished(runs: list[str], chars: str) -> str:
@@ -441,87 +293,3 @@ def slowness_error(fp: Fingerprint) -> str | None:
     )
 
 
-def backtracking_error(pattern: str) -> str | None:
-    """Why the pattern could backtrack exponentially in JavaScript, or None.
-
-    RE2 is linear whatever the pattern, but the browser page runs the same pattern on a
-    backtracking engine, where a repeated group that itself contains an unbounded repetition,
-    like `(?:a+)+` or `(?:\\w+\\s?)*`, can take exponential time on a line that almost matches.
-    """
-    groups: list[bool] = []  # per open group: does it contain an unbounded repetition?
-    inner = False  # the last closed group contained one
-    i, n = 0, len(pattern)
-    while i < n:
-        ch = pattern[i]
-        unbounded = ch in "*+" or (ch == "{" and is_open_count(pattern, i))
-        if ch == "\\":
-            i += 2
-            inner = False
-            continue
-        if ch == "[":
-            i = class_end(pattern, i)
-            inner = False
-            continue
-        if ch == "(":
-            groups.append(False)
-        elif ch == ")" and groups:
-            inner = groups.pop()
-            if groups and inner:
-                groups[-1] = True
-            i += 1
-            continue
-        elif unbounded:
-            if inner:
-                return (
-                    "a repeated group contains an unbounded repetition (like '(?:a+)+'), "
-                    "which backtracks exponentially in the browser"
-                )
-            if groups:
-                groups[-1] = True
-        inner = False
-        i += 1
-    return None
-
-
-def is_open_count(pattern: str, i: int) -> bool:
-    """Whether the `{` at `i` opens an unbounded count like `{2,}`."""
-    end = pattern.find("}", i)
-    body = pattern[i + 1 : end] if end > i else ""
-    return body.endswith(",") and body[:-1].isdigit()
-
-
-def class_end(pattern: str, i: int) -> int:
-    """Index just past the character class opening at `i` (escapes and a leading `]` skipped)."""
-    j = i + 1
-    if pattern[j : j + 1] == "^":
-        j += 1
-    if pattern[j : j + 1] == "]":
-        j += 1
-    while j < len(pattern) and pattern[j] != "]":
-        j += 2 if pattern[j] == "\\" else 1
-    return j + 1
-
-
-def literal_length(pattern: str) -> int:
-    r"""How many characters of `pattern` are fixed text: escaped punctuation, `\t` and `\xHH`
-    count, classes, class escapes, groups, counts and quantifiers do not. Diagnosis breaks a tie
-    between two entries by this (the more specific pattern wins), in both engines, from exported
-    data."""
-    n, i = 0, 0
-    while i < len(pattern):
-        ch = pattern[i]
-        if ch == "\\":
-            nxt = pattern[i + 1 : i + 2]
-            n += nxt in "tx" or not nxt.isalnum()
-            i += 4 if nxt == "x" else 2
-        elif ch == "[":
-            i = class_end(pattern, i)
-        elif ch == "{":
-            end = pattern.find("}", i)
-            i = end + 1 if end > i else i + 1
-        elif pattern.startswith("(?:", i):
-            i += 3
-        else:
-            n += ch not in "()|?*+.^$"
-            i += 1
-    return n

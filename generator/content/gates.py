@@ -19,13 +19,13 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import re2
-from nanopedia.content import fingerprints
+from nanopedia.content import fingerprints, portable
 from nanopedia.content.fingerprints import (
     compile_pattern,
-    literal_length,
     pattern_error,
     scan_options,
 )
+from nanopedia.content.portable import literal_length
 from nanopedia.content.validate import Source
 from nanopedia.errors import Location, Problem, problem
 from nanopedia.model import Fingerprint
@@ -91,8 +91,8 @@ def browser_slowness(sources: Sequence[Source], reported: Iterable[Problem] = ()
         (src, i, fp)
         for src in sources
         for i, fp in enumerate(src.entry.fingerprints)
-        if fingerprints.portable_error(fp.pattern) is None
-        and fingerprints.backtracking_error(fp.pattern) is None
+        if portable.portable_error(fp.pattern) is None
+        and portable.backtracking_error(fp.pattern) is None
         and Location(src.doc.path, *src.at("fingerprints", i, "pattern")) not in skip
     ]
     if not timed:

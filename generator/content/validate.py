@@ -1,41 +1,24 @@
-"""Per-file validation: plain YAML data to a typed `Entry`, with every problem located.
+"""Per-file validation: a parsed entry or tag registry to typed models, with every problem located.
 
-The model in `model.py` decides what is valid; this module only translates pydantic's findings into
-located, hinted `Problem`s and adds the checks a type cannot express (id equals file name, causes
-that exist, python that parses, link schemes, fingerprints that match their examples).
+`generator/content/schema.py` reports what the model refuses; this module adds the checks a type
+cannot express (id equals file name, causes that exist, python that parses, link schemes,
+fingerprints that match their examples, names Windows cannot hold) and refuses markdown too
+costly to parse before any later stage parses it again.
 """
 
 from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any, Literal, get_args, get_origin
 
-from nanopedia.content import apicheck, fingerprints
-from nanopedia.content.load import Document, Path_, dotted
+from nanopedia.content import apicheck, fingerprints, portable
+from nanopedia.content.links import doc_line, label_problem, link_problems
+from nanopedia.content.load import Document, Path_
+from nanopedia.content.schema import placeholder_problems, schema_problems, slugify
 from nanopedia.errors import Location, Problem, problem, suggest
 from nanopedia.model import MAX_ID, MAX_SCRIPT_LINES, SLUG_PATTERN, Entry, Tag
-from nanopedia.site.markdown import (
-    LABEL_BUDGET,
-    is_protocol_relative,
-    is_safe_link,
-    label_cost,
-    link_scheme,
-    links,
-)
-from pydantic import BaseModel, ValidationError
-
-_KIND = {
-    "string_type": "text",
-    "list_type": "a list",
-    "model_type": "a mapping",
-    "dict_type": "a mapping",
-    "model_attributes_type": "a mapping",
-    "bool_type": "true or false",
-    "bool_parsing": "true or false",
-}
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,9 +33,6 @@ class Source:
 
 
 _SLUG = re.compile(SLUG_PATTERN)
-
-#: How `nanopedia new` marks a value a human must write; `check` reports each one (E060).
-PLACEHOLDER = "TODO"
 
 RESERVED_NAMES = frozenset(
     {"con", "prn", "aux", "nul", *(f"{d}{n}" for d in ("com", "lpt") for n in range(10))}
@@ -74,182 +54,6 @@ def reserved_problem(doc: Document, where: Path_, name: str, what: str,
         f"add a word, e.g. '{name}-failure'; con, prn, aux, nul, com0-com9 and lpt0-lpt9 "
         "cannot be file names on Windows",
     )
-
-
-def _slugify(text: str) -> str:
-    words = "".join(c if c.isascii() and c.isalnum() else " " for c in text.lower()).split()
-    return "-".join(words)[:MAX_ID] or "fsdp-oom"
-
-
-def _model_at(model: type[BaseModel], path: Path_) -> type[BaseModel] | None:
-    """The model class that owns the mapping at `path`, for listing its fields in hints."""
-    current: Any = model
-    for part in path:
-        if isinstance(part, int):
-            continue
-        field = current.model_fields.get(part) if isinstance(current, type) else None
-        if field is None:
-            return None
-        current = inner_model(field.annotation)
-    return current if isinstance(current, type) and issubclass(current, BaseModel) else None
-
-
-def inner_model(annotation: Any) -> Any:
-    """The model class inside a field's annotation (`list[X]`, `X | None`), or None."""
-    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
-        return annotation
-    for arg in get_args(annotation):
-        found = inner_model(arg)
-        if found is not None:
-            return found
-    return None
-
-
-def schema_problems(
-    doc: Document,
-    model: type[BaseModel],
-    prefix: Path_ = (),
-    data: Any = None,
-    skip: frozenset[Path_] = frozenset(),
-) -> tuple[Any, list[Problem]]:
-    """Validate `data` (default: the whole document) found at `prefix` in `doc` against `model`.
-
-    Returns the instance (or None) and located problems. Errors at or below a path in `skip` are
-    left out: they are already reported (a placeholder is not also "not a valid id").
-    """
-    try:
-        return model.model_validate(doc.data if not prefix else data), []
-    except ValidationError as err:
-        return None, [
-            _translate(doc, model, prefix, e)
-            for e in err.errors(include_url=False)
-            if not _under(prefix + tuple(e["loc"]), skip)
-        ]
-
-
-def _under(path: Path_, roots: frozenset[Path_]) -> bool:
-    """True when `path` is one of `roots` or lies inside one."""
-    return any(path[:n] in roots for n in range(1, len(path) + 1))
-
-
-def placeholder_problems(doc: Document) -> dict[Path_, Problem]:
-    """Every value still holding a `TODO` stub written by `nanopedia new`, as "fill in" problems.
-
-    The skeleton passes the schema wherever it can, so these are the only findings on a fresh
-    entry; the hint is the field's own documentation, so the contributor learns what to write.
-    """
-    found: dict[Path_, Problem] = {}
-
-    def walk(value: Any, path: Path_) -> None:
-        if isinstance(value, dict):
-            for key, item in value.items():
-                walk(item, (*path, key))
-        elif isinstance(value, list):
-            for i, item in enumerate(value):
-                walk(item, (*path, i))
-        elif isinstance(value, str) and value.lstrip().startswith(PLACEHOLDER):
-            names = [i for i, part in enumerate(path) if isinstance(part, str)]
-            owner = _model_at(Entry, path[: names[-1]]) if names else None
-            field = owner.model_fields.get(str(path[names[-1]])) if owner else None
-            about = " ".join((field.description or "").split()) if field else ""
-            if field is not None and get_origin(field.annotation) is Literal:
-                about += f" One of: {', '.join(get_args(field.annotation))}."
-            line, col = doc.position(path)
-            if path in doc.blocks:  # point at the TODO itself, not at the `|` before it
-                line, col = line + 1, 1
-            found[path] = problem(
-                doc.path,
-                line,
-                col,
-                "E060",
-                f"'{dotted(path)}' is still a placeholder from `nanopedia new`",
-                f"fill in: {about}" if about else "fill in a value or remove the line",
-            )
-
-    walk(doc.data, ())
-    return found
-
-
-def _translate(doc: Document, model: type[BaseModel], prefix: Path_, err: Any) -> Problem:
-    """One pydantic error as a located problem with a message a contributor can act on."""
-    rel: Path_ = tuple(err["loc"])
-    loc: Path_ = prefix + rel
-    kind = err["type"]
-    name = dotted(loc)
-    ctx = err.get("ctx") or {}
-    value = err.get("input")
-    line, col = doc.position(loc, key=kind == "extra_forbidden")
-    fail = lambda code, msg, hint=None: problem(doc.path, line, col, code, msg, hint)  # noqa: E731
-    if kind == "extra_forbidden":
-        owner = _model_at(model, rel[:-1])
-        known = list(owner.model_fields) if owner else []
-        hint = suggest(str(loc[-1]), known) or (
-            f"known fields: {', '.join(known)}" if known else None
-        )
-        return fail("E010", f"unknown field '{name}'", hint)
-    if kind == "missing":
-        line, col = doc.position(loc[:-1])
-        field = loc[-1]
-        return problem(
-            doc.path,
-            line,
-            col,
-            "E011",
-            f"missing required field '{name}'",
-            f"add '{field}:' here (see entries/README.md)",
-        )
-    if value is None and kind in ("string_type", "list_type", "model_type", "dict_type"):
-        return fail("E012", f"'{name}' is empty", f"give '{loc[-1]}' a value or remove the line")
-    if kind in _KIND:
-        shown = (
-            "text"
-            if isinstance(value, str)
-            else ("a list" if isinstance(value, list) else "a mapping")
-        )
-        return fail("E012", f"'{name}' must be {_KIND[kind]}, not {shown}", None)
-    if kind == "string_too_short":
-        if not str(value).strip():
-            return fail("E012", f"'{name}' is empty", f"give '{loc[-1]}' a value")
-        return fail("E013", f"'{name}' is too short (at least {ctx.get('min_length')} characters)")
-    if kind == "string_too_long":
-        return fail(
-            "E013",
-            f"'{name}' is too long ({len(str(value))} characters, at most {ctx.get('max_length')})",
-            "shorten it or move detail elsewhere",
-        )
-    if kind == "too_short":
-        return fail("E012", f"'{name}' needs at least {ctx.get('min_length')} item(s)")
-    if kind == "too_long":
-        return fail("E013", f"'{name}' has too many items (at most {ctx.get('max_length')})")
-    if kind == "string_pattern_mismatch":
-        if loc[-1] == "url":
-            return fail(
-                "E015",
-                f"reference URL '{value}' is not an https URL",
-                "use the https:// address of the page",
-            )
-        if ctx.get("pattern") == SLUG_PATTERN:
-            return fail(
-                "E013",
-                f"'{value}' is not a valid id for '{name}'",
-                f"use lower-case words joined by hyphens, e.g. '{_slugify(str(value))}'",
-            )
-        return fail("E013", f"'{name}' does not match {ctx.get('pattern')}")
-    if kind in ("greater_than_equal", "less_than_equal"):
-        bound = ctx.get("ge", ctx.get("le"))
-        side = "at least" if kind == "greater_than_equal" else "at most"
-        return fail("E013", f"'{value}' is not allowed for '{name}': {side} {bound}")
-    if kind == "int_parsing":
-        return fail("E012", f"'{name}' must be a whole number, not '{value}'")
-    if kind == "literal_error":
-        allowed = [
-            a.strip().strip("'")
-            for a in str(ctx.get("expected", "")).replace(" or ", ", ").split(",")
-            if a.strip()
-        ]
-        hint = suggest(str(value), allowed) or f"expected one of: {', '.join(allowed)}"
-        return fail("E013", f"'{value}' is not an allowed value for '{name}'", hint)
-    return fail("E012", f"'{name}': {err['msg']}")
 
 
 def check_entry(doc: Document, stem: str) -> tuple[Source | None, list[Problem]]:
@@ -377,7 +181,8 @@ def checked_with_problem(src: Source) -> Problem | None:
     )
 
 
-def _duplicates(ids: list[str], where: Any, what: str) -> Iterator[Problem]:
+def _duplicates(ids: list[str], where: Callable[[int], tuple[str, int, int]], what: str
+                ) -> Iterator[Problem]:
     seen: set[str] = set()
     for i, ident in enumerate(ids):
         if ident in seen:
@@ -417,56 +222,8 @@ def markdown_fields(e: Entry) -> Iterator[tuple[Path_, str]]:
 
 
 def text_line(src: Source, where: Path_, offset: int) -> tuple[int, int]:
-    """The file position of line `offset` inside a scalar (block text starts a line later)."""
+    """The file position of line `offset` inside a scalar of the entry (`doc_line` of its file)."""
     return doc_line(src.doc, where, offset)
-
-
-def doc_line(doc: Document, where: Path_, offset: int) -> tuple[int, int]:
-    """`text_line` in any document (the tag registry too)."""
-    line, col = doc.position(where)
-    if where in doc.blocks:
-        return line + 1 + offset, 1
-    return (line + offset, col) if offset else (line, col)
-
-
-def link_problems(doc: Document, where: Path_, text: str) -> Iterator[Problem]:
-    """Every link of a markdown field that `is_safe_link` refuses, at its line."""
-    for link in links(text):
-        if is_safe_link(link.href):
-            continue
-        line, col = doc_line(doc, where, link.line)
-        scheme = link_scheme(link.href)
-        if scheme is None and is_protocol_relative(link.href):
-            message = (f"protocol-relative link '{link.href[:60]}' is not allowed in "
-                       f"'{dotted(where)}': it points at another host (a file:// one from a "
-                       "bundle)")
-            hint = "write the https:// address in full, or a path without a leading '//'"
-        else:
-            message = f"link scheme '{scheme}:' is not allowed in '{dotted(where)}'"
-            hint = "use https://, mailto:, a #fragment or entry:<id>"
-        yield problem(doc.path, line, col, "E016", message, hint)
-
-
-def label_problem(doc: Document, where: Path_, text: str) -> Problem | None:
-    """The refusal of markdown whose `[` brackets would take the parser too long, or None."""
-    cost, opened = label_cost(text)
-    if opened < 0:
-        return None
-    offset = text.count("\n", 0, opened)
-    line, col = doc_line(doc, where, offset)
-    if where not in doc.blocks and offset == 0:
-        col += opened
-    unclosed = text.count("[") - text.count("]")
-    return problem(
-        doc.path,
-        line,
-        col,
-        "E013",
-        f"'{dotted(where)}' leaves too many '[' open: markdown looks for the ']' of each to the "
-        f"end of its paragraph ({cost:,} characters scanned, at most {LABEL_BUDGET:,})"
-        + (f"; {unclosed:,} more '[' than ']'" if unclosed > 0 else ""),
-        "close each '[' with ']', or write '\\[' for a bracket that is text",
-    )
 
 
 def _python_problems(src: Source, i: int) -> Iterator[Problem]:
@@ -511,7 +268,7 @@ def _fingerprint_problems(src: Source, i: int, causes: list[str]) -> Iterator[Pr
             "see 'Fingerprints' in entries/README.md for the portable subset",
         )
         return
-    slow = fingerprints.backtracking_error(fp.pattern) or fingerprints.slowness_error(fp)
+    slow = portable.backtracking_error(fp.pattern) or fingerprints.slowness_error(fp)
     if slow:
         yield problem(
             path,
@@ -560,7 +317,7 @@ def check_tags(doc: Document) -> tuple[dict[str, Tag], list[Problem]]:
                     *doc.position((slug,), key=True),
                     "E013",
                     f"'{slug}' is not a valid tag name",
-                    f"use lower-case words joined by hyphens, e.g. '{_slugify(slug)}'",
+                    f"use lower-case words joined by hyphens, e.g. '{slugify(slug)}'",
                 )
             )
             continue

@@ -13,7 +13,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from nanopedia.diagnosis.scan import Candidate, Diagnosis, Evidence, as_json, entry_link
+from nanopedia.diagnosis.contract import as_json, entry_link
+from nanopedia.diagnosis.rank import Candidate, Diagnosis
+from nanopedia.diagnosis.scan import Evidence
 from nanopedia.model import Entry
 
 #: Characters of an evidence line shown in text and Markdown (JSON keeps lines whole).
@@ -219,7 +221,7 @@ def _code(text: str) -> str:
 
 def with_answers(result: Diagnosis, entries: Mapping[str, Entry], base_url: str | None,
                  top: int | None) -> dict[str, Any]:
-    """`diagnose.as_json` with each candidate's likely cause, first fix and confidence."""
+    """`contract.as_json` with each candidate's likely cause, first fix and confidence."""
     out = as_json(result, base_url, top)
     for row, c in zip(out["matches"], result.matches, strict=False):
         row["cause"], row["fix"] = cause_and_fix(c, entries.get(c.id))

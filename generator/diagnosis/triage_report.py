@@ -15,9 +15,10 @@ import json
 from collections.abc import Iterable, Iterator
 from typing import Any
 
+from nanopedia.diagnosis.contract import entry_link
+from nanopedia.diagnosis.jobs import Skip
 from nanopedia.diagnosis.report import shorten
-from nanopedia.diagnosis.scan import entry_link
-from nanopedia.diagnosis.triage import SCHEMA_VERSION, Skip, Summary
+from nanopedia.diagnosis.triage import SCHEMA_VERSION, Summary
 
 FORMATS = ("text", "json", "csv", "markdown")
 #: Rows shown in text and Markdown (JSON lists them all, up to the summary's own bounds).

@@ -49,8 +49,8 @@ def _chain(n: int, job: Callable[[], object]) -> None:
             before.join()
         job()
 
-    _jobs[n] = threading.Thread(target=run, name="nanopedia-later")
-    _jobs[n].start()
+    thread = _jobs[n] = threading.Thread(target=run, name="nanopedia-later")
+    thread.start()
 
 
 def settle() -> None:

@@ -34,8 +34,8 @@ def code_version() -> bytes:
     for folder, pattern in ((here, "*.py"), (THEME, "*")):
         for path in sorted(folder.rglob(pattern)):
             if path.is_file():
-                name = path.relative_to(folder).as_posix().encode()
-                digest.update(name + b"\0" + path.read_bytes())
+                where = path.relative_to(folder).as_posix().encode()
+                digest.update(where + b"\0" + path.read_bytes())
     for name in _LIBRARIES:
         digest.update(f"{name}={metadata.version(name)}".encode())
     digest.update(repr(sorted(repro_pins().items())).encode())  # pages say what repros ran with

@@ -18,32 +18,12 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import IO, NamedTuple
+from typing import IO
 
 from nanopedia.incremental.inputs import TAGS_FILE
+from nanopedia.model import Dates
 
 _COMMIT = "@"  # prefix of the per-commit line in our `git log` format; never starts a file name
-
-
-class Dates(NamedTuple):
-    """The two dates shown on an entry page, in `entries.json` and in the feeds."""
-
-    first_published: datetime
-    """Commit date (UTC) of the first commit on the branch that added the file."""
-    last_updated: datetime
-    """Commit date (UTC) of the latest commit on the branch that changed the file."""
-
-    def as_dict(self) -> dict[str, str]:
-        """ISO 8601 strings, second precision, `Z` for UTC: what JSON and Atom both want."""
-        return {
-            "first_published": iso(self.first_published),
-            "last_updated": iso(self.last_updated),
-        }
-
-
-def iso(when: datetime) -> str:
-    """`2026-01-02T03:04:05Z`: RFC 3339 as Atom requires, sortable as text."""
-    return when.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 Started = tuple[subprocess.Popen[bytes], IO[bytes]]

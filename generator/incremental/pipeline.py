@@ -46,17 +46,10 @@ from nanopedia.incremental import background, gitdates
 from nanopedia.incremental import state as saved
 from nanopedia.incremental.cache import CACHE_DIR, Cache, key, open_cache, stale
 from nanopedia.incremental.inputs import Listing, entry_names, site_files
+from nanopedia.incremental.lock import SiteLock, lock_timeout, recover, sweep
 from nanopedia.incremental.state import Kept, State
-from nanopedia.incremental.write import (
-    MARKER,
-    SiteLock,
-    SiteWriter,
-    Span,
-    lock_timeout,
-    recover,
-    sweep,
-)
-from nanopedia.model import Entry, Tag
+from nanopedia.incremental.write import MARKER, SiteWriter, Span
+from nanopedia.model import Dates, Entry, Tag
 from nanopedia.site import feed, search, views
 from nanopedia.site.joined import EMPTY, Joined, identity
 from nanopedia.site.render import THEME, keep_compiled, render, static_files
@@ -119,7 +112,7 @@ _cache: Cache
 def build(entries: Path, out: Path, config_path: Path | None = None, use_cache: bool = True,
           jobs: int | None = None, cache_root: Path | None = None,
           theme: Path = THEME,
-          dates: Mapping[str, gitdates.Dates] | None = None,
+          dates: Mapping[str, Dates] | None = None,
           changed: Collection[Path] | None = None, listed: Listing | None = None,
           scratch: bool = False, waiting: Callable[[str], None] | None = None) -> Report:
     """Build the site from `entries` into `out`; raise `NanopediaError` and leave `out` untouched
@@ -158,7 +151,7 @@ def build(entries: Path, out: Path, config_path: Path | None = None, use_cache: 
         with report.stage("config"):
             config = site_config.read(config_path)
             setting = repr((config, theme, _theme_version(theme)))
-            history: Mapping[str, gitdates.Dates]
+            history: Mapping[str, Dates]
             if dates is None:
                 walking = _history(entries)
                 history, dated_by = walking, walking.head
@@ -204,7 +197,7 @@ def build(entries: Path, out: Path, config_path: Path | None = None, use_cache: 
             # 2. Load what changed, keep the rest, link all.
             with report.stage("load"):
                 fallback = gitdates.fallback()
-                folder = display_prefix(entries)
+                prefix = display_prefix(entries)
                 known = state.entries if state else {}
                 old_stamps = state.stamps if state else {}
                 # Records of the last build no trusted joined file holds (usually none).
@@ -219,8 +212,8 @@ def build(entries: Path, out: Path, config_path: Path | None = None, use_cache: 
                         continue
                     stamp = old_stamps.get(name)
                     same = stamp is not None and stamp[3] == hashes[name] and \
-                        old.node.path == folder + name
-                    if (same or old.key == key(f"{folder}{name}".encode(), hashes[name])) and \
+                        old.node.path == prefix + name
+                    if (same or old.key == key(f"{prefix}{name}".encode(), hashes[name])) and \
                             (not redated or old.dates == gitdates.entry_dates(
                                 history, old.node.id, old.node.aliases, fallback)) and \
                             not (lost and not lost.isdisjoint(old.names)):
@@ -260,6 +253,9 @@ def build(entries: Path, out: Path, config_path: Path | None = None, use_cache: 
                 by_id = {k.node.id: k for k in sorted(kept.values(), key=lambda k: k.node.id)}
             # 3. Plan every file, then write those whose key changed.
             with report.stage("render+write"):
+                if not any(k.dates for k in by_id.values()):  # no feed can be dated
+                    config = dataclasses.replace(config, feeds=False)
+                    setting = repr((config, theme, _theme_version(theme)))
                 site = _Site(links, by_id, fresh, config, theme, setting, postings)
                 if state is None or state.tags != links.tags:
                     last = _Last(last.pages, last.entries, None)
@@ -486,7 +482,7 @@ def _highlighted(k: str | None) -> dict[tuple[str, str], str]:
             for key, code, language in views.highlighted_sources(entry) if key in frags}
 
 
-def _keep(one: Parsed, dates: gitdates.Dates | None) -> tuple[Kept, dict[str, bytes]]:
+def _keep(one: Parsed, dates: Dates | None) -> tuple[Kept, dict[str, bytes]]:
     """What the state keeps of a freshly loaded entry, and its records with the dates in."""
     data = dict(one.data, export=views.with_dates(one.data["export"], dates))
     return Kept(one.key, one.node, one.card, identity(repr(one.card).encode()), dates,
@@ -563,7 +559,7 @@ def _others(site: _Site) -> Iterator[tuple[str, str, Make]]:
         yield f"entries/{alias}.html", k("redirect", alias, cards[current]), \
             page(partial(views.redirect_page, alias, cards[current], config))
     dated = {i: e.dates for i, e in site.entries.items()}
-    for one in feed.plan(links, config, dated):
+    for one in feed.plan(links, config, dated) if config.feeds else ():
         # Dates by their timestamps: repr-ing 9,000 of them took 25 ms a build.
         recent = [(i, d.first_published.timestamp(), d.last_updated.timestamp(),
                    site.entries[i].card_key) for i, d in one.recent]
@@ -585,8 +581,8 @@ def _others(site: _Site) -> Iterator[tuple[str, str, Make]]:
               *search.index_files(search_keys, texts, answers,
                                   fresh | fresh_texts | fresh_answers, links),
               (views.DIAGNOSE_DATA, views.diagnose_data(*site.records("diagnose")))]
-    for path, made in joined:
-        yield path, key(made.key()), partial(lambda j: j, made)
+    for path, one_file in joined:
+        yield path, key(one_file.key()), partial(lambda j: j, one_file)
     ids = list(site.entries)
     at = KINDS.index("search"), KINDS.index("text")
     for n, shard in enumerate(search.shards(len(ids))):
@@ -670,11 +666,11 @@ def _affected(site: _Site, last: _Last,
     for i in changed:
         near = found if i in retitled else again
         near.update(site.links.backlinks.get(i, ()))
-        for k in (site.entries.get(i), last.entries.get(i)):
-            if k is not None:
-                near.update(k.node.targets)
+        for seen in (site.entries.get(i), last.entries.get(i)):
+            if seen is not None:
+                near.update(seen.node.targets)
                 if i in relinked:
-                    near.update(suggestions().sharing(k.node))
+                    near.update(suggestions().sharing(seen.node))
     return (found | again) & site.entries.keys(), again & site.entries.keys()
 
 
@@ -696,7 +692,8 @@ def _write(writer: SiteWriter, site: _Site, last: _Last,
         path = f"entries/{i}.html"
         old = last.pages.get(path)
         if i in affected or i in site.fresh or old is None or last.also is None:
-            also[i] = suggestions().also(kept_entry.node) if i in again else last.also[i]
+            also[i] = suggestions().also(kept_entry.node) if i in again or last.also is None \
+                else last.also[i]
         else:  # nothing it shows changed
             also[i] = last.also[i]
             if writer.keep(path):
@@ -746,7 +743,7 @@ class _PageTask:
     """The entry file, to load again should its cached form have vanished meanwhile."""
     key: str
     near: views.Neighbours
-    dates: gitdates.Dates | None
+    dates: Dates | None
 
 
 def _write_entry_page(writer: SiteWriter, config: Config, theme: Path, task: _PageTask) -> str:

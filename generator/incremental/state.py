@@ -24,9 +24,8 @@ from pathlib import Path
 from typing import NamedTuple
 
 from nanopedia.content.catalog import Links, Node
-from nanopedia.incremental import gitdates
 from nanopedia.incremental.cache import Cache, key
-from nanopedia.model import Tag
+from nanopedia.model import Dates, Tag
 from nanopedia.site import views
 
 VERSION = 3
@@ -41,7 +40,7 @@ class Kept(NamedTuple):
     node: Node
     card: views.Card
     card_key: str
-    dates: gitdates.Dates | None
+    dates: Dates | None
     names: tuple[str, ...]
     """The name of the entry's record in each joined file, in `build.KINDS` order."""
 
@@ -188,7 +187,7 @@ def _write(cache: Cache, k: str, state: State, before: State | None) -> bool:
     for name, kept_entry in state.entries.items():
         parts[_bucket(name, count)][name] = kept_entry
     old = before.buckets if before is not None and len(before.buckets) == count else None
-    sizes = Counter(_bucket(m, count) for m in before.entries) if old else Counter()
+    sizes = Counter(_bucket(m, count) for m in before.entries) if old and before else Counter()
     for n, part in enumerate(parts):
         if old is not None and before is not None and sizes[n] == len(part) and \
                 all(before.entries.get(m) is v for m, v in part.items()):

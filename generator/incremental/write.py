@@ -10,16 +10,15 @@ into place; should the build die between those two renames, the next build puts 
 (`recover`) before it looks at it. The old site goes to the cache's trash folder (on the same
 file system, one rename), to be deleted in the background: nothing is left beside the site.
 
-Builds of one site exclude each other (`SiteLock`); one that finds the lock taken says for whom it
-waits, and gives up with a located error after a timeout. Holding the lock, a build knows that
-the folders other processes left beside the site are abandoned, and removes them (`sweep`).
+The scratch folders are named after the site and the pid that made them (`scratch_owner` reads
+it back), so that a build holding the site's lock (`generator/incremental/lock.py`) can tell the
+folders of builds that died from its own.
 """
 
 from __future__ import annotations
 
 import ctypes
 import errno
-import fcntl
 import os
 import re
 import shutil
@@ -27,8 +26,7 @@ import signal
 import stat
 import sys
 import tempfile
-import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from functools import cache
 from pathlib import Path
 from types import TracebackType
@@ -40,33 +38,14 @@ from nanopedia.site.joined import EMPTY, SEPARATOR, Joined
 MARKER = ".nanopedia-site"
 """Present in every site we write; a non-empty folder without it is never replaced."""
 _HELD = {signal.SIGINT, signal.SIGTERM}
-LOCK_TIMEOUT = 600.0
-"""Seconds a build waits for another build of the same site (`NANOPEDIA_LOCK_TIMEOUT`)."""
-TIMEOUT_VARIABLE = "NANOPEDIA_LOCK_TIMEOUT"
 
 Span = tuple[str, int, int]
 """Where a record of a joined file was written: (site path, offset, length)."""
 
 
-def _fail(out: Path, message: str, hint: str | None = None) -> NanopediaError:
+def fail(out: Path, message: str, hint: str | None = None) -> NanopediaError:
+    """A located problem with the site folder `out` (E041), for the writer and the lock."""
     return NanopediaError([problem(out.as_posix(), 0, 0, "E041", message, hint)])
-
-
-def lock_timeout(environ: Mapping[str, str] = os.environ) -> float:
-    """How long a build waits for another build of its site: `NANOPEDIA_LOCK_TIMEOUT` seconds,
-    or `LOCK_TIMEOUT`."""
-    raw = environ.get(TIMEOUT_VARIABLE, "").strip()
-    if not raw:
-        return LOCK_TIMEOUT
-    try:
-        seconds = float(raw)
-    except ValueError:
-        seconds = -1.0
-    if not 0 <= seconds < float("inf"):
-        raise NanopediaError([problem(TIMEOUT_VARIABLE, 0, 0, "E050",
-                                      f"{TIMEOUT_VARIABLE} must be seconds, not {raw!r}",
-                                      "for example 600, or 0 not to wait")])
-    return seconds
 
 
 def _scratch(out: Path, kind: str) -> Path:
@@ -80,7 +59,7 @@ _SCRATCH = re.compile(r"(?:(\d+)-)?[a-z0-9_]{8}")
 then `mkdtemp`'s eight characters (earlier versions wrote no pid)."""
 
 
-def _owner(name: str, prefixes: Iterable[str]) -> int | None:
+def scratch_owner(name: str, prefixes: Iterable[str]) -> int | None:
     """The pid in the name of a folder `_scratch` made (0: one of a version without pids);
     None when the name is not one of ours."""
     for prefix in prefixes:
@@ -88,129 +67,6 @@ def _owner(name: str, prefixes: Iterable[str]) -> int | None:
         if found:
             return int(found[1] or 0)
     return None
-
-
-class SiteLock:
-    """Exclusive use of one site folder by one build, through `flock` on `.site.lock` beside it
-    (released by the kernel, however the build ends). The file is removed on release, so a build
-    that locked a file someone removed meanwhile locks the new one instead."""
-
-    def __init__(self, out: Path, timeout: float, waiting: Callable[[str], None]) -> None:
-        self.out = out
-        self.path = out.parent / f".{out.name}.lock"
-        self.timeout = timeout
-        self.waiting = waiting
-        self.waited = False
-        """Whether another build held the site first (what was seen of it before is stale)."""
-        self._fd: int | None = None
-
-    def __enter__(self) -> SiteLock:
-        deadline = time.monotonic() + self.timeout
-        pause = 0.01
-        while True:
-            try:
-                self.out.parent.mkdir(parents=True, exist_ok=True)
-                fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o666)
-            except OSError as err:
-                raise _fail(self.out, f"cannot create the output folder: {err.strerror}") from None
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                holder = _holder(fd)
-                os.close(fd)
-                if not self.waited:
-                    self.waited = True
-                    self.waiting(f"waiting for another build of {self.out.as_posix()}/ "
-                                 f"(pid {holder})")
-                if time.monotonic() >= deadline:
-                    raise _fail(self.out, f"another build of this site (pid {holder}) was still "
-                                f"running after {self.timeout:g} s",
-                                f"let it finish, or stop it; {TIMEOUT_VARIABLE} sets how many "
-                                "seconds a build waits") from None
-                time.sleep(pause)
-                pause = min(pause * 2, 0.2)
-                continue
-            except BaseException:
-                os.close(fd)
-                raise
-            if _same_file(fd, self.path):
-                break
-            os.close(fd)  # removed by the build that just released it: lock the new one
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
-        self._fd = fd
-        return self
-
-    def __exit__(self, kind: type[BaseException] | None, err: BaseException | None,
-                 tb: TracebackType | None) -> None:
-        if self._fd is not None:
-            try:
-                os.unlink(self.path)  # still ours: nobody removes the file of a held lock
-            except OSError:
-                pass
-            os.close(self._fd)
-            self._fd = None
-
-
-def _holder(fd: int) -> str:
-    """The pid the lock's holder wrote into it, as text ('unknown' before it wrote it)."""
-    try:
-        pid = os.pread(fd, 32, 0).decode("ascii").strip()
-    except (OSError, UnicodeDecodeError):
-        pid = ""
-    return pid if pid.isdigit() else "unknown"
-
-
-def _same_file(fd: int, path: Path) -> bool:
-    try:
-        return os.stat(path).st_ino == os.fstat(fd).st_ino
-    except OSError:
-        return False
-
-
-def recover(out: Path) -> bool:
-    """Put the old site back where a build died between the two renames of a commit without
-    `renameat2` (the site folder missing, the old site renamed aside). True if it did."""
-    if os.path.lexists(out):
-        return False
-    try:
-        found = sorted(out.parent.iterdir(), key=lambda p: p.name)
-    except OSError:
-        return False
-    for folder in found:
-        if _owner(folder.name, [f".{out.name}.old-"]) is not None and \
-                (folder / MARKER).is_file() and not folder.is_symlink():
-            try:
-                os.rename(folder, out)
-            except OSError:
-                continue
-            return True
-    return False
-
-
-def sweep(out: Path, trash: Path | None) -> list[Path]:
-    """The folders to delete that builds of `out` left beside it, and those in `trash`: a new
-    site a killed build did not finish, an old site whose deletion was cut short. Call it while
-    holding the site's lock: no other build of the site is running then, so none of them is in
-    use, but those of this process (`serve`, whose last old site may still be being deleted in
-    the background). They are moved to `trash` first, where they can be: at once out of sight."""
-    found: list[Path] = []
-    prefixes = [f".{out.name}.new-", f".{out.name}.old-"]
-    me = os.getpid()
-    for folder, names in ((out.parent, prefixes), (trash, [""])):
-        if folder is None:
-            continue
-        try:
-            items = list(os.scandir(folder))
-        except OSError:
-            continue
-        for item in items:
-            owner = _owner(item.name, names)
-            if owner is None or owner == me or not item.is_dir(follow_symlinks=False):
-                continue
-            path = Path(item.path)
-            found.append(to_trash(path, trash) if folder != trash else path)
-    return found
 
 
 def to_trash(folder: Path, trash: Path | None) -> Path:
@@ -269,16 +125,16 @@ class SiteWriter:
         self.out = out
         if os.path.lexists(out):
             if not out.is_dir():
-                raise _fail(out, "the output path exists and is not a folder",
+                raise fail(out, "the output path exists and is not a folder",
                             "choose another path with --out, or remove it first")
             if not (out / MARKER).exists() and any(out.iterdir()):
-                raise _fail(out, "the output folder exists and is not a Nanopedia site",
+                raise fail(out, "the output folder exists and is not a Nanopedia site",
                             "choose an empty folder with --out, or remove it first")
         try:
             out.parent.mkdir(parents=True, exist_ok=True)
             self.tmp = _scratch(out, "new")
         except OSError as err:
-            raise _fail(out, f"cannot create the output folder: {err.strerror}") from None
+            raise fail(out, f"cannot create the output folder: {err.strerror}") from None
         # As strings: a build keeps thousands of files, and pathlib cost more than the links.
         self._out, self._tmp = os.fspath(out), os.fspath(self.tmp)
         self._dirs: set[str] = {self._tmp}
@@ -299,7 +155,7 @@ class SiteWriter:
                 else:
                     handle.writelines(data)
         except OSError as err:
-            raise _fail(self.out, f"cannot write {path}: {err.strerror}") from None
+            raise fail(self.out, f"cannot write {path}: {err.strerror}") from None
 
     def write_joined(self, path: str, joined: Joined,
                      previous: Mapping[str, Span]) -> dict[str, tuple[int, int]]:
@@ -359,7 +215,7 @@ class SiteWriter:
             finally:
                 os.close(fd)
         except OSError as err:
-            raise _fail(self.out, f"cannot write {path}: {err.strerror}") from None
+            raise fail(self.out, f"cannot write {path}: {err.strerror}") from None
         finally:
             for source in sources.values():
                 os.close(source)
@@ -394,7 +250,7 @@ class SiteWriter:
             self.files.discard(path)
             return False
         except OSError as err:
-            raise _fail(self.out, f"cannot write {path}: {err.strerror}") from None
+            raise fail(self.out, f"cannot write {path}: {err.strerror}") from None
         return True
 
     def _open(self, path: str):  # noqa: ANN202 - a buffered binary file
@@ -404,7 +260,7 @@ class SiteWriter:
 
     def _claim(self, path: str) -> None:
         if path in self.files:
-            raise _fail(self.out, f"two pages want the same file: {path}")
+            raise fail(self.out, f"two pages want the same file: {path}")
         self.files.add(path)
 
     def _target(self, path: str) -> str:
@@ -412,7 +268,7 @@ class SiteWriter:
         parts = path.split("/")
         if not path or path.startswith("/") or "" in parts or "." in parts or ".." in parts \
                 or "\0" in path:
-            raise _fail(self.out, f"refusing to write outside the site: {path!r}")
+            raise fail(self.out, f"refusing to write outside the site: {path!r}")
         self._claim(path)
         target = f"{self._tmp}/{path}"
         folder = target.rpartition("/")[0]
@@ -420,7 +276,7 @@ class SiteWriter:
             try:
                 os.makedirs(folder, exist_ok=True)
             except OSError as err:
-                raise _fail(self.out, f"cannot write {path}: {err.strerror}") from None
+                raise fail(self.out, f"cannot write {path}: {err.strerror}") from None
             self._dirs.add(folder)
         return target
 
@@ -443,7 +299,7 @@ class SiteWriter:
                 old = self._rename_aside()
             self._done = True
         except OSError as err:
-            raise _fail(self.out, f"cannot replace the site: {err.strerror}") from None
+            raise fail(self.out, f"cannot replace the site: {err.strerror}") from None
         finally:
             signal.pthread_sigmask(signal.SIG_SETMASK, held)
         if old is not None:

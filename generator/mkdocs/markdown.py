@@ -17,7 +17,8 @@ from urllib.parse import quote
 
 from markdown_it import MarkdownIt
 from markdown_it.tree import SyntaxTreeNode
-from nanopedia.site.markdown import entry_target, heading_id, is_safe_link, title_parts
+from nanopedia.content.links import entry_target, is_safe_link
+from nanopedia.site.markdown import heading_id, title_parts
 
 Resolve = Callable[[str], str]
 """Maps an `entry:<id>[#anchor]` href to the relative `.md` link of that page on the site."""

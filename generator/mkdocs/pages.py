@@ -18,10 +18,10 @@ from typing import Any
 
 import jinja2
 from nanopedia.content.catalog import Catalog
+from nanopedia.content.links import entry_target
 from nanopedia.mkdocs import markdown as mdx
 from nanopedia.model import Entry
 from nanopedia.pins import repro_pins
-from nanopedia.site.markdown import entry_target
 from nanopedia.site.views import CATEGORY_TITLES, SECTIONS, Suggestions, fix_lines, reproduced_with
 from nanopedia.theme_dir import THEME
 

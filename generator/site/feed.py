@@ -5,8 +5,8 @@ An entry appears once, at its latest update; feed readers see the same `<id>` ag
 committed yet, or a build outside git without `SOURCE_DATE_EPOCH`) is left out rather than given a
 made-up date. A feed is dated by its newest entry; a tag feed none of whose entries is dated, by
 the newest entry of the site; never by the clock, so two builds of the same input are identical.
-Only when no entry at all carries a date (the model has no date field: they all come from git)
-is a feed dated at the epoch, which valid Atom requires to be some date.
+When no entry at all carries a date (the model has no date field: they all come from git) there
+are no feeds: each would be empty, and valid Atom requires a date that nothing could give.
 
 Ids are `urn:uuid:` names derived from the site (its base URL, else its title and repository),
 so two sites built by Nanopedia never share a feed or an entry id, and a site keeps its ids from
@@ -20,18 +20,16 @@ import heapq
 import uuid
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 
-from nanopedia.content.catalog import Links
 from nanopedia.config import Config
-from nanopedia.incremental.gitdates import Dates, iso
+from nanopedia.content.catalog import Links
+from nanopedia.model import Dates, iso
 from nanopedia.site.markdown import PageEnv, render
 from nanopedia.site.views import Card, Page
 
 LIMIT = 50
 """Entries per feed: the recent changes a reader polls for, not an archive."""
-EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-"""A feed's date when no entry of the site has one (see the module docstring)."""
 
 
 def site_namespace(config: Config) -> uuid.UUID:
@@ -64,16 +62,18 @@ class Feed:
     id: str
     recent: list[tuple[str, Dates]]
     newest: datetime
-    """The feed's `<updated>`: its newest entry's update, else the site's, else the epoch."""
+    """The feed's `<updated>`: its newest entry's update, else the site's."""
 
 
 def plan(links: Links, config: Config, dates: Mapping[str, Dates | None]) -> Iterator[Feed]:
-    """The site feed, then one feed per registered tag."""
+    """The site feed, then one feed per registered tag; none when no entry is dated."""
     dated = {i: d for i, d in dates.items() if d is not None}
     # Newest first; the sort is stable, so equal dates keep the order of their ids.
     order = sorted(sorted(dated), key=lambda i: dated[i].last_updated, reverse=True)
     rank = {i: n for n, i in enumerate(order)}
-    site_newest = dated[order[0]].last_updated if order else EPOCH
+    if not order:
+        return
+    site_newest = dated[order[0]].last_updated
 
     def feed(path: str, title: str, recent: list[tuple[str, Dates]]) -> Feed:
         newest = max((d.last_updated for _, d in recent), default=site_newest)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator
-from functools import cache
+from functools import cache, partial
 
 from pygments import format as _format
 from pygments import lex
@@ -175,6 +175,10 @@ def contrast(a: tuple[float, ...], b: tuple[float, ...]) -> float:
     return (hi + 0.05) / (lo + 0.05)
 
 
+def _readable_match(match: re.Match[str], on: Iterable[str]) -> str:
+    return readable(match.group(), on)
+
+
 def readable(hex_colour: str, backgrounds: Iterable[str]) -> str:
     """`hex_colour`, or the nearest shade of it towards black (on light backgrounds) or white (on
     dark ones) that has MIN_CONTRAST with every background."""
@@ -206,7 +210,7 @@ def styles() -> dict[str, str]:
         grounds = BACKGROUNDS[name]
         for cls, (decl, _ttype, _level) in HtmlFormatter(style=style).class2style.items():
             if cls in emitted:
-                decl = _HEX.sub(lambda m, on=grounds: readable(m.group(), on), decl)
+                decl = _HEX.sub(partial(_readable_match, on=grounds), decl)
                 grouped.setdefault(decl.replace(": ", ":").replace("; ", ";"), []).append(cls)
         out[name] = "\n".join(
             f"{CSS_SCOPE} .{classes[0]}{{{decl}}}" if len(classes) == 1 else

@@ -1,14 +1,8 @@
-"""The one configured markdown-it-py instance, and the link rules entries must follow.
+"""The one configured markdown-it-py instance that turns entry text into safe HTML.
 
-Entry text is untrusted: the `js-default` preset turns raw HTML into text and disables linkify;
-links are allowed only to http(s), mailto, relative paths, fragments and other entries
-(`entry:<id>`), never to another host without a scheme (`//host/p`, which from a bundle opened
-as a file is `file://host/p`). The same rule is used by `check` (to report a bad link at its
-line) and by rendering (to drop one that slipped through), so they cannot disagree.
-
-Finding the `]` of a `[` is a scan to the end of the paragraph, once for each `[`: text that
-leaves thousands open (`![![![`...) costs seconds per field. `label_cost` measures that work in
-linear time, so `check` can refuse such text before any parser sees it.
+Entry text is untrusted: the `js-default` preset turns raw HTML into text and disables linkify,
+and markdown-it drops every link that `is_safe_link` refuses: the link rule of
+`generator/content/links.py`, the one `check` reports bad links with, so they cannot disagree.
 
 Rendering adds our rules on the token stream (never on HTML text): `entry:` links become relative
 `.html` links, images become plain links (a page never loads anything from elsewhere), and
@@ -19,135 +13,19 @@ page, so they cannot collide with the page's anchors.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from markdown_it import MarkdownIt
 from markdown_it.common.utils import escapeHtml
 from markdown_it.rules_core import StateCore
 from markdown_it.token import Token
-
+from nanopedia.content.links import entry_target, is_safe_link
 from nanopedia.site import highlight
-
-ALLOWED_SCHEMES = frozenset({"http", "https", "mailto", "entry"})
-_SCHEME = re.compile(r"^([a-z][a-z0-9+.\-]*):")
-_IGNORED = re.compile(r"[\x00-\x20\x7f]+")
-
-
-def link_scheme(href: str) -> str | None:
-    """The scheme a browser would see in `href` (control characters and case ignored), or None."""
-    match = _SCHEME.match(_IGNORED.sub("", href).lower())
-    return match.group(1) if match else None
-
-
-_OTHER_HOST = re.compile(r"^[/\\]{2}")
-"""`//host`, and the backslash forms a browser reads the same way (`\\\\host`, `/\\host`)."""
-
-
-def is_protocol_relative(href: str) -> bool:
-    """True for a link to another host that takes the page's scheme: `//evil.example/p`."""
-    return _OTHER_HOST.match(_IGNORED.sub("", href)) is not None
-
-
-def is_safe_link(href: str) -> bool:
-    """True for http(s), mailto, entry:, relative paths and fragments; never `javascript:`, nor a
-    protocol-relative link."""
-    scheme = link_scheme(href)
-    if scheme is None:
-        return not is_protocol_relative(href)
-    return scheme in ALLOWED_SCHEMES
-
-
-LABEL_BUDGET = 50_000
-"""The most label-scan work (`label_cost`) one markdown field may take; the entries' fields need
-a few hundred at most, and this much takes markdown-it about a millisecond."""
-_BRACKET = re.compile(r"\\[\s\S]|[\[\]]|\n[ \t]*(?=\n|$)")
-
-
-def label_cost(text: str) -> tuple[int, int]:
-    """How many characters markdown-it scans looking for the `]` of every `[`, and the offset
-    of the first `[` still open when that passes `LABEL_BUDGET` (-1 while it does not).
-
-    Each open `[` costs one step for every character up to its `]`, or to the end of the
-    paragraph when there is none: the sum is the depth of open brackets summed over the text. A
-    backslash escape is no bracket; a bracket in a code span is counted (an overestimate)."""
-    if "[" not in text:
-        return 0, -1
-    cost = 0
-    last = 0
-    opened: list[int] = []
-    for match in _BRACKET.finditer(text):
-        at = match.start()
-        cost += len(opened) * (at - last)
-        last = at
-        if cost > LABEL_BUDGET:
-            return cost, opened[0]
-        token = match.group()
-        if token == "[":
-            opened.append(at)
-        elif token == "]":
-            if opened:
-                opened.pop()
-        elif token[0] == "\n":  # a blank line ends the paragraph, and every scan with it
-            opened.clear()
-    cost += len(opened) * (len(text) - last)
-    return cost, (opened[0] if cost > LABEL_BUDGET else -1)
-
 
 HEADING_ID_PREFIX = "md-"
 HEADING_SHIFT = 3
 """Entry pages use h1 to h3 themselves; a `#` heading in entry text becomes h4."""
 _SLUG_CHARS = re.compile(r"[^a-z0-9]+")
-
-
-def _parser() -> MarkdownIt:
-    """A parser that keeps every link (even unsafe ones), as typed (not percent-encoded: `\\\\`
-    stays a backslash), so `check` can report them."""
-    md = MarkdownIt("js-default")
-    md.validateLink = lambda url: True  # type: ignore[method-assign]
-    md.normalizeLink = lambda url: url  # type: ignore[method-assign]
-    return md
-
-
-_LINK_PARSER = _parser()
-
-
-@dataclass(frozen=True, slots=True)
-class Link:
-    """A link or image target found in markdown text, with its 0-based line inside the text."""
-
-    href: str
-    line: int
-
-
-def links(text: str) -> Iterator[Link]:
-    """Every link and image target in `text`, in order, with the line it is written on."""
-    if "[" not in text and "<" not in text:  # every link form needs one; parsing is costly
-        return
-    lines = text.splitlines()
-    for block in _LINK_PARSER.parse(text):
-        first, last = block.map if block.map else (0, 1)
-        for token in block.children or ():
-            if token.type in ("link_open", "image"):
-                href = str(token.attrGet("href" if token.type == "link_open" else "src") or "")
-                yield Link(href, _line_of(lines, first, last, href))
-
-
-def _line_of(lines: list[str], first: int, last: int, href: str) -> int:
-    """The line of a block that holds `href` (inline tokens carry no line of their own)."""
-    raw = href.split(":", 1)[-1][:20]
-    for number in range(first, min(last, len(lines))):
-        if raw in lines[number]:
-            return number
-    return first
-
-
-def entry_target(href: str) -> str | None:
-    """The entry id of an `entry:<id>` or `entry:<id>#anchor` link, else None."""
-    if link_scheme(href) != "entry":
-        return None
-    target = href.split(":", 1)[1]
-    return target.split("#", 1)[0]
 
 
 @dataclass(slots=True)
@@ -218,7 +96,7 @@ def heading_id(source: str, taken: set[str]) -> str:
 def _renderer() -> MarkdownIt:
     """The safe renderer: js-default, our link rule for validation, our token rules."""
     md = MarkdownIt("js-default", {"highlight": _fence})
-    md.validateLink = is_safe_link  # type: ignore[method-assign]
+    md.validateLink = is_safe_link  # type: ignore[method-assign,assignment]
     md.core.ruler.push("nanopedia_links", _rewrite_links)
     md.core.ruler.push("nanopedia_headings", _heading_ids)
     return md

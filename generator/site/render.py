@@ -11,10 +11,9 @@ from functools import cache
 from pathlib import Path
 
 import jinja2
-
 from nanopedia.errors import NanopediaError, problem
-from nanopedia.theme_dir import THEME  # the default theme; `build` and `serve` import it from here
 from nanopedia.site.views import Page
+from nanopedia.theme_dir import THEME  # the default theme; `build` and `serve` import it from here
 
 
 @cache

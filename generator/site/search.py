@@ -44,11 +44,10 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
-
 from nanopedia.content.catalog import Catalog, Links
+from nanopedia.model import Entry
 from nanopedia.site.joined import Joined, identity
 from nanopedia.site.markdown import is_plain
-from nanopedia.model import Entry
 
 #: Bumped when the layout of the data changes.
 FORMAT_VERSION = 2
@@ -230,7 +229,7 @@ def records(doc: Document) -> tuple[bytes, bytes, bytes]:
 
 def _field_value(value: object) -> str:
     """A field as `search.js` hands it to MiniSearch: lists joined by newlines."""
-    return "\n".join(value) if isinstance(value, list) else str(value)  # type: ignore[arg-type]
+    return "\n".join(value) if isinstance(value, list) else str(value)
 
 
 def postings(doc: Document) -> Postings:
@@ -342,9 +341,9 @@ def catalog_index(catalog: Catalog) -> Iterator[tuple[str, bytes]]:
     """The index scripts of a catalog, computing every document (uncached)."""
     docs = [document(e) for e in catalog.entries]
     made = [records(d) for d in docs]
-    names = [[identity(r[kind]) for r in made] for kind in range(3)]
+    keys, texts, answers = ([identity(r[kind]) for r in made] for kind in range(3))
     fresh = {identity(data): data for r in made for data in r}
-    for path, made_file in index_files(*names, fresh, catalog.links):
+    for path, made_file in index_files(keys, texts, answers, fresh, catalog.links):
         yield path, b"".join(made_file.parts())
     ids = [e.id for e in catalog.entries]
     for n, shard in enumerate(shards(len(docs))):

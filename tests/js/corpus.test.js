@@ -17,24 +17,24 @@ import base64, json, sys, tempfile
 from pathlib import Path
 sys.path.insert(0, "bench")
 from logcorpus import cases, materialise
-from nanopedia.diagnosis import scan as diagnose
+from nanopedia.diagnosis import contract, rank, scan
 from nanopedia.content.corpus import gather
 
 entries = gather(Path("entries"))[0].entries
-matcher = diagnose.Matcher(entries)
-out = {"data": diagnose.export_data(entries), "cases": []}
+matcher = scan.Matcher(entries)
+out = {"data": contract.export_data(entries), "cases": []}
 with tempfile.TemporaryDirectory() as tmp:
     for case in cases():
         if case.bury:
             continue  # the buried copies are the same excerpts behind 100,000 lines
         paths = materialise(case, Path(tmp))
         names = [p.relative_to(tmp).as_posix() for p in paths]
-        scans = [diagnose.scan_file(str(p), matcher, name=n) for p, n in zip(paths, names)]
+        scans = [scan.scan_file(str(p), matcher, name=n) for p, n in zip(paths, names)]
         out["cases"].append({
             "name": case.name,
             "files": [{"name": n, "bytes": base64.b64encode(p.read_bytes()).decode()}
                       for p, n in zip(paths, names)],
-            "expected": diagnose.as_json(diagnose.diagnose(scans), None),
+            "expected": contract.as_json(rank.diagnose(scans), None),
         })
 print(json.dumps(out))
 `], { cwd: root, maxBuffer: 256 << 20 }));

@@ -2,8 +2,8 @@
 // stops a pattern that never returns. Run by `node --test tests/js/`.
 //
 // tests/cases/case_folding.json: each case scanned by the worker's own onmessage (the page's
-// path, data from diagnose.export_data); tests/test_fingerprint_guard.py scans the same cases
-// with diagnose.py. Then every pattern of entries/ on its examples, their other case and with
+// path, data from contract.export_data); tests/test_fingerprint_guard.py scans the same cases
+// with diagnosis/scan.py. Then every pattern of entries/ on its examples, their other case and with
 // the Kelvin sign and the long s put in, against RE2's verdicts computed by Python here.
 'use strict';
 const test = require('node:test');
@@ -20,12 +20,12 @@ function py(script, input) {
   return JSON.parse(execFileSync(python, ['-c', script], { cwd: root, input: JSON.stringify(input) }));
 }
 
-// One diagnose.export_data() per case: the fixture entry with the case's pattern as its only
+// One contract.export_data() per case: the fixture entry with the case's pattern as its only
 // fingerprint, exactly as the page's diagnose-data.js carries it.
 const caseData = py(`
 import json, sys
 from pathlib import Path
-from nanopedia.diagnosis import scan as diagnose
+from nanopedia.diagnosis import contract
 from nanopedia.content.corpus import load_entry
 from nanopedia.model import Fingerprint
 src, _ = load_entry(Path("tests/fixtures/corpus/alpha-failure.yaml"))
@@ -33,7 +33,7 @@ out = []
 for c in json.load(sys.stdin):
     fp = Fingerprint(id="probe", pattern=c["pattern"], ignore_case=c["ignore_case"],
                      indicates="supporting", must_match=["x"], must_not_match=["y"])
-    out.append(diagnose.export_data([src.entry.model_copy(update={"fingerprints": [fp]})]))
+    out.append(contract.export_data([src.entry.model_copy(update={"fingerprints": [fp]})]))
 print(json.dumps(out))
 `, cases);
 

@@ -1,5 +1,5 @@
 // The ranking rules as data (tests/cases/ranking.json), run through the browser worker's
-// `rankEvidence` under `node --test`; tests/test_ranking_cases.py runs them through diagnose.py.
+// `rankEvidence` under `node --test`; tests/test_ranking_cases.py runs them through diagnosis/rank.py.
 'use strict';
 const test = require('node:test');
 const assert = require('node:assert');
@@ -9,10 +9,10 @@ const { execFileSync } = require('node:child_process');
 
 const root = path.resolve(__dirname, '..', '..');
 const cases = JSON.parse(fs.readFileSync(path.join(root, 'tests/cases/ranking.json'), 'utf8')).cases;
-// The constants come from diagnose.export_data(), as the page's diagnose-data.js has them.
+// The constants come from contract.export_data(), as the page's diagnose-data.js has them.
 const python = process.env.NANOPEDIA_PYTHON || path.join(root, '.venv/bin/python');
 const data = JSON.parse(execFileSync(python, ['-c',
-  'import json; from nanopedia.diagnosis import scan as diagnose; print(json.dumps(diagnose.export_data([])))'],
+  'import json; from nanopedia.diagnosis import contract; print(json.dumps(contract.export_data([])))'],
   { cwd: root }));
 
 globalThis.self = globalThis;

@@ -1,4 +1,5 @@
-"""`generator/content/catalog.py` (and the gathering in `corpus.py`): linking the corpus into unique ids,
+"""`generator/content/catalog.py` (and the gathering in `corpus.py`): linking the corpus into
+unique ids,
 back links and the tag index, the same whatever order the entries come in."""
 
 from __future__ import annotations

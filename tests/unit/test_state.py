@@ -1,4 +1,5 @@
-"""`generator/incremental/state.py`: what a build leaves for the next one comes back whole, or not at all; a
+"""`generator/incremental/state.py`: what a build leaves for the next one comes back whole, or
+not at all; a
 save after an edit rewrites only the part of it that changed."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""`generator/content/validate.py`: the rules a type cannot express, each reported at the value it is
-about."""
+"""`generator/content/validate.py`: the rules a type cannot express, each reported at the value it
+is about."""
 
 from __future__ import annotations
 

@@ -11,7 +11,7 @@ from conftest import FIXTURES
 from nanopedia.config import Config
 from nanopedia.content.catalog import Catalog
 from nanopedia.content.corpus import gather
-from nanopedia.incremental.gitdates import Dates
+from nanopedia.model import Dates
 from nanopedia.site.views import (
     Suggestions,
     card,

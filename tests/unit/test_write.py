@@ -1,5 +1,5 @@
-"""`generator/incremental/write.py`: the new site is put in place whole or not at all, nothing is written
-outside it, and nothing is left beside it."""
+"""`generator/incremental/write.py` and `lock.py`: the new site is put in place whole or not at
+all, nothing is written outside it, and nothing is left beside it."""
 
 from __future__ import annotations
 
@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 from conftest import ROOT
 from nanopedia.errors import NanopediaError
-from nanopedia.incremental.write import MARKER, SiteLock, SiteWriter, recover, sweep
+from nanopedia.incremental.lock import SiteLock, recover, sweep
+from nanopedia.incremental.write import MARKER, SiteWriter
 
 
 def tree(root: Path) -> dict[str, bytes]:

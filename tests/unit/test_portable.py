@@ -1,10 +1,10 @@
-"""`generator/content/fingerprints.py`: the portable subset's checker refuses what the browser's engine
+"""`generator/content/portable.py`: the portable subset's checker refuses what the browser's engine
 and RE2 would read differently, and admits what both read alike."""
 
 from __future__ import annotations
 
 import pytest
-from nanopedia.content.fingerprints import portable_error
+from nanopedia.content.portable import portable_error
 
 
 @pytest.mark.parametrize(("pattern", "reason"), [

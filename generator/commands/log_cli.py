@@ -1,0 +1,157 @@
+"""The terminal side of the commands on training logs: `diagnose` and `triage`.
+
+Each handler takes the parsed arguments, prints its report (results on stdout, warnings and
+progress on stderr) and returns the exit code (`generator/cli.py` states the policy); bad
+arguments or unreadable logs raise `UsageError`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from nanopedia.commands import UsageError
+from nanopedia.errors import NanopediaError
+
+#: Logs at least this large get a progress bar on a terminal.
+PROGRESS_BYTES = 64 << 20
+
+
+def run_diagnose(args: argparse.Namespace) -> int:
+    from nanopedia.theme_dir import locate_entries
+
+    root = Path(args.entries) if args.entries else locate_entries()
+    if not root.is_dir():
+        raise UsageError(f"no such entries directory: {root}")
+    from nanopedia.diagnosis import rank, report, scan
+
+    usable, skipped = scan.usable_entries(root)
+    for first in skipped:
+        print(f"nanopedia: warning: {first.location}: entry left out of the diagnosis: "
+              f"{first.message} (run 'nanopedia check')", file=sys.stderr)
+    matcher = scan.Matcher(usable)
+    sizes = []
+    for raw in args.logs:
+        try:
+            sizes.append(0 if raw == "-" else Path(raw).stat().st_size)
+        except OSError as err:
+            raise UsageError(f"cannot read {raw}: {err.strerror or err}") from err
+    bar = sys.stderr.isatty() and sum(sizes) >= PROGRESS_BYTES
+    start = time.monotonic()
+    deadline = start + args.deadline
+    scans = []
+    for raw, size in zip(args.logs, sizes, strict=True):
+        name = "<stdin>" if raw == "-" else raw
+        shown = _progress(name, size) if bar and size else None
+        try:
+            scans.append(scan.scan_file(raw, matcher, deadline, shown, args.jobs, name))
+        except scan.DiagnoseTimeout as err:
+            print(f"nanopedia: error: diagnosis stopped after {time.monotonic() - start:.1f} s "
+                  f"(--deadline {args.deadline:g}): {err}; raise --deadline or fix that pattern",
+                  file=sys.stderr)
+            return 2
+        except (OSError, EOFError) as err:
+            why = err.strerror if isinstance(err, OSError) else None
+            raise UsageError(f"cannot read {name}: {why or err}") from err
+        finally:
+            if shown:
+                print(file=sys.stderr)
+    result = rank.diagnose(scans)
+    by_id = {e.id: e for e in usable}
+    base_url = args.base_url or _config_base_url()
+    fmt = "json" if args.json else args.format
+    if fmt == "json":
+        out = report.with_answers(result, by_id, base_url, args.top)
+        out["skipped_entries"] = [p.as_dict() for p in skipped]
+        print(json.dumps(out, indent=2, sort_keys=True, ensure_ascii=False))
+    elif not result.matches:
+        print("no known failure matched", file=sys.stderr)
+    elif fmt == "markdown":
+        print(report.as_markdown(result, by_id, base_url, args.top))
+    else:
+        print(report.as_text(result, by_id, base_url, args.top))
+    return 0 if result.matches else 1
+
+
+def _progress(name: str, size: int) -> Callable[[int], None]:
+    """A one-line progress bar on stderr, driven by the bytes of the file read (gzip: packed)."""
+    start = time.monotonic()
+
+    def show(done: int) -> None:
+        rate = done / max(time.monotonic() - start, 1e-6) / 1e6
+        filled = int(30 * done / size)
+        print(
+            f"\r{name} [{'#' * filled}{'.' * (30 - filled)}] {100 * done // size:3d}% "
+            f"{rate:.0f} MB/s",
+            end="",
+            file=sys.stderr,
+            flush=True,
+        )
+
+    return show
+
+
+def _config_base_url() -> str | None:
+    """`base_url` of ./nanopedia.toml, so links in a report point at the published site."""
+    from nanopedia import config
+
+    try:
+        return config.read(None).base_url or None
+    except NanopediaError:
+        return None
+
+
+def run_triage(args: argparse.Namespace) -> int:
+    """Exit 0 when every file was read, 1 when some file or folder was skipped (each is named
+    in the output), 2 for a usage error."""
+    import itertools
+
+    from nanopedia.diagnosis import triage, triage_report
+
+    if args.ray and os.path.exists(args.ray) and ":" not in args.ray:
+        raise UsageError(f"--ray took {args.ray!r} as the cluster address; put a bare --ray after "
+                         "the paths, or write --ray=ADDRESS")
+    options = triage.Options(args.top, args.base_url or _config_base_url(),
+                             args.max_file_bytes, args.deadline)
+    try:
+        used, left_out = triage.load_entries(args.entries)
+        for first in left_out:
+            print(f"nanopedia: warning: {first.location}: entry left out of the triage: "
+                  f"{first.message} (run 'nanopedia check')", file=sys.stderr)
+        items = triage.stream(args.paths, used, jobs=args.jobs, ray=args.ray,
+                              job_pattern=args.job_pattern, options=options)
+        head = list(itertools.islice(items, 1))  # the cluster is joined, the paths walked
+    except triage.TriageError as err:
+        raise UsageError(str(err)) from None
+    items = itertools.chain(head, items)
+    if sys.stderr.isatty():
+        items = _triage_progress(items, triage.Skip)
+    summary = triage.Summary()
+    entries = {"used": len(used), "skipped": [p.as_dict() for p in left_out]}
+    for chunk in triage_report.render(args.format, items, summary, entries, options.base_url):
+        sys.stdout.write(chunk)
+    sys.stdout.flush()
+    return 1 if sum(summary.skip_reasons.values()) else 0
+
+
+def _triage_progress(items: Any, skip: type) -> Any:
+    """The items, with a progress line on stderr at most five times a second."""
+    from nanopedia.diagnosis.triage_report import progress_line
+
+    start = last = time.monotonic()
+    jobs = files = read = 0
+    for item in items:
+        if not isinstance(item, skip):
+            jobs, files, read = jobs + 1, files + len(item["files"]), read + item["bytes"]
+        if time.monotonic() - last > 0.2:
+            last = time.monotonic()
+            print("\r" + progress_line(jobs, files, read, last - start), end="",
+                  file=sys.stderr, flush=True)
+        yield item
+    print("\r" + progress_line(jobs, files, read, time.monotonic() - start), file=sys.stderr)

@@ -1,0 +1,89 @@
+"""The terminal side of the commands that make the site: `build`, `bundle` and `serve`.
+
+Each handler takes the parsed arguments, prints the located problems on stdout and what it made
+on stderr, and returns the exit code (`generator/cli.py` states the policy); a missing entries
+folder or config file raises `UsageError`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+from pathlib import Path
+
+from nanopedia.commands import UsageError
+from nanopedia.errors import NanopediaError, format_problems
+
+
+def _site_inputs(args: argparse.Namespace) -> tuple[Path, Path | None]:
+    """The entries directory and optional config file of build, bundle and serve, checked."""
+    entries = Path(args.entries)
+    if not entries.is_dir():
+        raise UsageError(f"no such directory: {args.entries}")
+    config = Path(args.config) if args.config else None
+    if config is not None and not config.is_file():
+        raise UsageError(f"no such file: {args.config}")
+    return entries, config
+
+
+def run_build(args: argparse.Namespace) -> int:
+    from nanopedia.incremental import inputs as listing
+
+    entries, config = _site_inputs(args)
+    # Listed in a process of its own while this one imports the generator (the second core).
+    listed = listing.prefetch(entries, Path(args.out))
+    from nanopedia.incremental import pipeline as build
+
+    try:
+        report = build.build(entries, Path(args.out), config, use_cache=not args.no_cache,
+                             jobs=args.jobs, listed=listed())
+    except NanopediaError as err:
+        print(format_problems(err.problems, "text"))
+        print(f"{len(err.problems)} problem(s) found; {args.out}/ was not changed", file=sys.stderr)
+        return 1
+    if report.warnings:
+        print(format_problems(report.warnings, "text"))
+    if report.up_to_date:
+        print(f"{args.out}/ is up to date", file=sys.stderr)
+        return 0
+    stages = ", ".join(f"{name} {seconds:.2f}s" for name, seconds in report.timings.items())
+    print(f"built {report.pages} files from {report.entries} entries "
+          f"({report.reused} from cache) into {args.out}/: {stages}", file=sys.stderr)
+    return 0
+
+
+def run_bundle(args: argparse.Namespace) -> int:
+    from nanopedia.commands import bundle
+
+    entries, config = _site_inputs(args)
+    make = bundle.single_file if args.single_file else bundle.zip_bundle
+    try:
+        made = make(entries, Path(args.out), config, use_cache=not args.no_cache)
+    except NanopediaError as err:
+        print(format_problems(err.problems, "text"))
+        print(f"{len(err.problems)} problem(s) found; nothing was written", file=sys.stderr)
+        return 1
+    print(f"wrote {made.path} ({made.size:,} bytes, sha256 {made.sha256})", file=sys.stderr)
+    return 0
+
+
+def run_serve(args: argparse.Namespace) -> int:
+    """Runs until Ctrl-C (exit 130); a broken entry never stops it."""
+    from nanopedia.commands import serve
+
+    entries, config = _site_inputs(args)
+
+    def log(message: str) -> None:
+        print(message, file=sys.stderr, flush=True)
+
+    def ready(port: int) -> None:
+        log(f"serving http://127.0.0.1:{port}/ (watching {args.entries}/ and theme/; Ctrl-C stops)")
+
+    with tempfile.TemporaryDirectory(prefix="nanopedia-serve-") as scratch:
+        out = Path(args.out) if args.out else Path(scratch) / "site"
+        try:
+            serve.serve(entries, out, config, args.port, log, ready)
+        except OSError as err:
+            raise UsageError(f"cannot serve on 127.0.0.1:{args.port}: {err.strerror}") from None
+    return 0

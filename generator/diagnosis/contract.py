@@ -1,0 +1,116 @@
+"""The data a diagnosis hands on: the `--json` object and everything the browser matcher reads.
+
+`export_data()` carries the scanner's and the ranker's constants and patterns to
+`theme/static/diagnose-worker.js`, so the browser's rules cannot drift from Python's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from nanopedia.content.fingerprints import program as browser_program
+from nanopedia.content.portable import literal_length
+from nanopedia.diagnosis import lines, logs, scan
+from nanopedia.diagnosis.rank import COLLATERAL_FACTOR, WEIGHTS, Diagnosis
+from nanopedia.diagnosis.scan import Evidence
+from nanopedia.model import Entry
+
+
+def entry_link(entry_id: str, base_url: str | None) -> str:
+    """Where a reader finds the entry: under the configured base URL, else the built site."""
+    if base_url:
+        return f"{base_url.rstrip('/')}/entries/{entry_id}.html"
+    return f"site/entries/{entry_id}.html"
+
+
+def evidence_json(ev: Evidence) -> dict[str, Any]:
+    """One evidence line as the `--json` output and the browser page show it."""
+    return {
+        "file": ev.file,
+        "line": ev.line,
+        "rank": ev.rank,
+        "text": ev.text,
+        "fingerprint": ev.fingerprint,
+        "indicates": ev.indicates,
+        "collateral": ev.collateral,
+        "timestamp": ev.timestamp,
+    }
+
+
+def as_json(result: Diagnosis, base_url: str | None, top: int | None = None) -> dict[str, Any]:
+    """The `--json` object: `matches` best first, the initiating rank and per-file totals."""
+    matches = result.matches[:top] if top else result.matches
+    return {
+        "matches": [
+            {
+                "id": c.id,
+                "title": c.title,
+                "score": c.score,
+                "benign": c.benign,
+                "possible": c.possible,
+                "url": entry_link(c.id, base_url),
+                "evidence": [evidence_json(e) for e in c.evidence],
+            }
+            for c in matches
+        ],
+        "initiating_rank": result.initiating_rank,
+        "initiating": evidence_json(result.initiating) if result.initiating else None,
+        "initiating_reason": result.initiating_reason,
+        "silent_ranks": list(result.silent_ranks),
+        "files": [{"file": s.file, "lines": s.lines, "bytes": s.bytes} for s in result.files],
+    }
+
+
+def fingerprint_rows(entry: Entry) -> list[dict[str, Any]]:
+    """An entry's fingerprints as the browser matcher reads them, each with what the page's
+    verdict shows as `report.cause_and_fix` does: the title of the root cause the line points
+    to (`cause`, None when none), the entry's first root cause and its first fix step."""
+    causes = {rc.id: rc.title for rc in entry.root_causes}
+    return [
+        {
+            "entry": entry.id,
+            "title": entry.title,
+            "id": fp.id,
+            "pattern": fp.pattern,
+            "program": browser_program(fp),
+            "ignore_case": fp.ignore_case,
+            "indicates": fp.indicates,
+            "collateral": fp.collateral,
+            "specificity": literal_length(fp.pattern),
+            "cause": causes.get(fp.cause) if fp.cause else None,
+            "first_cause": entry.root_causes[0].title,
+            "fix": entry.fix[0].title,
+        }
+        for fp in entry.fingerprints
+    ]
+
+
+def export_data(entries: Iterable[Entry]) -> dict[str, Any]:
+    """Everything the browser matcher needs, so its rules cannot drift from these constants."""
+    return {
+        "fingerprints": [row for e in sorted(entries, key=lambda e: e.id)
+                         for row in fingerprint_rows(e)],
+        "weights": WEIGHTS,
+        "collateral_factor": COLLATERAL_FACTOR,
+        "evidence_cap": scan.EVIDENCE_CAP,
+        "text_chars": scan.TEXT_CHARS,
+        "buffer_bytes": logs.BUFFER_BYTES,
+        "max_line_bytes": logs.MAX_LINE_BYTES,
+        "timestamp_window": lines.TIMESTAMP_WINDOW,
+        "root_cause": scan.ROOT_CAUSE,
+        "root_rank": scan.ROOT_RANK,
+        "root_span": scan.ROOT_SPAN,
+        "launcher_ranks": scan.LAUNCHER_RANKS,
+        "wrap_sample": logs.WRAP_SAMPLE,
+        "wrap_min": logs.WRAP_MIN,
+        "neighbour_lines": lines.NEIGHBOUR_LINES,
+        "max_ranks": scan.MAX_RANKS,
+        "prefix_rank": lines.PREFIX_RANK.pattern,
+        "message_rank": lines.MESSAGE_RANK.pattern,
+        "joined_rank": lines.JOINED_RANK.pattern,
+        "file_rank": lines.FILE_RANK.pattern,
+        "iso_time": lines.ISO_TIME.pattern,
+        "glog_time": lines.GLOG_TIME.pattern,
+        "enqueued": lines.ENQUEUED.pattern,
+    }

@@ -1,0 +1,282 @@
+"""A log's bytes as whole, normalised lines, read in large buffers with bounded memory.
+
+Logs are plain or gzip (recognised by the magic number, never unpacked past a limit), any size.
+Each buffer ends at a line boundary and the incomplete last line is carried into the next, so a
+match that straddles a read boundary is still found. CRLF, lone CRs, colour codes and a terminal's
+hard wrap are undone the same way `theme/static/diagnose-worker.js` undoes them. A large plain file
+is cut into stretches (`segments`) that `scan.scan_file` reads in parallel.
+"""
+
+from __future__ import annotations
+
+import gzip
+import os
+import re
+import sys
+import zlib
+from collections.abc import Iterator
+from typing import IO, cast
+
+#: Bytes read per buffer: large enough that the set's per-call overhead vanishes.
+BUFFER_BYTES = 8 << 20
+#: A line longer than this is cut (its bytes past the cut are still scanned, as the next piece).
+MAX_LINE_BYTES = 1 << 20
+
+
+def open_log(path: str) -> tuple[IO[bytes], IO[bytes]]:
+    """The log's bytes and the raw file under them (its position drives the progress bar).
+
+    `-` is stdin; gzip is recognised by its magic number, not by the file name.
+    """
+    raw: IO[bytes] = sys.stdin.buffer if path == "-" else open(path, "rb")  # noqa: SIM115
+    head = raw.peek(2)[:2] if hasattr(raw, "peek") else b""
+    if head != b"\x1f\x8b":
+        return raw, raw
+    if path == "-":
+        piped = cast(IO[bytes], gzip.GzipFile(fileobj=raw, mode="rb"))
+        return cast(IO[bytes], Capped(piped, None)), raw
+    raw.close()
+    unpacked = gzip.GzipFile(path, "rb")  # owns (and closes) its file, unlike fileobj=
+    size = os.path.getsize(path)
+    capped = Capped(cast(IO[bytes], unpacked), size)
+    return cast(IO[bytes], capped), cast(IO[bytes], unpacked.fileobj)
+
+
+#: A gzip log may unpack to this many times its size, and to at least `UNPACKED_FLOOR` bytes:
+#: real logs compress 10 to 100 times; 10 GB of zeros fit in 10 MB.
+UNPACKED_RATIO = 200
+UNPACKED_FLOOR = 2 << 30
+
+
+class LogTooLarge(OSError):
+    """A compressed log unpacks to far more than any real log (a gzip bomb)."""
+
+
+class Stream:
+    """A stream known by its `read`, with the `readinto` that `buffers` fills its array with."""
+
+    def read(self, size: int = -1) -> bytes:
+        raise NotImplementedError
+
+    def readinto(self, into: memoryview) -> int:
+        data = self.read(len(into))
+        into[: len(data)] = data
+        return len(data)
+
+
+class Capped(Stream):
+    """A gzip stream that stops with `LogTooLarge` past its unpacking limit; a corrupt stream
+    raises `OSError` (never `zlib.error`), so the CLI names the file instead of crashing."""
+
+    def __init__(self, stream: IO[bytes], packed: int | None) -> None:
+        self.stream = stream
+        self.limit = max(UNPACKED_FLOOR, UNPACKED_RATIO * (packed or 0))
+        self.read_bytes = 0
+
+    def read(self, size: int = -1) -> bytes:
+        try:
+            data = self.stream.read(size)
+        except (zlib.error, EOFError) as err:
+            raise OSError(f"not a valid gzip file ({err})") from None
+        self.read_bytes += len(data)
+        if self.read_bytes > self.limit:
+            raise LogTooLarge(f"it unpacks to more than {self.limit:,} bytes, far more than a "
+                              "real log; unpack it yourself if it is one")
+        return data
+
+    def __enter__(self) -> Capped:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.stream.close()
+
+    def close(self) -> None:
+        self.stream.close()
+
+
+#: One buffer: the first `length` bytes of `data` are whole lines.
+Buffer = tuple[bytes | bytearray, int]
+
+
+def buffers(stream: IO[bytes], size: int = BUFFER_BYTES) -> Iterator[Buffer]:
+    """Whole-line buffers of about `size` bytes, normalised so both engines see the same lines.
+
+    CRLF becomes LF and a lone CR (progress bars) a space, so line numbers are those of `grep -n`
+    and `.` means the same in RE2 and JavaScript; colour codes go. A line longer than
+    `MAX_LINE_BYTES` is cut so memory stays bounded; the cut does not count as a new line.
+
+    The stream is read into one reused array, its incomplete last line moved to the front for the
+    next read: a buffer with nothing to normalise or unwrap (nearly all of them) is that array,
+    valid until the next buffer is asked for, so no byte is copied in Python on the way to RE2.
+    """
+    buf = bytearray(size + max(size, MAX_LINE_BYTES))  # a carry is shorter than either
+    view = memoryview(buf)
+    have = 0  # bytes carried at the front: a line without its newline yet
+    while got := stream.readinto(view[have : have + size]):  # type: ignore[attr-defined]
+        end = have + got
+        cut = buf.rfind(b"\n", have, end)  # a carry holds no newline
+        if cut < 0:
+            if end < MAX_LINE_BYTES:
+                have = end
+                continue
+            yield _cleaned(buf, end)
+            have = 0
+            continue
+        yield _cleaned(buf, cut + 1)
+        have = end - cut - 1
+        buf[:have] = bytes(view[cut + 1 : end])  # a copy: the two ranges may overlap
+    if have:
+        last = unwrap(normalise(bytes(view[:have])) + b"\n")
+        yield last, len(last)
+
+
+def _cleaned(buf: bytearray, length: int) -> Buffer:
+    """The first `length` bytes of `buf` as `normalise` then `unwrap` leave them: `buf` itself
+    when neither has work (found with memchr, not a pass in Python), else a normalised copy."""
+    if buf.find(b"\r", 0, length) < 0 and buf.find(b"\x1b", 0, length) < 0:
+        if wrap_width(bytes(buf[: min(length, WRAP_SAMPLE)])) is None:
+            return buf, length
+        data = unwrap(bytes(buf[:length]))
+    else:
+        data = unwrap(normalise(bytes(buf[:length])))
+    return data, len(data)
+
+
+def normalise(data: bytes) -> bytes:
+    """CRLF to LF, lone CR to space, ANSI colour and cursor sequences (CSI) removed, so a
+    coloured `[rank0]:` prefix is still a prefix (cheap: only when a CR or an ESC is present)."""
+    if b"\r" in data:
+        data = data.replace(b"\r\n", b"\n").replace(b"\r", b" ")
+    if b"\x1b" in data and b"\x1b[" in data:  # memchr first: a two-byte find is slow
+        data = _CSI.sub(b"", data)
+    return data
+
+
+#: Bytes at the start of a buffer in which a terminal's hard wrap is looked for.
+WRAP_SAMPLE = 64 << 10
+#: The narrowest terminal whose wrapping is undone.
+WRAP_MIN = 60
+
+
+def wrap_width(data: bytes) -> int | None:
+    """The width a terminal hard-wrapped this text at, or None.
+
+    A copied terminal screen cuts every long record at the same column, mid-word: the widest
+    width (in characters, at least `WRAP_MIN`) that two different lines of the sample share is
+    the wrap when at least half the lines near or past it have exactly it, at most one line (a
+    glued progress bar) is wider, and at least one of them cuts a word or a number in two.
+    Fixed-format training lines share a width too, but end where a record ends.
+    """
+    sample = data[:WRAP_SAMPLE]
+    lines = sample.split(b"\n")[:-1]
+    if not lines:
+        return None
+    # Runs on every buffer read: ASCII text needs no per-line count, the cheap tests come first.
+    widths = list(map(len, lines)) if sample.isascii() else [columns(line) for line in lines]
+    seen: dict[int, set[bytes]] = {}
+    for line, w in zip(lines, widths, strict=True):
+        if w >= WRAP_MIN:
+            seen.setdefault(w, set()).add(line)
+    wide = [w for w, texts in seen.items() if len(texts) >= 2]
+    if not wide:
+        return None
+    width = max(wide)
+    if sum(w > width for w in widths) > 1:
+        return None
+    near = {line for line, w in zip(lines, widths, strict=True) if w > width * 9 // 10}
+    if 2 * len(seen[width]) < len(near):
+        return None
+    if not any(widths[i] == width and _same_class(lines[i][-1:], lines[i + 1][:1])
+               for i in range(len(lines) - 1)):
+        return None
+    return width
+
+
+def _same_class(a: bytes, b: bytes) -> bool:
+    """Two ASCII letters or two digits: a word or a number cut in two."""
+    return (a.isalpha() and b.isalpha()) or (a.isdigit() and b.isdigit())
+
+
+def columns(line: bytes) -> int:
+    """Characters in a UTF-8 line (the bytes that do not continue a character): the columns a
+    terminal gave it, wide characters aside."""
+    return len(line.translate(None, _CONTINUATION))
+
+
+_CONTINUATION = bytes(range(0x80, 0xC0))
+
+
+def unwrap(data: bytes) -> bytes:
+    """Text hard-wrapped by a terminal with each record joined back into one line.
+
+    A line of the wrap width (or wider: a progress bar glued to its start) continues on the
+    next, unless it ends in padding (two spaces). The newlines removed are put back after the
+    joined record, as empty lines, so line numbers and byte offsets of everything else stay
+    those of the file.
+    """
+    width = wrap_width(data)
+    if width is None:
+        return data
+    out: list[bytes] = []
+    held = 0
+    for line in data.split(b"\n")[:-1]:
+        if len(line) >= width and columns(line) >= width and not line.endswith(b"  "):
+            out.append(line)
+            held += 1
+            continue
+        out.append(line + b"\n" * (held + 1))
+        held = 0
+    if held:
+        out.append(b"\n" * held)
+    return b"".join(out)
+
+
+#: An ANSI control sequence: ESC [, parameter bytes, intermediate bytes, one final byte.
+_CSI = re.compile(rb"\x1b\[[0-?]*[ -/]*[@-~]")
+
+
+#: A plain log is scanned in stretches of at most about this many bytes (cut at a newline).
+SEGMENT_BYTES = 64 << 20
+
+
+def segments(stream: IO[bytes], size: int) -> list[tuple[int, int]]:
+    """(start, end) byte ranges covering the file, each ending just after a newline (or at the
+    end): the file is read forward once in all, even when it is one enormous line.
+
+    The stretches are of one length, at most `SEGMENT_BYTES` (a short last one would leave a
+    core idle while the other scans it).
+    """
+    stride = -(-size // max(1, -(-size // SEGMENT_BYTES)))
+    cuts: list[tuple[int, int]] = []
+    start = pos = 0
+    while (target := (len(cuts) + 1) * stride) < size:  # from the file's start: no drift
+        pos = max(pos, target)
+        stream.seek(pos)
+        while True:
+            block = stream.read(1 << 16)
+            if not block:
+                pos = size
+                break
+            found = block.find(b"\n")
+            if found >= 0:
+                pos += found + 1
+                break
+            pos += len(block)
+        if pos >= size:
+            break
+        cuts.append((start, pos))
+        start = pos
+    cuts.append((start, size))
+    return cuts
+
+
+class FileSlice:
+    """Bytes `start` to `end` of a file, read like a stream."""
+
+    def __init__(self, file: IO[bytes], end: int) -> None:
+        self.file, self.left = file, end - file.tell()
+
+    def readinto(self, into: memoryview) -> int:
+        got = self.file.readinto(into[: min(len(into), self.left)])  # type: ignore[attr-defined]
+        self.left -= got
+        return got

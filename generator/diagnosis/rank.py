@@ -1,0 +1,183 @@
+"""Ranking: the entries that scans point to, best first, and the rank where the failure began.
+
+Scoring and the rules here are mirrored by `theme/static/diagnose-worker.js`, which reads
+`contract.export_data()`, so the browser page gives the same answers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field, replace
+
+from nanopedia.diagnosis.lines import ENQUEUED, file_rank
+from nanopedia.diagnosis.scan import Evidence, FileScan
+
+#: Score of one fingerprint by what it indicates; extra lines of the same fingerprint add 10 % each,
+#: up to five.
+WEIGHTS: dict[str, float] = {"decisive": 10.0, "context": 4.0, "supporting": 3.0, "benign": 1.0}
+#: Weight left to collateral evidence, so the cause ranks above its consequences.
+COLLATERAL_FACTOR = 0.1
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """One entry that matched, with its score and the lines that prove it."""
+
+    id: str
+    """The entry id."""
+    title: str
+    """The entry title."""
+    score: float
+    """Sum of fingerprint weights; collateral evidence counts for `COLLATERAL_FACTOR`."""
+    benign: bool
+    """All its evidence is of the benign kind (normal in moderation, explained by the entry)."""
+    evidence: tuple[Evidence, ...]
+    """The lines, in file then line order."""
+    strength: int = 2
+    """`tier` of its evidence: 2, a decisive line of its own; 1, only evidence shared with other
+    entries or of a weaker kind; 0, collateral evidence only."""
+
+    @property
+    def possible(self) -> bool:
+        """No decisive line of its own: a possible answer, never ranked above a certain one."""
+        return self.strength < 2
+
+
+@dataclass(frozen=True, slots=True)
+class Diagnosis:
+    """The answer: candidates best first, and where the first failure appeared."""
+
+    matches: tuple[Candidate, ...]
+    """Candidate entries, best first."""
+    initiating_rank: int | None
+    """The rank that failed first, when known."""
+    initiating: Evidence | None
+    """The evidence line of the first failure, when one stands out."""
+    initiating_reason: str | None
+    """How the first failure was decided (Root Cause block, timestamps, NCCL progress, order)."""
+    files: tuple[FileScan, ...] = field(default=())
+    """Per-file scan results, in the order given."""
+    silent_ranks: tuple[int, ...] = ()
+    """Ranks known from per-rank file names, or from the launcher's rank list in a combined log,
+    that gave no evidence at all: a rank that hung, was killed before it could print, or ran
+    fine."""
+
+
+def entry_score(evidence: list[Evidence], shared: set[tuple[str, int]]) -> float:
+    """Sum over distinct fingerprints of weight x (1 + 0.1 x extra lines, at most five).
+
+    Extra lines count once per rank and text: a rank that prints the same line a thousand times
+    (a warning in a loop) is one piece of evidence, not a thousand. A line that fingerprints of
+    several entries match counts as supporting at most for each: it cannot decide between them,
+    so the context lines (frames, warnings) do.
+    """
+    seen: dict[str, set[tuple[int | None, str]]] = {}
+    weight: dict[str, float] = {}
+    for ev in evidence:
+        seen.setdefault(ev.fingerprint, set()).add((ev.rank, ev.text))
+        w = WEIGHTS[ev.indicates] * (COLLATERAL_FACTOR if ev.collateral else 1.0)
+        if (ev.file, ev.line) in shared:
+            w = min(w, WEIGHTS["supporting"])
+        weight[ev.fingerprint] = max(weight.get(ev.fingerprint, 0.0), w)
+    score = sum(w * (1 + 0.1 * min(len(seen[fp]) - 1, 5)) for fp, w in weight.items())
+    return round(score, 2)
+
+
+def tier(evidence: Iterable[Evidence], shared: set[tuple[str, int]]) -> int:
+    """2: a decisive line that is neither collateral nor matched by another entry too; 1: other
+    evidence that is not collateral; 0: collateral only. Candidates sort by tier first, so a
+    wrapper never outranks what it wraps and a generic line never outranks an exact error."""
+    own = [e for e in evidence if not e.collateral]
+    if any(e.indicates == "decisive" and (e.file, e.line) not in shared for e in own):
+        return 2
+    return 1 if own else 0
+
+
+def rank_key(c: Candidate) -> tuple[int, float, float, int, str]:
+    """Best first: tier, score, the strongest kind of line it has (an entry that calls the line
+    decisive beats one that calls it supporting), the most specific pattern among those lines,
+    then the id (deterministic, never decisive in practice)."""
+    strongest = max(WEIGHTS[e.indicates] for e in c.evidence)
+    specific = max(e.specificity for e in c.evidence if WEIGHTS[e.indicates] == strongest)
+    return (-c.strength, -c.score, -strongest, -specific, c.id)
+
+
+def first_failure(evidence: list[Evidence], order: dict[str, int]) -> Evidence | None:
+    """The earliest line: by timestamp when every candidate has one, else by file then line."""
+    if not evidence:
+        return None
+    if all(e.timestamp for e in evidence):
+        return min(evidence, key=lambda e: (e.timestamp or "", order[e.file], e.line))
+    return min(evidence, key=lambda e: (order[e.file], e.line))
+
+
+def diagnose(scans: list[FileScan]) -> Diagnosis:
+    """Rank the entries the scans point to and find the rank where the failure began.
+
+    Rules (mirrored in `diagnose-worker.js`): when there is decisive or supporting evidence from a
+    fingerprint that is not `collateral` (a rank that really failed), the lines of `collateral`
+    fingerprints are marked collateral and weigh little. An entry whose only evidence is `context`
+    lines is no candidate. The first failure is the torchrun Root Cause rank when a block names
+    one; else the earliest decisive line that is not collateral; for a pure collective timeout,
+    the rank whose last enqueued NCCL work is lowest (it is the one behind); else the earliest
+    line of the best candidate.
+    """
+    order = {s.file: i for i, s in enumerate(scans)}
+    evidence = [ev for s in scans for ev in s.evidence]
+    primary = [e for e in evidence if e.indicates == "decisive" and not e.consequence]
+    if any(e.indicates in ("decisive", "supporting") and not e.consequence for e in evidence):
+        evidence = [replace(e, collateral=True) if e.consequence else e for e in evidence]
+    by_entry: dict[str, list[Evidence]] = {}
+    owners: dict[tuple[str, int], set[str]] = {}
+    for ev in evidence:
+        by_entry.setdefault(ev.entry, []).append(ev)
+        owners.setdefault((ev.file, ev.line), set()).add(ev.entry)
+    shared = {where for where, ids in owners.items() if len(ids) > 1}
+    matches = []
+    for entry_id, found in by_entry.items():
+        if all(e.indicates == "context" for e in found):
+            continue
+        found.sort(key=lambda e: (order[e.file], e.line))
+        benign = all(e.indicates == "benign" for e in found)
+        score = entry_score(found, shared)
+        matches.append(Candidate(entry_id, found[0].title, score, benign, tuple(found),
+                                 tier(found, shared)))
+    matches.sort(key=rank_key)
+    first, reason = _initiating(scans, matches, primary, order)
+    rank = first.rank if first else None
+    roots = [r for s in scans for _, r in s.root_ranks]
+    if roots:
+        rank, reason = roots[0], "torchrun Root Cause (first observed failure) block"
+        in_rank = [e for e in primary or (matches[0].evidence if matches else ()) if e.rank == rank]
+        first = first_failure(in_rank, order)
+    known = {r for s in scans if (r := file_rank(s.file)) is not None}
+    spoke = {e.rank for e in evidence}
+    if any(r is not None for r in spoke):  # a launcher's ranks, once some line names its rank
+        known |= {r for s in scans for r in s.ranks}
+    silent = tuple(sorted(known - spoke))
+    return Diagnosis(tuple(matches), rank, first, reason, tuple(scans), silent)
+
+
+def _initiating(
+    scans: list[FileScan], matches: list[Candidate], primary: list[Evidence], order: dict[str, int]
+) -> tuple[Evidence | None, str | None]:
+    """The first failure's evidence line and how it was chosen (before any Root Cause block)."""
+    if primary:
+        first = first_failure(primary, order)
+        how = "timestamps" if all(e.timestamp for e in primary) else "line order"
+        return first, f"earliest decisive error ({how})"
+    if not matches:
+        return None, None
+    top = list(matches[0].evidence)
+    behind = [
+        (int(m.group(1)), e)
+        for e in top
+        if e.rank is not None
+        for m in [ENQUEUED.search(e.text)]
+        if m
+    ]
+    if len({n for n, _ in behind}) > 1:
+        lowest = min(n for n, _ in behind)
+        first = min((e for n, e in behind if n == lowest), key=lambda e: (order[e.file], e.line))
+        return first, "lowest last enqueued NCCL work (the rank that fell behind)"
+    return first_failure(top, order), "earliest line of the best candidate"
