@@ -22,12 +22,14 @@ import sys
 import tarfile
 from pathlib import Path
 
-from run import CORPUS, HERE, NANOPEDIA, ROOT, commit_each, edit_one, timed
+from run import CORPUS, HERE, ROOT, commit_each, edit_one, timed
 
 
-def code(rev: str | None, into: Path) -> dict[str, str]:
+def code(rev: str | None, into: Path) -> tuple[list[str], dict[str, str]]:
     """The generator and theme of `rev` (None: the working tree) in `into`, compiled; the
-    environment that runs them."""
+    command that runs it and its environment. Since issue 19 the package in `generator/` is
+    imported as `nanopedia`, so it is put under that name (earlier revisions run as
+    `python -m generator`): each side runs its own code, never the editable install."""
     shutil.rmtree(into, ignore_errors=True)
     into.mkdir(parents=True)
     if rev is None:
@@ -39,8 +41,12 @@ def code(rev: str | None, into: Path) -> dict[str, str]:
                                  check=True, capture_output=True).stdout
         with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
             tar.extractall(into, filter="data")
-    compileall.compile_dir(into / "generator", quiet=1)
-    return {**os.environ, "PYTHONPATH": str(into)}
+    name = "nanopedia" if "from nanopedia" in (into / "generator" / "__main__.py").read_text() \
+        else "generator"
+    if name != "generator":
+        (into / "generator").rename(into / name)
+    compileall.compile_dir(into / name, quiet=1)
+    return [sys.executable, "-m", name], {**os.environ, "PYTHONPATH": str(into)}
 
 
 def main() -> None:
@@ -68,8 +74,8 @@ def main() -> None:
                        check=True, stdout=subprocess.DEVNULL)
         if args.git:
             commit_each(base / "entries")
-        env = code(rev, args.work / "ab" / f"{name}-code")
-        build = [*NANOPEDIA, "build", "--entries", "entries", "--out", "site"]
+        run, env = code(rev, args.work / "ab" / f"{name}-code")
+        build = [*run, "build", "--entries", "entries", "--out", "site"]
         timed(build, base, env)  # the cold build each edit starts from
         sides.append((name, rev or "working tree", base, build, env, []))
     for i in range(args.edits):

@@ -18,6 +18,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from logcorpus import LOGS, ROOT, normal_lines  # noqa: E402
+
 from nanopedia.content.corpus import gather  # noqa: E402
 from nanopedia.diagnosis import rank, scan  # noqa: E402
 from nanopedia.incremental import pipeline as build  # noqa: E402

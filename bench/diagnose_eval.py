@@ -16,6 +16,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from logcorpus import ROOT, Case, cases, materialise  # noqa: E402
+
 from nanopedia.content.corpus import gather  # noqa: E402
 from nanopedia.diagnosis import scan  # noqa: E402
 from nanopedia.diagnosis.rank import Diagnosis, diagnose  # noqa: E402

@@ -24,6 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from logcorpus import ROOT, normal_lines  # noqa: E402
+
 from nanopedia.content.corpus import gather  # noqa: E402
 from nanopedia.diagnosis import rank  # noqa: E402
 from nanopedia.diagnosis.scan import FileScan, Matcher, scan_file  # noqa: E402

@@ -25,6 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from logcorpus import ROOT, log_bytes, real_cases  # noqa: E402
+
 from nanopedia.cli import main as cli  # noqa: E402
 from nanopedia.content.corpus import gather  # noqa: E402
 from nanopedia.diagnosis import contract, rank, scan  # noqa: E402

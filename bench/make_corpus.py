@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, get_args
 
 import yaml
+
 from nanopedia.model import Category
 
 CATEGORIES = list(get_args(Category))

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from nanopedia.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent

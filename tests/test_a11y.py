@@ -14,8 +14,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from nanopedia.site import highlight
 from tools import held, npm_package, page_types, repo_site
+
+from nanopedia.site import highlight
 
 __all__ = ["repo_site"]
 

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 from conftest import FIXTURES, ROOT
+
 from nanopedia.errors import NanopediaError
 from nanopedia.incremental import pipeline as build_module
 from nanopedia.incremental.pipeline import build

@@ -27,6 +27,7 @@ from pathlib import Path
 
 import pytest
 from conftest import FIXTURES
+
 from nanopedia.commands import bundle
 from nanopedia.errors import NanopediaError
 from nanopedia.incremental import background

@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 from conftest import FIXTURES
+
 from nanopedia import __version__
 from nanopedia.commands import bundle
 

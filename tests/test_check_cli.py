@@ -10,9 +10,10 @@ from pathlib import Path
 
 import pytest
 from conftest import ROOT
+from pydantic import BaseModel
+
 from nanopedia.content.schema import inner_model
 from nanopedia.model import Entry, entry_json_schema
-from pydantic import BaseModel
 
 
 def edit(path: Path, old: str, new: str) -> None:

@@ -10,6 +10,7 @@ import sys
 
 import pytest
 from conftest import ROOT
+
 from nanopedia.content.corpus import gather
 from nanopedia.diagnosis import scan
 from nanopedia.diagnosis.rank import Diagnosis, diagnose

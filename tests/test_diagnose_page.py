@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 from conftest import ROOT
+
 from nanopedia.content.corpus import gather
 from nanopedia.diagnosis import rank, scan
 from nanopedia.diagnosis.logs import BUFFER_BYTES

@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 from conftest import ROOT
+
 from nanopedia.content.corpus import gather
 from nanopedia.diagnosis import contract, rank, report, scan
 from nanopedia.incremental import pipeline as build

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from conftest import FIXTURES
+
 from nanopedia.config import Config, read
 from nanopedia.incremental.pipeline import build
 from nanopedia.model import Dates

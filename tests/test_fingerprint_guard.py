@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 import re2
 from conftest import FIXTURES, ROOT
+
 from nanopedia.content import fingerprints, gates, portable
 from nanopedia.content.corpus import gather, load_entry
 from nanopedia.content.load import read

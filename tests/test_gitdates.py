@@ -6,6 +6,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from gitscript import Repo
+
 from nanopedia.incremental import gitdates
 from nanopedia.incremental.gitdates import Walk, entry_dates, fallback, start
 from nanopedia.model import Dates, iso

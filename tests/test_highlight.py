@@ -11,9 +11,10 @@ import pytest
 import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from nanopedia.site import highlight
 from pygments import format as pygments_format
 from pygments import lex
+
+from nanopedia.site import highlight
 
 ROOT = Path(__file__).resolve().parent.parent
 BENCH = Path(os.environ.get("NANOPEDIA_BENCH", "/tmp/nanopedia-bench"))

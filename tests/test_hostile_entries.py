@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 from conftest import FIXTURES, ROOT
+
 from nanopedia.commands import serve
 from nanopedia.content import apicheck
 from nanopedia.content.corpus import gather

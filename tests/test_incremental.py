@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from conftest import ROOT
 from gitscript import Repo
+
 from nanopedia.content.corpus import entry_files
 from nanopedia.errors import NanopediaError
 from nanopedia.incremental import background, gitdates

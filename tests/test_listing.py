@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from conftest import ROOT
+
 from nanopedia.incremental import inputs as listing
 
 

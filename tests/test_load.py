@@ -9,6 +9,7 @@ import pytest
 import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
 from nanopedia.content.load import MAX_BYTES, MAX_DEPTH, decode, parse, read
 from nanopedia.content.validate import check_entry
 from nanopedia.errors import NanopediaError

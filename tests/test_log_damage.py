@@ -11,6 +11,7 @@ from collections.abc import Callable
 
 import pytest
 from conftest import ROOT
+
 from nanopedia.content.corpus import gather
 from nanopedia.diagnosis import logs, rank, scan
 from nanopedia.diagnosis.lines import line_rank

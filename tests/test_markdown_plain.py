@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
 from nanopedia.site import markdown
 from nanopedia.site.markdown import PageEnv
 

@@ -11,6 +11,7 @@ from urllib.parse import urlsplit
 
 import markdown
 import pytest
+
 from nanopedia.mkdocs.markdown import block, code_span, fenced, heading, inline, text
 
 EXTENSIONS = ["toc", "tables", "fenced_code", "attr_list", "md_in_html", "def_list", "admonition",

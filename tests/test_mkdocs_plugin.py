@@ -24,6 +24,7 @@ from urllib.parse import unquote, urlsplit
 
 import pytest
 from conftest import FIXTURES
+
 from nanopedia.content.corpus import gather
 
 CORPUS = FIXTURES / "corpus"

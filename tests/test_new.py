@@ -6,6 +6,7 @@ import re
 from pathlib import Path
 
 import pytest
+
 from nanopedia.commands.new import skeleton
 from nanopedia.errors import CODES
 

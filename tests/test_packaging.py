@@ -25,6 +25,7 @@ from pathlib import Path
 
 import pytest
 from conftest import ROOT
+
 from nanopedia import __version__
 from nanopedia.content.corpus import entry_files
 from nanopedia.theme_dir import locate

@@ -10,6 +10,7 @@ import json
 
 import pytest
 from conftest import ROOT
+
 from nanopedia.diagnosis import rank, scan
 
 CASES = json.loads((ROOT / "tests" / "cases" / "ranking.json").read_text())["cases"]

@@ -7,6 +7,7 @@ import io
 import json
 
 from conftest import FIXTURES
+
 from nanopedia.content.corpus import gather
 from nanopedia.diagnosis import report, scan
 from nanopedia.diagnosis.rank import Diagnosis, diagnose

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from conftest import ROOT
+
 from nanopedia.content.corpus import gather
 from nanopedia.diagnosis import logs, rank, scan
 

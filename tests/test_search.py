@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from conftest import FIXTURES, ROOT
+
 from nanopedia.content.corpus import gather
 from nanopedia.incremental.pipeline import build
 from nanopedia.site import search

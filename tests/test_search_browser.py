@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 from conftest import ROOT
+
 from nanopedia import __version__
 from nanopedia.commands import bundle
 from nanopedia.content.corpus import gather

@@ -9,8 +9,9 @@ from pathlib import Path
 from typing import Any
 
 from conftest import FIXTURES
-from nanopedia.incremental.pipeline import build
 from tools import held, page_types, repo_site
+
+from nanopedia.incremental.pipeline import build
 
 __all__ = ["repo_site"]
 

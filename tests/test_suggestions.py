@@ -7,6 +7,7 @@ from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
 from nanopedia.site.views import Suggestions
 
 IDS = [f"e{i:02d}" for i in range(30)]

@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 from conftest import ROOT
+
 from nanopedia.diagnosis import error_lines, hosts, logs, triage, triage_report
 from nanopedia.diagnosis.jobs import (
     HEAD_BYTES,

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from conftest import ROOT
+
 from nanopedia.diagnosis import triage
 
 sys.path.insert(0, str(ROOT / "bench"))

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from conftest import FIXTURES
+
 from nanopedia.commands import verify
 from nanopedia.diagnosis import scan
 from nanopedia.model import Entry, Repro

@@ -18,6 +18,7 @@ import pytest
 import yaml
 from conftest import FIXTURES, ROOT
 from gitscript import Repo
+
 from nanopedia.cli import parser
 
 WORKFLOWS = sorted((ROOT / ".github" / "workflows").glob("*.yml"))

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 from conftest import ROOT
+
 from nanopedia.incremental.pipeline import build
 
 NPM_DIR = ROOT / ".cache" / "npm"

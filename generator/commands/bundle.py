@@ -29,6 +29,7 @@ from pathlib import Path, PurePosixPath
 
 import jinja2
 from markupsafe import Markup
+
 from nanopedia import __version__
 from nanopedia import config as site_config
 from nanopedia.errors import NanopediaError, problem

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import get_args
 
 from jinja2 import Environment, StrictUndefined
+
 from nanopedia.content.corpus import TAGS_FILE, display, entry_files
 from nanopedia.content.load import read
 from nanopedia.content.schema import PLACEHOLDER, slugify

@@ -46,11 +46,12 @@ from typing import Any
 from urllib.parse import parse_qs, unquote_to_bytes
 
 import jinja2
+from watchfiles import Change, DefaultFilter, watch
+
 from nanopedia.errors import NanopediaError, Problem
 from nanopedia.incremental import cache as build_cache
 from nanopedia.incremental import pipeline as build
 from nanopedia.site import render
-from watchfiles import Change, DefaultFilter, watch
 
 SERVE_THEME = render.THEME / "serve"
 LIVE_STATE = "/__live/state.js"

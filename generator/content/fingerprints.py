@@ -13,6 +13,7 @@ import time
 import zlib
 
 import re2
+
 from nanopedia.content.portable import (
     CONTROL_ESCAPES,
     class_end,

@@ -19,6 +19,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import re2
+
 from nanopedia.content import fingerprints, portable
 from nanopedia.content.fingerprints import (
     compile_pattern,

@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from markdown_it import MarkdownIt
+
 from nanopedia.content.load import Document, Path_, dotted
 from nanopedia.errors import Problem, problem
 

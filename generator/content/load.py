@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+
 from nanopedia.errors import NanopediaError, Problem, problem
 
 MAX_BYTES = 256 * 1024

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 from typing import Any, Literal, get_args, get_origin
 
+from pydantic import BaseModel, ValidationError
+
 from nanopedia.content.load import Document, Path_, dotted
 from nanopedia.errors import Problem, problem, suggest
 from nanopedia.model import MAX_ID, SLUG_PATTERN, Entry
-from pydantic import BaseModel, ValidationError
 
 _KIND = {
     "string_type": "text",

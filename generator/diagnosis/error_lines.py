@@ -11,6 +11,7 @@ import re
 from typing import Any
 
 import re2
+
 from nanopedia.diagnosis.logs import MAX_LINE_BYTES
 
 #: Error-looking lines: distinct (normalised) lines counted per job, lines looked at per file,

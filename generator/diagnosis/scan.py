@@ -18,6 +18,7 @@ from pathlib import PurePath
 from typing import IO
 
 import re2
+
 from nanopedia.content.fingerprints import line_program, scan_options
 from nanopedia.content.portable import literal_length
 from nanopedia.diagnosis.lines import (

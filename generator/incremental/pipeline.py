@@ -36,6 +36,7 @@ from tempfile import TemporaryDirectory
 from typing import Any, TypeVar
 
 from markupsafe import Markup
+
 from nanopedia import config as site_config
 from nanopedia.config import Config
 from nanopedia.content.catalog import Links, Node, link, node

@@ -17,6 +17,7 @@ from urllib.parse import quote
 
 from markdown_it import MarkdownIt
 from markdown_it.tree import SyntaxTreeNode
+
 from nanopedia.content.links import entry_target, is_safe_link
 from nanopedia.site.markdown import heading_id, title_parts
 

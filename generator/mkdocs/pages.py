@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import jinja2
+
 from nanopedia.content.catalog import Catalog
 from nanopedia.content.links import entry_target
 from nanopedia.mkdocs import markdown as mdx

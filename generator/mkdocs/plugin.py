@@ -34,6 +34,7 @@ from mkdocs.structure.nav import Navigation, Section
 from mkdocs.structure.pages import Page
 from mkdocs.structure.toc import AnchorLink
 from mkdocs.utils import get_relative_url
+
 from nanopedia.content.catalog import Catalog
 from nanopedia.content.corpus import display, gather
 from nanopedia.mkdocs.pages import Layout, pages

@@ -19,6 +19,7 @@ from markdown_it import MarkdownIt
 from markdown_it.common.utils import escapeHtml
 from markdown_it.rules_core import StateCore
 from markdown_it.token import Token
+
 from nanopedia.content.links import entry_target, is_safe_link
 from nanopedia.site import highlight
 

@@ -11,6 +11,7 @@ from functools import cache
 from pathlib import Path
 
 import jinja2
+
 from nanopedia.errors import NanopediaError, problem
 from nanopedia.site.views import Page
 from nanopedia.theme_dir import THEME  # the default theme; `build` and `serve` import it from here

@@ -44,6 +44,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
+
 from nanopedia.content.catalog import Catalog, Links
 from nanopedia.model import Entry
 from nanopedia.site.joined import Joined, identity

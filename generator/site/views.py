@@ -18,6 +18,7 @@ from itertools import combinations, islice
 from typing import Any, NamedTuple
 
 from markupsafe import Markup
+
 from nanopedia.config import Config
 from nanopedia.content.catalog import Links, Node
 from nanopedia.content.load import dotted

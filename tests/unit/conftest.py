@@ -6,6 +6,7 @@ from collections.abc import Callable
 
 import pytest
 from conftest import FIXTURES
+
 from nanopedia.content.load import parse
 from nanopedia.content.validate import Source, check_entry
 from nanopedia.errors import Problem

@@ -7,6 +7,7 @@ import os
 from pathlib import Path
 
 import pytest
+
 from nanopedia.incremental.cache import (
     KEEP_VERSIONS,
     Cache,

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+
 from nanopedia.content.load import MAX_BYTES, MAX_DEPTH, decode, parse, read
 from nanopedia.errors import NanopediaError
 

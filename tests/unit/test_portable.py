@@ -4,6 +4,7 @@ and RE2 would read differently, and admits what both read alike."""
 from __future__ import annotations
 
 import pytest
+
 from nanopedia.content.portable import portable_error
 
 

@@ -8,11 +8,12 @@ from pathlib import Path
 
 import pytest
 from conftest import FIXTURES
+from tools import page_types
+
 from nanopedia.errors import NanopediaError
 from nanopedia.incremental.pipeline import build
 from nanopedia.site.render import render, static_files
 from nanopedia.site.views import Page
-from tools import page_types
 
 BASE_POLICY = {
     "default-src": ["'none'"], "style-src": ["'self'"], "img-src": ["'self'"],

@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 
 import pytest
 from conftest import FIXTURES
+
 from nanopedia.config import Config
 from nanopedia.content.catalog import Catalog
 from nanopedia.content.corpus import gather

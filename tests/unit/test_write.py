@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from conftest import ROOT
+
 from nanopedia.errors import NanopediaError
 from nanopedia.incremental.lock import SiteLock, recover, sweep
 from nanopedia.incremental.write import MARKER, SiteWriter
