@@ -560,7 +560,7 @@ def _others(site: _Site) -> Iterator[tuple[str, str, Make]]:
         yield f"entries/{alias}.html", k("redirect", alias, cards[current]), \
             page(partial(views.redirect_page, alias, cards[current], config))
     dated = {i: e.dates for i, e in site.entries.items()}
-    for one in feed.plan(links, config, dated) if config.feeds else ():
+    for one in feed.plan(links, config, dated):  # none when nothing is dated
         # Dates by their timestamps: repr-ing 9,000 of them took 25 ms a build.
         recent = [(i, d.first_published.timestamp(), d.last_updated.timestamp(),
                    site.entries[i].card_key) for i, d in one.recent]
