@@ -81,8 +81,12 @@ def test_index_files_are_sharded_and_point_at_each_other(monkeypatch: pytest.Mon
         "The beta failure is a watchdog timeout after one rank stops issuing collectives."]
     head = _data(files["search/index.js"], search.GLOBAL)
     assert isinstance(head, dict)
-    assert head["fields"] == list(search.KEY_FIELDS)
-    assert [d[0] for d in head["docs"]] == ["alpha-failure", "beta-failure"]
+    assert head["fields"] == list(search.RECORD_FIELDS)
+    # Title, errors, former ids, the id after what the title's slug says of it.
+    assert head["docs"][0].split("\t") == [
+        "Alpha failure under FSDP", "RuntimeError: expected scalar type BFloat16 but found Float",
+        "alpha-old", "13:"]
+    assert head["docs"][1].split("\t")[0] == "Beta failure in NCCL collectives"
     assert head["index"] == {"fields": list(search.INDEXED_FIELDS),
                              "shards": ["terms-0.js", "terms-1.js"],
                              "stop": sorted(search.STOP_WORDS)}
@@ -92,13 +96,18 @@ def test_index_files_are_sharded_and_point_at_each_other(monkeypatch: pytest.Mon
     # In its error (field 1), symptom (4) and summary (6), once each.
     assert ["watchdog", {"1": {"0": 1}, "4": {"0": 1}, "6": {"0": 1}}] in second["index"]
     assert head["text"] == {
-        "fields": list(search.TEXT_FIELDS),
+        "fields": list(search.SHARD_FIELDS),
         "shard_size": 1,
         "shards": ["text-0.js", "text-1.js"],
     }
     assert ["nccl", "NCCL", 1] in head["tags"]
     second = files["search/text-1.js"].decode()
-    assert second.startswith("(window.NANOPEDIA_SEARCH_TEXT=window.NANOPEDIA_SEARCH_TEXT||[])[1]=")
+    head_text = "(window.NANOPEDIA_SEARCH_TEXT=window.NANOPEDIA_SEARCH_TEXT||[])[1]="
+    assert second.startswith(head_text) and second.endswith(";\n")
+    [beta] = json.loads(second[len(head_text) : -2])
+    tags, summary, symptoms, causes = beta.split("\t")
+    assert tags == "nccl"
+    assert summary.startswith("The beta failure is a watchdog timeout")
 
 
 def test_index_is_deterministic_and_safe_to_inline(tmp_corpus: Path) -> None:
@@ -117,7 +126,25 @@ def test_index_is_deterministic_and_safe_to_inline(tmp_corpus: Path) -> None:
     files = dict(search.catalog_index(catalog))
     head = _data(files["search/index.js"], search.GLOBAL)
     assert isinstance(head, dict)
-    assert head["docs"][0][1] == HOSTILE_TITLE
+    assert head["docs"][0].split("\t")[0] == HOSTILE_TITLE
+
+
+def test_compact_ids_keep_what_the_title_does_not_say() -> None:
+    assert search.compact_id("cuda-oom-02", "CUDA OOM (bf16)") == "9:02"
+    assert search.compact_id("cuda-oom", "CUDA OOM") == "8:"
+    assert search.compact_id("nccl-hang", "Hang in NCCL") == "0:nccl-hang"
+    # Only ASCII titles: their lower case is the same in the browser.
+    assert search.compact_id("istanbul", "\u0130stanbul") == "0:istanbul"
+    assert search.title_slug("A  b.C--d") == "a-b-c-d"
+
+
+def test_records_are_one_line_fields_apart_by_tabs() -> None:
+    doc: search.Document = (["id-1", "Two\tlines\nhere", ["t"], ["e  1", ""], []],
+                            ["Summary.", ["s"], ["c1", "c2"]])
+    key, text, answer = (json.loads(r) for r in search.records(doc))
+    assert key == "Two lines here\te 1\t\t0:id-1"
+    assert text == "t\tSummary.\ts\tc1\nc2"
+    assert answer == "Summary."
 
 
 def test_separator_is_unicode_punctuation_and_separators() -> None:

@@ -7,17 +7,23 @@ every field in the page took 2 to 3 s there; parsing and loading MiniSearch's ow
 (`MiniSearch.loadJS`) of the same index a fraction of that. So the build writes the index,
 sharded by entry:
 
-- `search/index.js` sets `window.NANOPEDIA_SEARCH`: the short fields of every entry, the tags,
-  and the names of the shards. A scan of it answers the first keystroke while the shards load.
+- `search/index.js` sets `window.NANOPEDIA_SEARCH`: what the first keystroke needs of every
+  entry (title, error strings, former ids, id), the tags, and the names of the shards. A scan of
+  it answers while the shards load, so it is kept small: each entry is one string
+  (`RECORD_FIELDS` apart by tabs, list items by line breaks), which the page joins into one text
+  to scan; the id is written as what its title does not already say (`compact_id`); the entries'
+  tags wait for the text shards (the tags themselves are suggested at once). At 10,000 entries
+  the same data as nested arrays, with ids and tags, was 2 MB that V8 took 70 ms to parse.
 - `search/answers.js` sets `window.NANOPEDIA_SEARCH_ANSWERS`: every entry's quick answer (the
-  first sentence of its summary), in the same order. Loaded beside `index.js`, not in it, so
-  the first results need not wait for it (at 10,000 entries it is 40% of the two).
+  first sentence of its summary), in the same order. Loaded once the first results show, not
+  with `index.js`, so they need not wait for it (at 10,000 entries it is larger than `index.js`).
 - `search/terms-<n>.js` each set one slot of `window.NANOPEDIA_SEARCH_INDEX`: the serialized
   MiniSearch index of `SHARD_SIZE` entries, every field. Shards are searched one by one and their
   hits merged by score (each scored with its own shard's term statistics, which differ little
   between shards of a thousand entries), so an edit recomputes the index of its own shard only.
-- `search/text-<n>.js` each set one slot of `window.NANOPEDIA_SEARCH_TEXT`: summary, symptoms and
-  root causes of the same entries, the text results show.
+- `search/text-<n>.js` each set one slot of `window.NANOPEDIA_SEARCH_TEXT`: tags, summary,
+  symptoms and root causes of the same entries (`SHARD_FIELDS`), the text results show, one
+  string per entry like `index.js`.
 
 The serialization must be exactly what MiniSearch would build from the same documents with the
 options of `search.js` (its default tokenizer, `processTerm` lowercasing and dropping
@@ -26,10 +32,10 @@ separator (line breaks, Unicode punctuation and separators) spelled out for Pyth
 has no Unicode classes; a test checks it against `unicodedata`. (A character that a later
 Unicode version than Python's made punctuation splits words in the browser's queries only.)
 
-Documents are positional arrays (field names are sent once) of plain text: markdown is reduced to
-the words a reader sees, so `**bf16**` is found by `bf16`. Error strings get a field of their own,
-boosted in ranking: the log lines fingerprints must match and the backticked text of symptoms,
-which is how authors quote exact messages.
+Documents are plain text: markdown is reduced to the words a reader sees, so `**bf16**` is
+found by `bf16`. Error strings get a field of their own, boosted in ranking: the log lines
+fingerprints must match and the backticked text of symptoms, which is how authors quote exact
+messages.
 
 The output is deterministic (entries by id, sorted keys) and safe to inline in an HTML `<script>`
 element: `<`, `>`, `&` and the JavaScript line separators are written as `\\u` escapes, so entry
@@ -51,7 +57,7 @@ from nanopedia.site.joined import Joined, identity
 from nanopedia.site.markdown import is_plain
 
 #: Bumped when the layout of the data changes.
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
 #: Globals the scripts assign; `search.js` reads them.
 GLOBAL = "NANOPEDIA_SEARCH"
 TEXT_GLOBAL = "NANOPEDIA_SEARCH_TEXT"
@@ -61,10 +67,17 @@ ANSWERS_GLOBAL = "NANOPEDIA_SEARCH_ANSWERS"
 FOLDER = "search"
 INDEX_FILE = f"{FOLDER}/index.js"
 ANSWERS_FILE = f"{FOLDER}/answers.js"
-#: Fields of `search/index.js`, in array order: short, highly ranked, indexed first.
+#: Fields of a `Document`'s first part: short, highly ranked, in `search/index.js`.
 KEY_FIELDS = ("id", "title", "tags", "errors", "aliases")
-#: Fields of the text shards, in array order: long prose, indexed once the first results show.
+#: Fields of its second part: long prose, in the text shards.
 TEXT_FIELDS = ("summary", "symptoms", "causes")
+#: An entry's record in `search/index.js`: the fields the first scan searches, most highly
+#: ranked first (a hit there ends the scan of the entry), then the compact id, which it skips.
+RECORD_FIELDS = ("title", "errors", "aliases", "id")
+#: An entry's record in its text shard.
+SHARD_FIELDS = ("tags", "summary", "symptoms", "causes")
+#: Fields of the records that hold lists (the items one per line).
+LIST_FIELDS = ("errors", "aliases", "tags", "symptoms", "causes")
 #: Fields of the serialized index, in MiniSearch's field-id order (`search.js` reads them).
 INDEXED_FIELDS = ("title", "errors", "aliases", "tags", "symptoms", "causes", "summary")
 #: Words too common to rank by: dropped from documents and queries alike (`search.js` reads them).
@@ -88,6 +101,7 @@ _PARSER = MarkdownIt("js-default")
 #: A log prefix that names a rank or a timestamp rather than the error: `[rank0]: `, `[default3]:`.
 _LOG_PREFIX = re.compile(r"^\s*(?:\[[^\]]{1,40}\]:?\s*)+")
 _SPACE = re.compile(r"\s+")
+_NOT_SLUG = re.compile(r"[^a-z0-9]+")
 #: The end of a summary's first sentence: a stop, then a space or the end.
 _SENTENCE_END = re.compile(r"[.!?](?=\s|$)")
 #: Unicode punctuation (P*) and separators (Z*), with CR and LF: MiniSearch's token separators.
@@ -220,12 +234,39 @@ def shard_file(number: int) -> str:
     return f"{FOLDER}/text-{number}.js"
 
 
+def title_slug(title: str) -> str:
+    """What `search.js` makes of a title to decode a `compact_id`: lower case, every run of
+    other characters than ASCII letters and digits one hyphen. Only for ASCII titles (else
+    empty), whose lower case is the same in Python and JavaScript."""
+    return _NOT_SLUG.sub("-", title.lower()) if title.isascii() else ""
+
+
+def compact_id(entry_id: str, title: str) -> str:
+    """The id as `<n>:<rest>`: its first n characters are those of `title_slug(title)`. Ids are
+    often made from titles, and spelled in full they were a third of `search/index.js`."""
+    slug = title_slug(title)
+    shared = 0
+    while shared < min(len(slug), len(entry_id)) and slug[shared] == entry_id[shared]:
+        shared += 1
+    return f"{shared}:{entry_id[shared:]}"
+
+
+def _packed(values: Mapping[str, object], names: Sequence[str]) -> str:
+    """Fields `names` of a document as one string: fields apart by a tab, list items by a line
+    break (values are put on one line, so neither occurs in them; empty items are left out)."""
+    return "\t".join("\n".join(filter(None, map(_one_line, v))) if isinstance(v, list)
+                     else _one_line(str(v)) for v in (values[name] for name in names))
+
+
 def records(doc: Document) -> tuple[bytes, bytes, bytes]:
     """An entry's record in `search/index.js`, in its text shard and in `search/answers.js`
     (cached per entry)."""
-    summary = doc[1][TEXT_FIELDS.index("summary")]
-    return (script_json(doc[0]).encode(), script_json(doc[1]).encode(),
-            script_json(answer(str(summary))).encode())
+    values = dict(zip(KEY_FIELDS + TEXT_FIELDS, doc[0] + doc[1], strict=True))
+    title = _one_line(str(values["title"]))
+    values |= {"title": title, "id": compact_id(str(values["id"]), title)}
+    return (script_json(_packed(values, RECORD_FIELDS)).encode(),
+            script_json(_packed(values, SHARD_FIELDS)).encode(),
+            script_json(answer(str(values["summary"]))).encode())
 
 
 def _field_value(value: object) -> str:
@@ -314,7 +355,8 @@ def index_files(keys: Sequence[str], texts: Sequence[str], answers: Sequence[str
     The index shards are computed from postings: `terms_script`."""
     parts = shards(len(texts))
     rest = {
-        "fields": list(KEY_FIELDS),
+        "fields": list(RECORD_FIELDS),
+        "lists": list(LIST_FIELDS),
         "index": {
             "fields": list(INDEXED_FIELDS),
             "shards": [terms_file(n).removeprefix(f"{FOLDER}/") for n in range(len(parts))],
@@ -322,7 +364,7 @@ def index_files(keys: Sequence[str], texts: Sequence[str], answers: Sequence[str
         },
         "tags": [[slug, t.title, len(links.by_tag[slug])] for slug, t in links.tags.items()],
         "text": {
-            "fields": list(TEXT_FIELDS),
+            "fields": list(SHARD_FIELDS),
             "shard_size": SHARD_SIZE,
             "shards": [shard_file(n).removeprefix(f"{FOLDER}/") for n in range(len(parts))],
         },

@@ -3,7 +3,9 @@
 // repository entry, the fixture corpus, and documents made to trip a tokenizer (punctuation of
 // other scripts, case mappings, stop words, words that name Object's own properties, text
 // that could end a <script> element). Each shard script is run as the page runs it, so its
-// string escaping is tested too. Run by `node --test tests/js/`.
+// string escaping is tested too. The packed records of search/index.js and the text shards
+// read back, as results read them, to every field of every entry, the id decoded from its
+// compact form. Run by `node --test tests/js/`.
 'use strict';
 const test = require('node:test');
 const assert = require('node:assert');
@@ -19,6 +21,8 @@ const MiniSearch = require(path.join(root, 'theme/static/vendor/minisearch/minis
 const built = JSON.parse(execFileSync(python, ['-c', `
 import json
 from pathlib import Path
+from types import SimpleNamespace
+from nanopedia.site.joined import identity
 from nanopedia.site import search
 from nanopedia.content.corpus import gather
 
@@ -38,18 +42,43 @@ def hostile(n, text):
     return key, [text + " " + text, [text], [text[::-1]]]
 
 
-out = {"shards": []}
+def named(doc):
+    return dict(zip(search.KEY_FIELDS + search.TEXT_FIELDS, doc[0] + doc[1], strict=True))
+
+
+def shown(doc):
+    """What a result reads of a document: every field on one line, lists without empty items."""
+    one = search._one_line
+    return {k: [one(x) for x in v if one(x)] if isinstance(v, list) else one(v)
+            for k, v in named(doc).items()}
+
+
+def records(files, docs):
+    texts = sorted((k for k in files if k.startswith("search/text-")),
+                   key=lambda k: int(k[len("search/text-"):-3]))
+    return {"head": files[search.INDEX_FILE].decode(),
+            "texts": [files[k].decode() for k in texts], "entries": [shown(d) for d in docs]}
+
+
+out = {"shards": [], "records": []}
 for folder in ("entries", "tests/fixtures/corpus"):
     catalog = gather(Path(folder))[0]
     files = dict(search.catalog_index(catalog))
     out.setdefault("head", files[search.INDEX_FILE].decode())
     docs = [search.document(e) for e in catalog.entries]
+    out["records"].append(records(files, docs))
     for n, shard in enumerate(search.shards(len(docs))):
-        out["shards"].append({"docs": [docs[i][0] + docs[i][1] for i in shard],
+        out["shards"].append({"docs": [named(docs[i]) for i in shard],
                               "script": files[search.terms_file(n)].decode(), "number": n})
 docs = [hostile(n, t) for n, t in enumerate(HOSTILE)]
 script = search.terms_script(0, [d[0][0] for d in docs], [search.postings(d) for d in docs])
-out["shards"].append({"docs": [k + t for k, t in docs], "script": script.decode(), "number": 0})
+out["shards"].append({"docs": [named(d) for d in docs], "script": script.decode(), "number": 0})
+made = [search.records(d) for d in docs]
+names = [[identity(r[kind]) for r in made] for kind in range(3)]
+fresh = {identity(data): data for r in made for data in r}
+links = SimpleNamespace(tags={}, by_tag={})
+files = {path: b"".join(j.parts()) for path, j in search.index_files(*names, fresh, links)}
+out["records"].append(records(files, docs))
 print(json.dumps(out))
 `], { cwd: root, maxBuffer: 256 << 20 }));
 
@@ -84,6 +113,19 @@ function normalised(js) {
   return copy;
 }
 
+built.records.forEach((corpus, k) => {
+  test(`corpus ${k}: every record reads back to its entry`, () => {
+    const window = run(fs.readFileSync(path.join(root, 'theme/static/search.js'), 'utf8'),
+                       corpus.head, ...corpus.texts);
+    const data = window.NANOPEDIA_SEARCH;
+    assert.strictEqual(data.docs.length, corpus.entries.length);
+    corpus.entries.forEach((entry, at) => {
+      const read = JSON.parse(JSON.stringify(window.NanopediaSearchEntry(data, at)));
+      assert.deepStrictEqual(read, entry, entry.id);
+    });
+  });
+});
+
 test('the repository and the fixtures give shards to compare', () => {
   assert.ok(built.shards.length >= 3);
   assert.ok(built.shards[0].docs.length > 5);
@@ -102,7 +144,7 @@ built.shards.forEach((shard, k) => {
                                      options);
     const mini = new MiniSearch(options);
     mini.addAll(shard.docs);
-    const queries = shard.docs.slice(0, 5).map((doc) => doc[1]).concat(['dtype', 'nccl tim']);
+    const queries = shard.docs.slice(0, 5).map((doc) => doc.title).concat(['dtype', 'nccl tim']);
     for (const q of queries) {
       const opts = { prefix: true, fuzzy: 0.2, boost: { title: 4, errors: 4 } };
       assert.deepStrictEqual(comparable(loaded.search(q, opts)),

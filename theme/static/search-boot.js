@@ -1,30 +1,29 @@
-/* Shows the search forms (hidden without JavaScript) and loads search.js and search.css on
-   the first focus of one, or at once on the results page: pages stay light until then. */
+/* Shows the search forms (hidden without JavaScript; this runs deferred, after them). On the
+   first focus of one, or at once on the results page, loads search.css, search.js and the
+   index: pages stay light until then. */
 (function () {
   'use strict';
   var loaded = false;
 
+  function add(tag, key, url) {
+    var el = document.createElement(tag);
+    if (key === 'href') el.rel = 'stylesheet';
+    el[key] = url;
+    el.onerror = el.remove; // search.js asks again, and says so
+    document.head.appendChild(el);
+  }
+
   function load(form) {
     if (loaded || window.NanopediaSearchLoaded) return;
     loaded = true;
-    var css = document.createElement('link');
-    css.rel = 'stylesheet';
-    css.href = form.getAttribute('data-style');
-    document.head.appendChild(css);
-    var js = document.createElement('script');
-    js.src = form.getAttribute('data-script');
-    document.head.appendChild(js);
+    add('link', 'href', form.getAttribute('data-style'));
+    add('script', 'src', form.getAttribute('data-index'));
+    add('script', 'src', form.getAttribute('data-script'));
   }
 
-  function start() {
-    var forms = document.querySelectorAll('form[data-search][data-script]');
-    Array.prototype.forEach.call(forms, function (form) {
-      form.hidden = false;
-      if (form.hasAttribute('data-page')) load(form);
-      form.addEventListener('focusin', function () { load(form); });
-    });
-  }
-
-  if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', start);
-  else start();
+  document.querySelectorAll('form[data-search][data-script]').forEach(function (form) {
+    form.hidden = false;
+    if (form.hasAttribute('data-page')) load(form);
+    form.addEventListener('focusin', function () { load(form); });
+  });
 }());

@@ -22,8 +22,6 @@
 
   /* Ranking: a hit in the title or an exact error string counts most. */
   var BOOST = { title: 4, errors: 4, aliases: 3, tags: 2, symptoms: 1.5, causes: 1, summary: 1 };
-  /* The fields of search/index.js the first scan reads. */
-  var QUICK = ['title', 'errors', 'aliases', 'tags'];
   /* Which matching field a result shows under its title, in order of preference. */
   var SHOWN = ['errors', 'symptoms', 'summary', 'causes', 'tags', 'aliases'];
   var LABELS = {
@@ -42,6 +40,8 @@
   var TAG_WORDS = 3;
   var SUGGESTIONS = 8;
   var RESULTS = 100;
+  /* Results shown at once; the rest follow in the next task, after the first ones are drawn. */
+  var FIRST = 12;
   var SNIPPET = 180;
 
   var engine = null;
@@ -53,12 +53,11 @@
   function miniOptions(data) {
     var stop = Object.create(null);
     data.index.stop.forEach(function (w) { stop[w] = true; });
-    var at = positions(data.fields.concat(data.text.fields));
     return {
       idField: 'id',
       fields: data.index.fields,
       extractField: function (doc, name) {
-        var value = doc[at[name]];
+        var value = doc[name];
         return Array.isArray(value) ? value.join('\n') : value;
       },
       processTerm: function (term) {
@@ -68,6 +67,18 @@
     };
   }
   window.NanopediaSearchOptions = miniOptions;
+
+  /* Entry `at` of the data as results read it, its text from the text shards on the page: for
+     tests/js/search_index.test.js, which checks it against the entry. */
+  window.NanopediaSearchEntry = function (data, at) {
+    var eng = newEngine(data);
+    eng.text = [];
+    var entry = {};
+    data.fields.concat(data.text.fields).forEach(function (name) {
+      entry[name] = field(eng, at, name);
+    });
+    return entry;
+  };
 
   function searchOptions(combineWith) {
     return {
@@ -90,69 +101,90 @@
   }
 
   /*
-   * What the first scan and the exact-error check read: for each short field, every entry's
-   * value in lower case in one string (entries apart by U+0001), and where each entry's ends.
-   * One indexOf over it finds a word's entries: at 10,000 entries that is a few milliseconds,
-   * where a string per entry took ten times as long to build and to search.
+   * What the first scan and the exact-error check read: every entry's record (its short fields
+   * apart by tabs, the compact id last) in lower case in one string, entries apart by U+0001,
+   * and where each entry's starts. One indexOf over it finds a word's entries: at 10,000
+   * entries that is a few milliseconds, where a string per entry took ten times as long.
    */
   function newEngine(data) {
-    var at = positions(data.fields);
-    var byId = {};
-    var n = data.docs.length;
-    var columns = {};
-    QUICK.forEach(function (f) {
-      var text = '';
-      var ends = new Int32Array(n);
-      for (var i = 0; i < n; i += 1) {
-        var v = data.docs[i][at[f]];
-        text += (Array.isArray(v) ? v.join('\n') : v) + '\u0001';
-        ends[i] = text.length;
-      }
-      var lower = text.toLowerCase();
-      /* Lower case is longer for a few letters (İ): then each value is lowered alone. */
-      if (lower.length !== text.length) {
-        lower = '';
-        for (var k = 0; k < n; k += 1) {
-          var w = data.docs[k][at[f]];
-          lower += (Array.isArray(w) ? w.join('\n') : w).toLowerCase() + '\u0001';
-          ends[k] = lower.length;
-        }
-      }
-      columns[f] = { text: lower, ends: ends };
-    });
-    data.docs.forEach(function (doc, i) { byId[doc[0]] = { key: doc, text: null, at: i }; });
+    var records = data.docs;
+    var n = records.length;
+    var starts = new Int32Array(n + 1);
+    for (var i = 0; i < n; i += 1) starts[i + 1] = starts[i] + records[i].length + 1;
+    var lower = records.join('\u0001').toLowerCase();
+    /* Lower case is longer for a few letters (İ): then each record is lowered alone. */
+    if (n && lower.length !== starts[n] - 1) {
+      var lowered = records.map(function (r) { return r.toLowerCase(); });
+      for (var k = 0; k < n; k += 1) starts[k + 1] = starts[k] + lowered[k].length + 1;
+      lower = lowered.join('\u0001');
+    }
+    var boosts = data.fields.map(function (name) { return BOOST[name] || 0; });
+    if (boosts[boosts.length - 1]) throw new Error('the last field of a record is the id');
     return {
-      data: data, at: at, textAt: positions(data.text.fields), byId: byId, columns: columns,
-      errorLines: null, tags: data.tags, options: miniOptions(data), minis: null, answers: null,
-      complete: false
+      data: data, at: positions(data.fields), textAt: positions(data.text.fields),
+      lists: positions(data.lists), lower: lower, starts: starts, boosts: boosts,
+      top: Math.max.apply(null, boosts), size: n, records: [], byId: Object.create(null),
+      errorLines: null, tags: data.tags, options: miniOptions(data), minis: [], answers: null,
+      text: null, complete: false
     };
   }
 
-  /* The entry whose value holds position `pos` of a column. */
-  function entryAt(ends, pos) {
+  /* The entry whose record holds position `pos` of the scanned text. */
+  function entryAt(starts, pos) {
     var lo = 0;
-    var hi = ends.length - 1;
+    var hi = starts.length - 2;
     while (lo < hi) {
-      var mid = (lo + hi) >> 1;
-      if (ends[mid] > pos) hi = mid; else lo = mid + 1;
+      var mid = (lo + hi + 1) >> 1;
+      if (starts[mid] > pos) hi = mid - 1; else lo = mid;
     }
     return lo;
   }
 
-  /* A field of an entry: from search/index.js, or from its text shard once that is loaded. */
-  function field(eng, id, name) {
-    var doc = eng.byId[id];
-    if (name === 'answer') return eng.answers ? eng.answers[doc.at] : undefined;
-    if (name in eng.at) return doc.key[eng.at[name]];
-    return doc.text ? doc.text[eng.textAt[name]] : undefined;
+  /* An id from its compact form `<n>:<rest>`: its first n characters are those of the title's
+     slug (generator/site/search.py, compact_id). */
+  function fullId(compact, title) {
+    var colon = compact.indexOf(':');
+    var slug = title.toLowerCase().replace(/[^a-z0-9]+/g, '-');
+    return slug.slice(0, Number(compact.slice(0, colon))) + compact.slice(colon + 1);
   }
 
+  /* A packed record as its fields: lists as arrays. */
+  function unpack(eng, packed, names) {
+    return packed.split('\t').map(function (value, k) {
+      if (!(names[k] in eng.lists)) return value;
+      return value ? value.split('\n') : [];
+    });
+  }
+
+  /* A field of entry `at`: from search/index.js, or from its text shard once that is loaded. */
+  function field(eng, at, name) {
+    if (name === 'answer') return eng.answers ? eng.answers[at] : undefined;
+    if (name in eng.at) {
+      if (!eng.records[at]) eng.records[at] = unpack(eng, eng.data.docs[at], eng.data.fields);
+      var value = eng.records[at][eng.at[name]];
+      return name === 'id' ? fullId(value, eng.records[at][eng.at.title]) : value;
+    }
+    if (!eng.text) return undefined;
+    if (!eng.text[at]) {
+      var size = eng.data.text.shard_size;
+      var shard = window.NANOPEDIA_SEARCH_TEXT[Math.floor(at / size)];
+      eng.text[at] = unpack(eng, shard[at % size], eng.data.text.fields);
+    }
+    return eng.text[at][eng.textAt[name]];
+  }
+
+  /* Runs the script at src, then done: search-boot.js may have asked for it already. */
   function loadScript(src, done) {
-    var el = document.createElement('script');
-    el.src = src;
-    el.onload = done;
-    el.onerror = function () { fail('could not load ' + src); };
-    document.head.appendChild(el);
+    var el = Array.prototype.filter.call(document.scripts, function (s) {
+      return s.getAttribute('src') === src;
+    })[0];
+    if (!el) {
+      el = document.createElement('script');
+      el.src = src;
+      document.head.appendChild(el);
+    }
+    el.addEventListener('load', done);
+    el.addEventListener('error', function () { fail('could not load ' + src); });
   }
 
   function fail(message) {
@@ -179,7 +211,7 @@
   /*
    * Calls ok(engine) once something can be searched: first the scan of search/index.js, then,
    * once the library and every index and text shard are loaded, the index; the quick answers
-   * load beside index.js and show when they come. Each form is told of a change through
+   * load after the first results and show when they come. Each form is told of a change through
    * `upgraded`. When every script is on the page already (the single-file bundle), the index is
    * loaded at once.
    */
@@ -191,23 +223,8 @@
     announce('loading');
     var index = form.getAttribute('data-index') || '';
     var base = index.slice(0, index.lastIndexOf('/') + 1);
-    var eng = null;
-    var answered = false;
-    function showAnswers() {
-      if (!eng || !answered) return;
-      eng.answers = window.NANOPEDIA_SEARCH_ANSWERS;
-      upgraded.forEach(function (fn) { fn(eng); });
-    }
     var have = function () {
-      /* Requested now, not with index.js: the two would share the disk and the first results
-         wait for index.js alone. */
-      if (!window.NANOPEDIA_SEARCH_ANSWERS) {
-        loadScript(form.getAttribute('data-answers'), function () {
-          answered = true;
-          showAnswers();
-        });
-      }
-      eng = newEngine(window.NANOPEDIA_SEARCH);
+      var eng = newEngine(window.NANOPEDIA_SEARCH);
       eng.answers = window.NANOPEDIA_SEARCH_ANSWERS || null;
       if (window.MiniSearch && everyShard(eng)) {
         complete(eng);
@@ -215,8 +232,18 @@
         return;
       }
       ready(eng);
-      showAnswers();
-      loadRest(eng, form.getAttribute('data-library'), base);
+      /* The answers, the library and the shards are asked for once the first results are
+         drawn: asking for 22 scripts takes the page tens of milliseconds, and reading and
+         parsing them would take the processor from those results. */
+      setTimeout(function () {
+        if (!eng.answers) {
+          loadScript(form.getAttribute('data-answers'), function () {
+            eng.answers = window.NANOPEDIA_SEARCH_ANSWERS;
+            upgraded.forEach(function (fn) { fn(eng); });
+          });
+        }
+        loadRest(eng, form.getAttribute('data-library'), base);
+      }, 0);
     };
     if (window.NANOPEDIA_SEARCH) have();
     else loadScript(index, have);
@@ -228,31 +255,47 @@
     return eng.data.index.shards.every(function (_, n) { return terms[n] && text[n]; });
   }
 
-  /* Loads the index shards into MiniSearch and attaches the text to the entries. */
+  /* Loads index shard n into MiniSearch. Its hits name entries by id: where each is comes from
+     the shard's own list. */
+  function loadShard(eng, n) {
+    var terms = window.NANOPEDIA_SEARCH_INDEX[n];
+    eng.minis[n] = window.MiniSearch.loadJS(terms, eng.options);
+    var ids = terms.documentIds;
+    var first = n * eng.data.text.shard_size;
+    Object.keys(ids).forEach(function (k) { eng.byId[ids[k]] = first + Number(k); });
+  }
+
+  /* Every shard is on the page: the index is complete (text shards are read as results need
+     them). */
   function complete(eng) {
-    var terms = window.NANOPEDIA_SEARCH_INDEX;
-    var text = window.NANOPEDIA_SEARCH_TEXT;
-    var size = eng.data.text.shard_size;
-    eng.minis = eng.data.index.shards.map(function (_, n) {
-      return window.MiniSearch.loadJS(terms[n], eng.options);
-    });
-    eng.data.docs.forEach(function (doc, i) {
-      eng.byId[doc[0]].text = text[Math.floor(i / size)][i % size];
-    });
+    eng.data.index.shards.forEach(function (_, n) { if (!eng.minis[n]) loadShard(eng, n); });
+    eng.text = [];
     eng.complete = true;
   }
 
-  /* Loads the library and the shards all at once (each sets its own slot, in any order). */
+  /*
+   * Asks for the library and the shards all at once (each sets its own slot, in any order).
+   * Each index shard is loaded into MiniSearch as soon as it and the library are there: at
+   * 10,000 entries that is 30 ms a shard, spread over the time the others take to come.
+   */
   function loadRest(eng, library, base) {
+    var data = eng.data;
+    function arrived() {
+      data.index.shards.forEach(function (_, n) {
+        if (window.MiniSearch && (window.NANOPEDIA_SEARCH_INDEX || [])[n] && !eng.minis[n]) {
+          loadShard(eng, n);
+        }
+      });
+    }
     var needed = [];
     if (!window.MiniSearch) needed.push(library);
-    var data = eng.data;
     data.index.shards.forEach(function (name, n) {
       if (!(window.NANOPEDIA_SEARCH_INDEX || [])[n]) needed.push(base + name);
       if (!(window.NANOPEDIA_SEARCH_TEXT || [])[n]) needed.push(base + data.text.shards[n]);
     });
     var left = needed.length;
     function done() {
+      arrived();
       left -= 1;
       if (left > 0) return;
       complete(eng);
@@ -273,49 +316,62 @@
     });
   }
 
-  /* The first scan: entries whose short fields hold every word (else any), by boost. */
+  /*
+   * The first scan: entries whose short fields hold every word (else any), by boost. After a
+   * hit the scan goes on at the next field, or at the next entry when no field ahead could
+   * rank it higher (and past the id, which is not searched).
+   */
   function scan(eng, text) {
     var qs = words(eng, text);
     if (!qs.length) return [];
-    var n = eng.data.docs.length;
+    var n = eng.size;
+    var lower = eng.lower;
+    var starts = eng.starts;
     var score = new Float64Array(n);
     var count = new Uint8Array(n);
+    var best = new Float64Array(n);
+    var found = [];
     qs.forEach(function (w) {
-      var best = new Float64Array(n);
-      QUICK.forEach(function (f) {
-        var column = eng.columns[f];
-        var boost = BOOST[f];
-        var pos = column.text.indexOf(w);
-        while (pos >= 0) {
-          var i = entryAt(column.ends, pos);
-          if (best[i] < boost) best[i] = boost;
-          pos = column.text.indexOf(w, column.ends[i]);
+      var touched = [];
+      var pos = lower.indexOf(w);
+      while (pos >= 0) {
+        var i = entryAt(starts, pos);
+        var f = 0;
+        var end = lower.indexOf('\t', starts[i]);
+        while (end >= 0 && end < pos) { f += 1; end = lower.indexOf('\t', end + 1); }
+        var boost = eng.boosts[f];
+        if (best[i] < boost) {
+          if (!best[i]) touched.push(i);
+          best[i] = boost;
         }
-      });
-      for (var i = 0; i < n; i += 1) {
-        if (best[i]) { score[i] += best[i]; count[i] += 1; }
+        var last = end < 0 || end >= starts[i + 1];
+        pos = lower.indexOf(w, boost === eng.top || last ? starts[i + 1] : end + 1);
       }
+      touched.forEach(function (k) {
+        if (!count[k]) found.push(k);
+        score[k] += best[k];
+        count[k] += 1;
+        best[k] = 0;
+      });
     });
     var every = [];
     var some = [];
-    for (var i = 0; i < n; i += 1) {
-      if (!count[i]) continue;
-      var doc = eng.data.docs[i];
+    /* In entry order, so that equal scores keep it (the sort is stable). */
+    found.sort(function (a, b) { return a - b; }).forEach(function (i) {
       /* Boosts are whole numbers: a shorter title only breaks ties. */
-      var hit = {
-        id: doc[0], score: score[i] + 1 / (2 + doc[eng.at.title].length), queryTerms: qs,
-        match: null
-      };
+      var title = lower.indexOf('\t', starts[i]) - starts[i];
+      var hit = { at: i, score: score[i] + 1 / (2 + title), queryTerms: qs, match: null };
       (count[i] === qs.length ? every : some).push(hit);
-    }
+    });
     return (every.length ? every : some).sort(function (a, b) { return b.score - a.score; });
   }
 
   /* The matched words of a scanned hit, as MiniSearch reports them (term to fields). */
   function scanMatch(eng, hit) {
     var match = {};
-    QUICK.forEach(function (f) {
-      var v = field(eng, hit.id, f);
+    eng.data.fields.forEach(function (f, k) {
+      if (!eng.boosts[k]) return;
+      var v = field(eng, hit.at, f);
       (Array.isArray(v) ? v : [v]).join('\n').split(SPLIT).forEach(function (token) {
         var t = token.toLowerCase();
         if (t && hit.queryTerms.some(function (w) { return t.indexOf(w) >= 0; })) {
@@ -326,16 +382,24 @@
     return match;
   }
 
+  /* Field `k` of every record, a list, in lower case. */
+  function lowerLists(eng, k) {
+    var lists = [];
+    for (var i = 0; i < eng.size; i += 1) {
+      var from = eng.starts[i];
+      for (var skip = 0; skip < k; skip += 1) from = eng.lower.indexOf('\t', from) + 1;
+      var value = eng.lower.slice(from, eng.lower.indexOf('\t', from));
+      lists.push(value ? value.split('\n') : []);
+    }
+    return lists;
+  }
+
   /* Entries whose error string the query is (a pasted log line), closest first. The build
      wrote error strings on one line without log prefixes; the query is made the same. */
   function owners(eng, text) {
     var q = normal(text);
     if (q.length < ERROR_MIN) return [];
-    if (!eng.errorLines) {
-      eng.errorLines = eng.data.docs.map(function (doc) {
-        return doc[eng.at.errors].map(function (e) { return e.toLowerCase(); });
-      });
-    }
+    if (!eng.errorLines) eng.errorLines = lowerLists(eng, eng.at.errors);
     var found = [];
     eng.errorLines.forEach(function (lines, i) {
       var best = 0;
@@ -345,10 +409,10 @@
         var closeness = Math.min(q.length, e.length) / Math.max(q.length, e.length);
         if (closeness > best) {
           best = closeness;
-          error = eng.data.docs[i][eng.at.errors][k];
+          error = field(eng, i, 'errors')[k];
         }
       });
-      if (best) found.push({ id: eng.data.docs[i][0], closeness: best, error: error });
+      if (best) found.push({ at: i, closeness: best, error: error });
     });
     return found.sort(function (a, b) { return b.closeness - a.closeness; });
   }
@@ -358,6 +422,7 @@
     eng.minis.forEach(function (mini) {
       hits = hits.concat(mini.search(text, searchOptions(combineWith)));
     });
+    hits.forEach(function (h) { h.at = eng.byId[h.id]; });
     return hits.sort(function (a, b) { return b.score - a.score; });
   }
 
@@ -373,16 +438,16 @@
     }
     var first = owners(eng, text);
     if (!first.length) return hits;
-    var byId = {};
-    hits.forEach(function (h) { byId[h.id] = h; });
+    var byAt = {};
+    hits.forEach(function (h) { byAt[h.at] = h; });
     var top = first.map(function (o) {
-      var hit = byId[o.id] || { id: o.id, score: 0, queryTerms: words(eng, text), match: null };
+      var hit = byAt[o.at] || { at: o.at, score: 0, queryTerms: words(eng, text), match: null };
       hit.error = o.error;
       return hit;
     });
     var shown = {};
-    top.forEach(function (h) { shown[h.id] = true; });
-    return top.concat(hits.filter(function (h) { return !shown[h.id]; }));
+    top.forEach(function (h) { shown[h.at] = true; });
+    return top.concat(hits.filter(function (h) { return !shown[h.at]; }));
   }
 
   /* Tags for a tag-like query: a few words (or #word), every one starting a name of the tag. */
@@ -431,7 +496,7 @@
   function bestField(eng, hit, terms) {
     var best = null;
     SHOWN.forEach(function (name) {
-      var value = field(eng, hit.id, name);
+      var value = field(eng, hit.at, name);
       if (value === undefined) return;
       var items = Array.isArray(value) ? value : [value];
       items.forEach(function (item) {
@@ -462,33 +527,35 @@
   }
 
   /* The link is the option itself (its <li> is presentational): an option may not hold a
-     focusable link, and the link is what a click or Enter follows. */
-  function option(list, href, cls) {
+     focusable link, and the link is what a click or Enter follows. Options are made in
+     batch.items, a fragment, and added to batch.list together: one change of the page. */
+  function option(batch, href, cls) {
     var li = document.createElement('li');
     li.setAttribute('role', 'none');
     li.className = cls;
     var a = document.createElement('a');
     a.setAttribute('role', 'option');
     a.setAttribute('aria-selected', 'false');
-    a.id = list.id + '-' + list.children.length;
+    a.id = batch.list.id + '-' + (batch.list.children.length + batch.items.childNodes.length);
     a.href = href;
     a.tabIndex = -1;
     li.appendChild(a);
-    list.appendChild(li);
+    batch.items.appendChild(li);
     return a;
   }
 
   /* A result: its title, its quick answer, and the field that matched with the words marked. */
-  function addEntry(list, form, eng, hit) {
+  function addEntry(batch, form, eng, hit) {
     if (!hit.match) hit.match = scanMatch(eng, hit);
     var terms = Object.create(null);
     Object.keys(hit.match).forEach(function (t) { terms[t] = true; });
-    var a = option(list, link(form.getAttribute('data-entry'), hit.id), 'search-entry');
+    var id = field(eng, hit.at, 'id');
+    var a = option(batch, link(form.getAttribute('data-entry'), id), 'search-entry');
     var title = document.createElement('span');
     title.className = 'search-title';
-    appendMarked(title, field(eng, hit.id, 'title'), terms);
+    appendMarked(title, field(eng, hit.at, 'title'), terms);
     a.appendChild(title);
-    var quick = field(eng, hit.id, 'answer');
+    var quick = field(eng, hit.at, 'answer');
     if (quick) {
       var answer = document.createElement('span');
       answer.className = 'search-answer';
@@ -512,8 +579,8 @@
     }
   }
 
-  function addTag(list, form, tag) {
-    var a = option(list, link(form.getAttribute('data-tag'), tag[0]), 'search-tag');
+  function addTag(batch, form, tag) {
+    var a = option(batch, link(form.getAttribute('data-tag'), tag[0]), 'search-tag');
     a.textContent = '#' + tag[1] + ' (' + tag[2] + (tag[2] === 1 ? ' entry)' : ' entries)');
   }
 
@@ -529,6 +596,7 @@
     var page = form.hasAttribute('data-page');
     var active = -1;
     var shownFor = null;
+    var renders = 0;
 
     function options() { return list.querySelectorAll('[role=option]'); }
 
@@ -572,20 +640,35 @@
       }, function (message) { say('Search is unavailable: ' + message); });
     }
 
-    function render(eng, text) {
-      list.textContent = '';
+    /* Shows the results for text: the FIRST ones now, the others (unless `whole`) in the next
+       task, when no newer render has come in between. */
+    function render(eng, text, whole) {
+      var turn = ++renders;
       active = -1;
       input.removeAttribute('aria-activedescendant');
       var tags = matchingTags(eng, text);
       var hits = text ? query(eng, text) : [];
       var limit = page ? RESULTS : SUGGESTIONS;
-      hits.slice(0, limit).forEach(function (hit) { addEntry(list, form, eng, hit); });
-      tags.slice(0, page ? tags.length : 3).forEach(function (tag) { addTag(list, form, tag); });
-      if (!page && text) {
-        var all = option(list, resultsHref(form, text), 'search-all');
-        all.textContent = hits.length > limit
-          ? 'All ' + hits.length + ' results for “' + text + '”'
-          : 'Open the results page for “' + text + '”';
+      var shown = hits.slice(0, limit);
+      var now = whole ? shown.length : FIRST;
+      function add(some, last) {
+        var batch = { list: list, items: document.createDocumentFragment() };
+        some.forEach(function (hit) { addEntry(batch, form, eng, hit); });
+        if (last) {
+          tags.slice(0, page ? tags.length : 3).forEach(function (tag) { addTag(batch, form, tag); });
+          if (!page && text) {
+            var all = option(batch, resultsHref(form, text), 'search-all');
+            all.textContent = hits.length > limit
+              ? 'All ' + hits.length + ' results for “' + text + '”'
+              : 'Open the results page for “' + text + '”';
+          }
+        }
+        list.appendChild(batch.items);
+      }
+      list.textContent = '';
+      add(shown.slice(0, now), now >= shown.length);
+      if (now < shown.length) {
+        setTimeout(function () { if (turn === renders) add(shown.slice(now), true); }, 0);
       }
       var count = hits.length === 1 ? '1 entry' : hits.length + ' entries';
       say(text ? count + ' found for “' + text + '”' : '');
@@ -598,7 +681,7 @@
       var opts = options();
       var href = active >= 0 && opts[active] ? opts[active].href : null;
       var wasOpen = !list.hidden;
-      render(eng, shownFor);
+      render(eng, shownFor, true);
       show(wasOpen);
       Array.prototype.forEach.call(options(), function (opt, i) {
         if (href && opt.href === href) setActive(i);
