@@ -397,9 +397,16 @@ def test_a_former_id_sends_the_reader_to_the_entry(built: Built) -> None:
     """`alpha-failure` was once `alpha-old`: that address still leads to it."""
     moved = built.site / "failures" / "entries" / "alpha-old" / "index.html"
     text = moved.read_text(encoding="utf-8")
+    assert text.startswith("<!doctype html>\n<html lang=\"en\">")  # theme/templates/moved.html
     assert '<meta http-equiv="refresh" content="0; url=../alpha-failure/">' in text
+    assert '<a href="../alpha-failure/">Alpha failure under FSDP</a>' in text
     target = (moved.parent / "../alpha-failure/index.html").resolve()
     assert "Alpha failure under FSDP" in target.read_text(encoding="utf-8")
+
+
+def test_a_hostile_title_stays_text_on_the_former_id_page(hostile: Built) -> None:
+    text = (hostile.site / "failures" / "entries" / "alpha-old" / "index.html").read_text()
+    assert "<script>" not in text and "&lt;/title&gt;&lt;script&gt;window.pwned=1" in text
 
 
 def test_repros_and_checked_with_are_on_the_mkdocs_page(built: Built) -> None:

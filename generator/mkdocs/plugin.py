@@ -38,6 +38,8 @@ from mkdocs.utils import get_relative_url
 from nanopedia.content.catalog import Catalog
 from nanopedia.content.corpus import display, gather
 from nanopedia.mkdocs.pages import Layout, pages
+from nanopedia.site.render import render
+from nanopedia.site.views import Page as SitePage
 from nanopedia.site.views import CATEGORY_TITLES
 
 log = get_plugin_logger("nanopedia")
@@ -215,16 +217,11 @@ class NanopediaPlugin(BasePlugin[NanopediaConfig]):
             for alias in src.entry.aliases:
                 moved = File(self.layout.entry(alias), None, config.site_dir,
                              config.use_directory_urls)
-                href = html.escape(get_relative_url(target.url, moved.url))
-                title = html.escape(src.entry.title)
+                href = get_relative_url(target.url, moved.url)
                 path = Path(moved.abs_dest_path)
                 path.parent.mkdir(parents=True, exist_ok=True)
-                path.write_text(
-                    '<!doctype html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
-                    f'<title>{title}</title>\n<meta http-equiv="refresh" content="0; url={href}">\n'
-                    f'<link rel="canonical" href="{href}">\n</head>\n<body>\n'
-                    f'<p>This entry has moved: <a href="{href}">{title}</a>.</p>\n'
-                    '</body>\n</html>\n', encoding="utf-8")
+                path.write_bytes(render(SitePage(moved.dest_uri, "moved.html", {
+                    "target": {"href": href, "title": src.entry.title}})))
 
     def on_serve(
         self, server: LiveReloadServer, /, *, config: MkDocsConfig, builder: Any
