@@ -18,10 +18,10 @@ import pytest
 from conftest import FIXTURES, ROOT
 
 from nanopedia.errors import NanopediaError
-from nanopedia.incremental import pipeline as build_module
+from nanopedia.incremental import workers
 from nanopedia.incremental.pipeline import build
 from nanopedia.model import Dates
-from nanopedia.site import views
+from nanopedia.site import exports, views
 
 INLINE_SCRIPT = re.compile(r"<script(?![^>]*\bsrc=\")")
 """A script element without a `src`: no page may have one (the CSP would block it anyway)."""
@@ -115,7 +115,7 @@ def test_export_is_versioned_and_complete(tmp_path: Path) -> None:
     import json
 
     data = json.loads(site(FIXTURES / "corpus", tmp_path / "site")["entries.json"])
-    assert data["version"] == views.EXPORT_VERSION
+    assert data["version"] == exports.EXPORT_VERSION
     assert [e["id"] for e in data["entries"]] == ["alpha-failure", "beta-failure"]
     assert data["entries"][0]["root_causes"][0]["id"] == "cast"
 
@@ -220,7 +220,7 @@ def test_failure_leaves_previous_site_identical(tmp_corpus: Path, tmp_path: Path
             raise failure
 
         with monkeypatch.context() as patch:  # fails after some pages were written
-            patch.setattr(views, "not_found_page", fail)
+            patch.setitem(views.FIXED, "404.html", fail)
             with pytest.raises(type(failure)):
                 build(tmp_corpus, out, SITE_CONFIG, use_cache=False, jobs=1)
         assert tree(out) == before
@@ -252,7 +252,7 @@ def test_cached_and_parallel_builds_match_a_cold_build(tmp_corpus: Path, tmp_pat
     edited = build(tmp_corpus, tmp_path / "warm", SITE_CONFIG, cache_root=cache, jobs=1)
     assert edited.reused == edited.entries - 1  # all but the edited one
     assert tree(tmp_path / "warm") == site(tmp_corpus, tmp_path / "cold2")
-    monkeypatch.setattr(build_module, "PARALLEL_MIN", 0)  # worker processes even for 2 entries
+    monkeypatch.setattr(workers, "PARALLEL_MIN", 0)  # worker processes even for 2 entries
     assert site(tmp_corpus, tmp_path / "parallel", jobs=2) == tree(tmp_path / "warm")
 
 

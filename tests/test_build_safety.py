@@ -30,7 +30,7 @@ from conftest import FIXTURES
 
 from nanopedia.commands import bundle
 from nanopedia.errors import NanopediaError
-from nanopedia.incremental import background
+from nanopedia.incremental import background, workers
 from nanopedia.incremental import pipeline as build_module
 from nanopedia.incremental.cache import CACHE_DIR, Cache, open_cache
 from nanopedia.incremental.pipeline import build
@@ -87,7 +87,7 @@ sys.addaudithook(hook)
 if os.environ.get("FALLBACK"):  # as on a system without renameat2
     import nanopedia.incremental.write as write
     write._exchange = lambda a, b: False
-from nanopedia.incremental import background
+from nanopedia.incremental import background, workers
 from nanopedia.cli import main
 
 code = main(sys.argv[1:])
@@ -375,12 +375,12 @@ def test_normal_builds_leave_nothing_beside_the_site(world: World) -> None:
     assert tree(world.root / "site") == world.new
 
 
-_write_entry_page = build_module._write_entry_page
+_write_entry_page = workers.write_entry_page
 
 
 def failing_page(writer: object, config: object, theme: Path,
-                 task: build_module._PageTask) -> str:
-    """`_write_entry_page`, failing for one entry (after the others had a moment to write)."""
+                 task: workers.PageTask) -> str:
+    """`write_entry_page`, failing for one entry (after the others had a moment to write)."""
     if task.path.endswith("failure-05.yaml"):
         time.sleep(0.2)
         raise NanopediaError([])
@@ -399,8 +399,8 @@ def test_a_worker_error_stops_the_workers_before_removing_the_new_site(
             alive_at_removal.append(len(multiprocessing.active_children()))
         real_rmtree(path, *args, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(build_module, "PARALLEL_MIN", 0)
-    monkeypatch.setattr(build_module, "_write_entry_page", failing_page)
+    monkeypatch.setattr(workers, "PARALLEL_MIN", 0)
+    monkeypatch.setattr(workers, "write_entry_page", failing_page)
     monkeypatch.setattr(shutil, "rmtree", removing)
     shutil.rmtree(world.root / "site")
     with pytest.raises(NanopediaError):
@@ -408,7 +408,7 @@ def test_a_worker_error_stops_the_workers_before_removing_the_new_site(
     background.finish()
     assert alive_at_removal == [0]
     assert world.beside() == [CACHE_DIR, "entries"]
-    monkeypatch.setattr(build_module, "_write_entry_page", _write_entry_page)
+    monkeypatch.setattr(workers, "write_entry_page", _write_entry_page)
     world.build()
     assert tree(world.root / "site") == world.new
 

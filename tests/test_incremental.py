@@ -176,7 +176,7 @@ def _entry(ident: str, title: str, tags: list[str], causes: list[str], related: 
 def test_random_changes_rebuild_like_a_cold_build(tmp_path: Path) -> None:
     """Forty random changes to titles, tags, causes, links, entries added and removed; after
     each, the site updated in place is the cold build's. This is what proves that only the
-    entries `_affected` names needed their suggestions, back links and titles again."""
+    entries `pages.affected` names needed their suggestions, back links and titles again."""
     import random
 
     rng = random.Random(20261130)
@@ -229,6 +229,53 @@ def test_random_changes_rebuild_like_a_cold_build(tmp_path: Path) -> None:
         build(entries, site, None, cache_root=cache, jobs=1, dates={})
         build(entries, tmp_path / "cold", None, use_cache=False, jobs=1, dates={})
         assert tree(site) == tree(tmp_path / "cold"), f"step {step}: {action} {ident}"
+
+
+def test_each_input_of_each_page_kind_rebuilds_like_a_cold_build(tmp_path: Path) -> None:
+    """The changes `tests/unit/test_plan.py` proves reach each page's key, made one after another
+    to a warm site (tag title and description, entry title, summary, category, tags, alias, an
+    entry added, new dates): after each, the site is the cold build's."""
+    entries, site, cache = tmp_path / "entries", tmp_path / "site", tmp_path / "cache"
+    shutil.copytree(ROOT / "tests" / "fixtures" / "corpus", entries)
+    day = datetime(2026, 1, 5, tzinfo=UTC)
+    dates = {"alpha-failure": Dates(day, day), "beta-failure": Dates(day, day)}
+
+    def edit(name: str, old: str, new: str) -> Callable[[], None]:
+        path = entries / name
+        return lambda: path.write_text(path.read_text().replace(old, new, 1))
+
+    def redate() -> None:
+        dates["beta-failure"] = Dates(day, day.replace(day=20))
+
+    def add() -> None:
+        text = (entries / "beta-failure.yaml").read_text()
+        (entries / "gamma-failure.yaml").write_text(
+            text.replace("id: beta-failure", "id: gamma-failure"))
+
+    steps = {
+        "tag title": edit("tags.yaml", "title: FSDP", "title: Fully sharded"),
+        "tag description": edit("tags.yaml", "Fully sharded data parallel.", "Sharded."),
+        "entry title": edit("alpha-failure.yaml", "title: Alpha failure under FSDP",
+                            "title: Alpha failure, renamed"),
+        "entry summary": edit("alpha-failure.yaml", "The alpha failure", "The alpha fault"),
+        "entry category": edit("alpha-failure.yaml", "category: mixed-precision",
+                               "category: numerics"),
+        "entry tags": edit("alpha-failure.yaml", "tags: [fsdp, bf16]", "tags: [fsdp, bf16, nccl]"),
+        "alias": edit("alpha-failure.yaml", "aliases: [alpha-old]", "aliases: [alpha-older]"),
+        "entry added": add,
+        "dates": redate,
+    }
+    config = tmp_path / "nanopedia.toml"
+    config.write_text('[site]\nbase_url = "https://x.example/"\n')
+    build(entries, site, config, cache_root=cache, jobs=1, dates=dates)
+    for n, (name, step) in enumerate(steps.items()):
+        before = tree(site)
+        step()
+        build(entries, site, config, cache_root=cache, jobs=1, dates=dates)
+        cold = tmp_path / f"cold-{n}"
+        build(entries, cold, config, use_cache=False, jobs=1, dates=dates)
+        assert tree(site) == tree(cold), name
+        assert tree(site) != before, name
 
 
 def test_the_state_rewrites_only_the_bucket_of_an_edited_entry(tmp_path: Path) -> None:

@@ -8,7 +8,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from nanopedia.site.views import Suggestions
+from nanopedia.content.suggest import Suggestions
 
 IDS = [f"e{i:02d}" for i in range(30)]
 

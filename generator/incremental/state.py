@@ -28,7 +28,7 @@ from nanopedia.incremental.cache import Cache, key
 from nanopedia.model import Dates, Tag
 from nanopedia.site import views
 
-VERSION = 3
+VERSION = 4
 
 
 class Kept(NamedTuple):
@@ -39,10 +39,9 @@ class Kept(NamedTuple):
     key: str
     node: Node
     card: views.Card
-    card_key: str
     dates: Dates | None
     names: tuple[str, ...]
-    """The name of the entry's record in each joined file, in `build.KINDS` order."""
+    """The name of the entry's record in each joined file, in `workers.KINDS` order."""
 
 
 @dataclass

@@ -20,10 +20,11 @@ import jinja2
 
 from nanopedia.content.catalog import Catalog
 from nanopedia.content.links import entry_target
+from nanopedia.content.suggest import Suggestions
 from nanopedia.mkdocs import markdown as mdx
 from nanopedia.model import Entry
 from nanopedia.pins import repro_pins
-from nanopedia.site.views import CATEGORY_TITLES, SECTIONS, Suggestions, fix_lines, reproduced_with
+from nanopedia.site.views import CATEGORY_TITLES, SECTIONS, fix_lines, reproduced_with
 from nanopedia.theme_dir import THEME
 
 TEMPLATES = THEME / "mkdocs"

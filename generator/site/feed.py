@@ -21,6 +21,7 @@ import uuid
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import datetime
+from typing import NamedTuple
 
 from nanopedia.config import Config
 from nanopedia.content.catalog import Links
@@ -86,12 +87,18 @@ def plan(links: Links, config: Config, dates: Mapping[str, Dates | None]) -> Ite
                    _recent(links.by_tag[slug], rank, order, dated))
 
 
-def page(feed: Feed, cards: Mapping[str, Card], config: Config) -> Page:
+class FeedInputs(NamedTuple):
+    feed: Feed
+    cards: tuple[Card, ...]
+    """The card of each of `feed.recent`, in that order."""
+
+
+def page(inputs: FeedInputs, config: Config) -> Page:
     """One feed file; its path decides how relative links are written."""
+    feed = inputs.feed
     root = config.base_url or "../" * feed.path.count("/")
     entries = []
-    for ident, when in feed.recent:
-        card = cards[ident]
+    for (ident, when), card in zip(feed.recent, inputs.cards, strict=True):
         new = when.first_published == when.last_updated
         entries.append({
             "id": atom_id(config, f"entry:{ident}"),

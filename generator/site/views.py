@@ -8,13 +8,9 @@ entry text is either plain text (escaped by Jinja) or `Markup` made by the safe 
 from __future__ import annotations
 
 import difflib
-import heapq
-import json
 import re
-from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from itertools import combinations, islice
 from typing import Any, NamedTuple
 
 from markupsafe import Markup
@@ -23,19 +19,12 @@ from nanopedia.config import Config
 from nanopedia.content.catalog import Links, Node
 from nanopedia.content.load import dotted
 from nanopedia.content.validate import markdown_fields
-from nanopedia.diagnosis import contract
 from nanopedia.model import Dates, Entry
 from nanopedia.pins import repro_pins
 from nanopedia.site import highlight
-from nanopedia.site.joined import Joined
+from nanopedia.site.joined import identity
 from nanopedia.site.markdown import PageEnv, render, render_inline, render_title
-from nanopedia.site.search import script_json
 
-EXPORT_VERSION = 1
-"""Version of `entries.json`; bump it when a field changes meaning or disappears."""
-SUGGESTIONS = 5
-COMMON_CAUSE = 50
-"""A root-cause id shared by more entries than this (`cause-1`) says nothing about similarity."""
 INLINE_FIELDS = frozenset({"symptoms", "affected_systems", "confirm", "prevention"})
 CATEGORY_TITLES = {
     "mixed-precision": "Mixed precision",
@@ -91,6 +80,8 @@ class Card(NamedTuple):
     """Summary rendered for pages one folder below the root (tag pages)."""
     summary_source: str
     """The summary's markdown, for pages at other depths (feeds)."""
+    key: str
+    """A hash of the other fields: how a page's key counts the card (`plan.fingerprint`)."""
 
 
 def fragments(entry: Entry,
@@ -148,8 +139,9 @@ def reproduced_with(ranks: int, pins: Mapping[str, str]) -> str:
 
 
 def card(entry: Entry) -> Card:
-    return Card(entry.id, entry.title, entry.category, tuple(entry.tags),
-                render(entry.summary, PageEnv(entry_base="../entries/")), entry.summary)
+    fields = (entry.id, entry.title, entry.category, tuple(entry.tags),
+              render(entry.summary, PageEnv(entry_base="../entries/")), entry.summary)
+    return Card(*fields, identity(repr(fields).encode()))
 
 
 def _site(config: Config, root: str, path: str, title: str, description: str) -> dict[str, Any]:
@@ -171,71 +163,6 @@ def _link(c: Card, root: str) -> dict[str, Any]:
     return {"id": c.id, "title": c.title, "href": f"{root}entries/{c.id}.html"}
 
 
-class Suggestions:
-    """'Also tagged': entries sharing the most tags and root causes, ties broken by id."""
-
-    def __init__(self, links: Links) -> None:
-        causes: dict[str, list[str]] = {}
-        for n in links.nodes.values():
-            for cause in n.causes:
-                causes.setdefault(cause, []).append(n.id)
-        self._by_tag = links.by_tag
-        self._backlinks = links.backlinks
-        self._members = causes
-        self._causes = {c: ids for c, ids in causes.items() if 1 < len(ids) <= COMMON_CAUSE}
-        self._sets: dict[tuple[str, str], frozenset[str]] = {}
-
-    def also(self, node: Node) -> tuple[str, ...]:
-        """The suggestions shown on an entry's page: none it links to or is linked from."""
-        back = self._backlinks.get(node.id, ())
-        return tuple(self.of(node, {node.id, *node.related, *back}))
-
-    def sharing(self, node: Node) -> set[str]:
-        """The entries whose suggestions can change when this entry's tags or causes do: the
-        members of its tag lists and of its cause lists that count (or are one short)."""
-        found: set[str] = set()
-        for tag in node.tags:
-            found.update(self._by_tag.get(tag, ()))
-        for cause in node.causes:
-            members = self._members.get(cause, ())
-            if len(members) <= COMMON_CAUSE + 1:
-                found.update(members)
-        return found
-
-    def of(self, node: Node, exclude: set[str]) -> list[str]:
-        """The entries in most of this entry's tag and cause lists, then the first ids of them.
-
-        Scores are counted only for the few entries in two lists or more; the rest score one
-        and come in id order, which each list (sorted by id) already has (at 10,000 entries,
-        counting every member of every list took 10 s of a build)."""
-        named = [(("tag", t), self._by_tag.get(t, ())) for t in node.tags]
-        named += [(("cause", c), tuple(self._causes.get(c, ()))) for c in node.causes]
-        lists = [ids for _, ids in named]
-        sets = [self._set(name, ids) for name, ids in named]
-        if any(len(ids) != len(members) for ids, members in zip(lists, sets, strict=True)):
-            return self._counted(lists, exclude)
-        several = set().union(*(a & b for a, b in combinations(sets, 2))) - exclude
-        ranked = [i for _, i in heapq.nsmallest(
-            SUGGESTIONS, ((-sum(i in members for members in sets), i) for i in several))]
-        once = (i for i in heapq.merge(*lists) if i not in several and i not in exclude)
-        return ranked + list(islice(once, SUGGESTIONS - len(ranked)))
-
-    def _set(self, name: tuple[str, str], ids: tuple[str, ...]) -> frozenset[str]:
-        found = self._sets.get(name)
-        if found is None:
-            found = self._sets[name] = frozenset(ids)
-        return found
-
-    @staticmethod
-    def _counted(lists: list[tuple[str, ...]], exclude: set[str]) -> list[str]:
-        """The plain count, for lists that name an entry twice."""
-        score: Counter[str] = Counter()
-        for ids in lists:
-            score.update(ids)
-        candidates = ((-n, i) for i, n in score.items() if i not in exclude)
-        return [i for _, i in heapq.nsmallest(SUGGESTIONS, candidates)]
-
-
 @dataclass(frozen=True, slots=True)
 class Neighbours:
     """What an entry page shows of the rest of the corpus: small, so it travels to a worker."""
@@ -250,7 +177,7 @@ class Neighbours:
     """(id, title) of the 'also tagged' suggestions."""
 
 
-def neighbours(node: Node, links: Links, cards: dict[str, Card],
+def neighbours(node: Node, links: Links, cards: Mapping[str, Card],
                also: Iterable[str]) -> Neighbours:
     """What an entry page shows of others; `also` is `Suggestions.also` of the entry."""
     return Neighbours({t: links.tags[t].title for t in node.tags if t in links.tags},
@@ -342,54 +269,87 @@ def _title(text: str) -> Markup:
     return Markup(render_title(text))
 
 
-def entry_lists(cards: dict[str, Card]) -> dict[str, Page]:
-    """The home page's list of entries of each category, as fragments the build renders apart
-    (at 10,000 entries the lists are 1.8 MB; a new title changes one of them)."""
+Listed = tuple[tuple[str, str], ...]
+"""(id, title) of entries, in id order."""
+
+
+def category_lists(cards: Mapping[str, Card]) -> tuple[tuple[str, Listed], ...]:
+    """Every category that has entries, in reading order, with its entries."""
     groups: dict[str, list[tuple[str, str]]] = {}
     for c in cards.values():
-        groups.setdefault(c.category, []).append((f"entries/{c.id}.html", c.title))
-    return {slug: Page(f"index.html#{slug}", "entry-list.html", {"entries": groups[slug]})
-            for slug in CATEGORY_TITLES if slug in groups}
+        groups.setdefault(c.category, []).append((c.id, c.title))
+    return tuple((slug, tuple(groups[slug])) for slug in CATEGORY_TITLES if slug in groups)
 
 
-def index_page(links: Links, config: Config, count: int, lists: dict[str, Markup]) -> Page:
-    """Home: what Nanopedia is, entries by category (`entry_lists`, rendered), tags with
-    counts."""
+class TagCount(NamedTuple):
+    slug: str
+    title: str
+    entries: int
+    """How many entries carry the tag."""
+
+
+class IndexInputs(NamedTuple):
+    categories: tuple[tuple[str, Listed], ...]
+    tags: tuple[TagCount, ...]
+
+
+def index_page(inputs: IndexInputs, config: Config) -> Page:
+    """Home: what Nanopedia is, entries by category, tags with counts."""
     context = _site(config, "", "index.html", config.title, config.description)
-    context["categories"] = [{"slug": slug, "title": CATEGORY_TITLES[slug], "list": html}
-                             for slug, html in lists.items()]
-    context["tags"] = _tag_list(links, "tags/")
-    context["count"] = count
+    context["categories"] = [
+        {"slug": slug, "title": CATEGORY_TITLES[slug],
+         "entries": [(f"entries/{i}.html", title) for i, title in listed]}
+        for slug, listed in inputs.categories]
+    context["tags"] = _tag_list(inputs.tags, "tags/")
+    context["count"] = sum(len(listed) for _, listed in inputs.categories)
     return Page("index.html", "index.html", context)
 
 
-def _tag_list(links: Links, prefix: str) -> list[dict[str, Any]]:
-    return [{"slug": t, "title": tag.title, "count": len(links.by_tag[t]),
-             "href": f"{prefix}{t}.html"} for t, tag in links.tags.items()]
+def _tag_list(tags: tuple[TagCount, ...], prefix: str) -> list[dict[str, Any]]:
+    return [{"slug": t.slug, "title": t.title, "count": t.entries, "href": f"{prefix}{t.slug}.html"}
+            for t in tags]
 
 
-def tag_page(slug: str, links: Links, config: Config, cards: dict[str, Card]) -> Page:
+class TagInputs(NamedTuple):
+    slug: str
+    title: str
+    description: str
+    """Markdown, from the tag registry."""
+    members: tuple[Card, ...]
+    """The entries with the tag, in id order."""
+
+
+def tag_page(inputs: TagInputs, config: Config) -> Page:
     """A tag's title and description from the registry, then its entries with summaries."""
-    tag = links.tags[slug]
-    context = _site(config, "../", f"tags/{slug}.html", f"#{tag.title}", _plain(tag.description))
-    context["tag"] = {"slug": slug, "title": tag.title,
-                      "description": Markup(render(tag.description, PageEnv("../entries/"))),
-                      "entries": [{**_link(cards[i], "../"), "summary": Markup(cards[i].summary)}
-                                  for i in links.by_tag[slug] if i in cards]}
+    slug = inputs.slug
+    context = _site(config, "../", f"tags/{slug}.html", f"#{inputs.title}",
+                    _plain(inputs.description))
+    context["tag"] = {"slug": slug, "title": inputs.title,
+                      "description": Markup(render(inputs.description, PageEnv("../entries/"))),
+                      "entries": [{**_link(c, "../"), "summary": Markup(c.summary)}
+                                  for c in inputs.members]}
     return Page(f"tags/{slug}.html", "tag.html", context)
 
 
-def tags_index(links: Links, config: Config) -> Page:
+def tags_index(tags: tuple[TagCount, ...], config: Config) -> Page:
     context = _site(config, "../", "tags/index.html", "Tags", "Every tag with its entries.")
-    context["tags"] = _tag_list(links, "")
+    context["tags"] = _tag_list(tags, "")
     return Page("tags/index.html", "tags.html", context)
 
 
-def redirect_page(alias: str, current: Card, config: Config) -> Page:
+class RedirectInputs(NamedTuple):
+    alias: str
+    """The former id."""
+    current: str
+    title: str
+    """The current entry's title."""
+
+
+def redirect_page(inputs: RedirectInputs, config: Config) -> Page:
     """The page at a former id that sends the reader to the current one."""
-    context = _site(config, "../", f"entries/{current.id}.html", current.title, "")
-    context["target"] = {"href": f"{current.id}.html", "title": current.title}
-    return Page(f"entries/{alias}.html", "redirect.html", context)
+    context = _site(config, "../", f"entries/{inputs.current}.html", inputs.title, "")
+    context["target"] = {"href": f"{inputs.current}.html", "title": inputs.title}
+    return Page(f"entries/{inputs.alias}.html", "redirect.html", context)
 
 
 def not_found_page(config: Config) -> Page:
@@ -406,15 +366,15 @@ def search_page(config: Config) -> Page:
     return Page("search.html", "search.html", context)
 
 
-def sitemap(config: Config, paths: list[str]) -> Page | None:
-    """`sitemap.xml` of the pages worth indexing; only with a base URL (it needs absolute ones)."""
-    if not config.base_url:
-        return None
+def sitemap(paths: tuple[str, ...], config: Config) -> Page:
+    """`sitemap.xml` of the pages worth indexing (planned only with a base URL: it needs
+    absolute ones)."""
     urls = [config.base_url + p for p in sorted(paths)]
     return Page("sitemap.xml", "sitemap.xml", {"urls": urls})
 
 
-def stylesheet() -> Page:
+def stylesheet(config: Config) -> Page:
+    """The code highlighting colours, light and dark."""
     return Page("static/pygments.css", "pygments.css", highlight.styles())
 
 
@@ -431,38 +391,6 @@ def diagnose_page(config: Config) -> Page:
     return Page("diagnose.html", "diagnose.html", context)
 
 
-DIAGNOSE_DATA = "static/diagnose-data.js"
-_DIAGNOSE_HEAD = ("/* Generated by `nanopedia build` from every entry's fingerprints "
-                  "(diagnose.export_data()). */\nself.NanopediaDiagnoseData=")
-
-
-def diagnose_record(entry: Entry) -> bytes:
-    """An entry's part of `static/diagnose-data.js`: its fingerprints (cached per entry)."""
-    return ",".join(script_json(row) for row in contract.fingerprint_rows(entry)).encode()
-
-
-def diagnose_data(names: Sequence[str], fresh: Mapping[str, bytes]) -> Joined:
-    """`static/diagnose-data.js`: every fingerprint and the matcher's rules, for the worker
-    (`diagnose_record` of every entry, named, as in `joined.Joined`)."""
-    head, tail = script_json(contract.export_data(())).split('"fingerprints":[]')
-    return Joined(f'{_DIAGNOSE_HEAD}{head}"fingerprints":['.encode(), names, fresh,
-                  f"]{tail};\n".encode())
-
-
-def export_record(entry: Entry) -> str:
-    """One entry as deterministic JSON, exactly the fields of the model (cached per entry)."""
-    return json.dumps(entry.model_dump(mode="json"), sort_keys=True, separators=(",", ":"),
-                      ensure_ascii=False)
-
-
-def with_dates(record: bytes, dates: Dates | None) -> bytes:
-    """An `export_record` with the entry's git dates added (not cached: a commit changes them)."""
-    value = json.dumps(dates.as_dict() if dates else None, sort_keys=True, separators=(",", ":"))
-    return record[:-1] + b',"dates":' + value.encode() + b"}"
-
-
-def export(names: Sequence[str], fresh: Mapping[str, bytes], config: Config) -> Joined:
-    """`entries.json`: a versioned header, then every entry (`with_dates`) in id order."""
-    head = json.dumps({"version": EXPORT_VERSION, "site": config.title, "count": len(names)},
-                      sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return Joined((head[:-1] + ',"entries":[').encode(), names, fresh, b"]}\n")
+FIXED = {"diagnose.html": diagnose_page, "404.html": not_found_page, "search.html": search_page,
+         "static/pygments.css": stylesheet}
+"""The pages that show the settings alone, by path."""

@@ -17,8 +17,8 @@ SITE = "site-key"
 
 
 def kept(name: str, version: int = 0) -> Kept:
-    return Kept(f"{name}-key-{version}", f"node of {name}", f"card of {name}",  # type: ignore[arg-type]
-                f"{name}-card-{version}", None, (name,))
+    return Kept(f"{name}-key-{version}", f"node of {name}",  # type: ignore[arg-type]
+                f"card of {name} {version}", None, (name,))
 
 
 def state(entries: dict[str, Kept], inputs: str = "inputs") -> State:

@@ -12,19 +12,20 @@ from conftest import FIXTURES
 from nanopedia.config import Config
 from nanopedia.content.catalog import Catalog
 from nanopedia.content.corpus import gather
+from nanopedia.content.suggest import Suggestions
 from nanopedia.model import Dates
+from nanopedia.site.exports import export_record, with_dates
 from nanopedia.site.views import (
-    Suggestions,
+    RedirectInputs,
+    TagInputs,
     card,
     entry_page,
-    export_record,
     fix_lines,
     fragments,
     neighbours,
     redirect_page,
     sitemap,
     tag_page,
-    with_dates,
 )
 
 from .conftest import Checker
@@ -89,7 +90,9 @@ def test_suggestions_never_repeat_what_the_page_already_links(catalog: Catalog) 
 def test_a_tag_page_lists_its_entries_in_id_order_with_their_summaries(
         catalog: Catalog) -> None:
     cards = {s.entry.id: card(s.entry) for s in catalog.sources}
-    page = tag_page("fsdp", catalog.links, Config(), cards)
+    tag = catalog.links.tags["fsdp"]
+    members = tuple(cards[i] for i in catalog.by_tag["fsdp"])
+    page = tag_page(TagInputs("fsdp", tag.title, tag.description, members), Config())
     listed = page.context["tag"]["entries"]
     assert [e["id"] for e in listed] == list(catalog.by_tag["fsdp"])
     assert all(e["href"] == f"../entries/{e['id']}.html" for e in listed)
@@ -99,15 +102,13 @@ def test_a_tag_page_lists_its_entries_in_id_order_with_their_summaries(
 def test_a_redirect_page_sits_at_the_former_id_and_names_the_current_one(
         catalog: Catalog) -> None:
     alpha = card(catalog.by_id["alpha-failure"].entry)
-    page = redirect_page("alpha-old", alpha, Config())
+    page = redirect_page(RedirectInputs("alpha-old", alpha.id, alpha.title), Config())
     assert page.path == "entries/alpha-old.html" and page.template == "redirect.html"
     assert page.context["target"] == {"href": "alpha-failure.html", "title": alpha.title}
 
 
-def test_a_sitemap_needs_a_base_url_and_lists_pages_sorted() -> None:
-    assert sitemap(Config(), ["b.html"]) is None
-    page = sitemap(Config(base_url="https://x.example/"), ["b.html", "a.html"])
-    assert page is not None
+def test_a_sitemap_lists_absolute_urls_sorted() -> None:
+    page = sitemap(("b.html", "a.html"), Config(base_url="https://x.example/"))
     assert page.context["urls"] == ["https://x.example/a.html", "https://x.example/b.html"]
 
 

@@ -1,0 +1,224 @@
+"""Which files of the site to write again: every file is planned with a key, a hash of what it
+shows; a file whose key is the one the last build wrote is kept (a hard link to it in the new
+folder), the others are rendered.
+
+Pages take their keys from their inputs (`site.plan`); the joined data files from the names of
+their records (`site.joined`); the search index shards from their entries' records. Entry pages
+are planned only where something they show may have changed (`affected`): at 10,000 entries,
+working out what every entry page shows was most of a one-entry rebuild.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from functools import cache, partial
+from pathlib import Path
+
+from nanopedia.config import Config
+from nanopedia.content.catalog import Links
+from nanopedia.content.suggest import Suggestions
+from nanopedia.incremental import workers
+from nanopedia.incremental.cache import key
+from nanopedia.incremental.state import Kept
+from nanopedia.incremental.workers import KINDS, PageTask
+from nanopedia.incremental.write import SiteWriter, Span
+from nanopedia.site import exports, plan, search, views
+from nanopedia.site.joined import Joined
+from nanopedia.site.render import render, static_files
+
+
+@dataclass(frozen=True, slots=True)
+class Site:
+    """Everything the files of the site are planned from."""
+
+    links: Links
+    entries: dict[str, Kept]
+    """Every entry by id, sorted."""
+    fresh: dict[str, dict[str, bytes]]
+    """Records of the entries loaded in this build, by entry id."""
+    config: Config
+    theme: Path
+    setting: str
+    """The settings every key holds (the configuration, the theme and its version)."""
+    postings: dict[str, search.Postings]
+    """Search index terms of the entries loaded in this build, by entry id."""
+
+    def records(self, kind: str) -> tuple[list[str], dict[str, bytes]]:
+        """Every entry's record name for one joined file, and the bytes of the fresh ones."""
+        at = KINDS.index(kind)
+        names = [k.names[at] for k in self.entries.values()]
+        fresh = {self.entries[i].names[at]: data[kind] for i, data in self.fresh.items()}
+        return names, fresh
+
+    @property
+    def cards(self) -> dict[str, views.Card]:
+        return {i: k.card for i, k in self.entries.items()}
+
+    def key(self, fingerprint: bytes) -> str:
+        return key(self.setting.encode(), fingerprint)
+
+
+@dataclass(frozen=True, slots=True)
+class Last:
+    """What the last build's state says about the files."""
+
+    pages: dict[str, str]
+    """Site file to its key, for the files still as that build wrote them."""
+    entries: dict[str, Kept]
+    """Entry id to what was kept of it."""
+    also: dict[str, tuple[str, ...]] | None
+    """Entry id to its suggestions; None when they must all be computed again (first build, or
+    the settings or the tag registry changed)."""
+
+
+Make = Callable[[], bytes | Joined]
+
+
+def others(site: Site) -> Iterator[tuple[str, str, Make]]:
+    """Every file of the site but the entry pages: (path, key, how to make it)."""
+    dates = {i: e.dates for i, e in site.entries.items()}
+    for one in plan.pages(site.links, site.cards, dates, site.config):
+        yield one.path, site.key(one.fingerprint()), \
+            partial(lambda p: render(p.page(site.config), site.theme), one)
+    (search_keys, fresh), (texts, fresh_texts) = site.records("search"), site.records("text")
+    answers, fresh_answers = site.records("answer")
+    joined = [("entries.json", exports.export(*site.records("export"), site.config)),
+              *search.index_files(search_keys, texts, answers,
+                                  fresh | fresh_texts | fresh_answers, site.links),
+              (exports.DIAGNOSE_DATA, exports.diagnose_data(*site.records("diagnose")))]
+    for path, one_file in joined:
+        yield path, key(one_file.key()), partial(lambda j: j, one_file)
+    ids = list(site.entries)
+    at = KINDS.index("search"), KINDS.index("text")
+    for n, shard in enumerate(search.shards(len(ids))):
+        part = ids[shard.start : shard.stop]
+        names = [site.entries[i].names[at[0]] + site.entries[i].names[at[1]] for i in part]
+        path = search.terms_file(n)
+        yield path, site.key(plan.fingerprint((path, part, names))), \
+            partial(_terms_shard, site, n, part, names)
+    for path, data in static_files(site.theme):
+        yield path, site.key(plan.fingerprint(path)), partial(lambda d: d, data)
+
+
+def _terms_shard(site: Site, number: int, ids: list[str], names: list[str]) -> bytes:
+    """Search index shard `number`. Its entries' postings come from this build or from the
+    last build of the shard, kept in the cache under the shard's number and found by the names
+    of their records: an edit loads no other entry again."""
+    cache_ = workers.current()
+    slot = key(b"search-terms", str(number).encode())
+    last = cache_.get("search-terms", slot, dict) or {}
+    entries = []
+    for i, name in zip(ids, names, strict=True):
+        found = site.postings.get(i) or last.get(name)
+        if not (isinstance(found, tuple) and len(found) == 2 and isinstance(found[1], dict)):
+            found = _entry_postings(site.entries[i])
+        entries.append(found)
+    cache_.put("search-terms", slot, dict(zip(names, entries, strict=True)))
+    return search.terms_script(number, ids, entries)
+
+
+def _entry_postings(kept: Kept) -> search.Postings:
+    """A kept entry's postings from its cached form, or from its file should that be gone."""
+    hit = workers.cached(kept.key)
+    if hit is not None:
+        return hit[1].postings
+    return search.postings(search.document(workers.reload(kept.node.path, kept.key)))
+
+
+def affected(site: Site, last: Last,
+             suggestions: Callable[[], Suggestions]) -> tuple[set[str], set[str]]:
+    """The entries whose page may show something new of another entry, and those of them whose
+    suggestions may change. A changed entry, and for each whose title or links changed, every
+    entry that shows it or is shown by it; for each whose links, tags or causes changed, those
+    and every entry sharing a tag or cause with it also get their suggestions again (a new
+    title changes none)."""
+    assert last.also is not None
+    retitled, relinked = set(), set()
+    for i, k in site.entries.items():
+        old = last.entries.get(i)
+        if old is k:
+            continue
+        if old is None or old.node.linking != k.node.linking:
+            relinked.add(i)
+        elif old.card.title != k.card.title:
+            retitled.add(i)
+    relinked.update(last.entries.keys() - site.entries.keys())
+    if not retitled and not relinked:
+        return set(), set()
+    changed = retitled | relinked
+    found, again = set(retitled), set(relinked)
+    for j, also in last.also.items():
+        if not changed.isdisjoint(also):
+            for i in changed.intersection(also):
+                (found if i in retitled else again).add(j)
+    for i in changed:
+        near = found if i in retitled else again
+        near.update(site.links.backlinks.get(i, ()))
+        for seen in (site.entries.get(i), last.entries.get(i)):
+            if seen is not None:
+                near.update(seen.node.targets)
+                if i in relinked:
+                    near.update(suggestions().sharing(seen.node))
+    return (found | again) & site.entries.keys(), again & site.entries.keys()
+
+
+@dataclass
+class Written:
+    """What writing the site gives the next build's state."""
+
+    keys: dict[str, str]
+    """Every file of the site to its key."""
+    spans: dict[str, dict[str, tuple[int, int]]]
+    """Every joined file's record spans."""
+    also: dict[str, tuple[str, ...]]
+    """Every entry's suggestions."""
+    rendered: int
+    """Files rendered and written (the others were kept)."""
+
+
+def write(writer: SiteWriter, site: Site, last: Last,
+          spans: dict[str, dict[str, tuple[int, int]]], located: dict[str, Span],
+          jobs: int) -> Written:
+    """Write every file whose key is not the one it had, keep the others (records of joined
+    files are copied from `located`)."""
+    keys: dict[str, str] = {}
+    tasks = []
+    suggestions = cache(lambda: Suggestions(site.links))
+    changed, again = (set(site.entries),) * 2 if last.also is None else \
+        affected(site, last, suggestions)
+    cards = site.cards
+    also: dict[str, tuple[str, ...]] = {}
+    for i, kept in site.entries.items():
+        path = f"entries/{i}.html"
+        old = last.pages.get(path)
+        if i in changed or i in site.fresh or old is None or last.also is None:
+            also[i] = suggestions().also(kept.node) if i in again or last.also is None \
+                else last.also[i]
+        else:  # nothing it shows changed
+            also[i] = last.also[i]
+            if writer.keep(path):
+                keys[path] = old
+                continue
+        path, inputs = plan.entry(kept.node, site.links, cards, also[i], kept.key, kept.dates)
+        keys[path] = site.key(plan.fingerprint((path, inputs)))
+        if old != keys[path] or not writer.keep(path):  # (kept, unless gone from the site)
+            tasks.append(PageTask(kept.node.path, inputs))
+    with workers.workers(jobs, len(tasks)):
+        one = partial(workers.write_entry_page, writer, site.config, site.theme)
+        writer.adopt(workers.pmap(one, tasks))
+    rendered = len(tasks)
+    new_spans: dict[str, dict[str, tuple[int, int]]] = {}
+    for path, k, make in others(site):
+        keys[path] = k
+        if last.pages.get(path) == k and writer.keep(path):
+            if path in spans:
+                new_spans[path] = spans[path]
+            continue
+        made = make()
+        if isinstance(made, Joined):
+            new_spans[path] = writer.write_joined(path, made, located)
+        else:
+            writer.write(path, made)
+        rendered += 1
+    return Written(keys, new_spans, also, rendered)
