@@ -11,7 +11,8 @@ planted as the failing rank's host in every `BAD_EVERY`-th job (with an ECC erro
 would). It returns what the summary must say. Deterministic for a seed.
 
 Run: `.venv/bin/python bench/triage_bench.py [--n 1000 10000] [--jobs 2] [--no-ray]`.
-Not part of the default test run (tests/test_triage.py uses `make_fleet` on a few dozen jobs).
+Not part of the default test run (tests/integration/test_triage.py uses `make_fleet` on a few
+dozen jobs).
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 // stops a pattern that never returns. Run by `node --test tests/js/`.
 //
 // tests/cases/case_folding.json: each case scanned by the worker's own onmessage (the page's
-// path, data from contract.export_data); tests/test_fingerprint_guard.py scans the same cases
+// path, data from contract.export_data); tests/integration/test_fingerprint_guard.py scans the same cases
 // with diagnosis/scan.py. Then every pattern of entries/ on its examples, their other case and with
 // the Kelvin sign and the long s put in, against RE2's verdicts computed by Python here.
 'use strict';

@@ -1,5 +1,5 @@
 // The ranking rules as data (tests/cases/ranking.json), run through the browser worker's
-// `rankEvidence` under `node --test`; tests/test_ranking_cases.py runs them through diagnosis/rank.py.
+// `rankEvidence` under `node --test`; tests/integration/test_ranking_cases.py runs them through diagnosis/rank.py.
 'use strict';
 const test = require('node:test');
 const assert = require('node:assert');

@@ -109,5 +109,5 @@ def test_skeleton_fills_every_variable() -> None:
 
 
 def test_placeholder_code_is_documented() -> None:
-    readme = (Path(__file__).resolve().parent.parent / "entries" / "README.md").read_text()
+    readme = (Path(__file__).resolve().parents[2] / "entries" / "README.md").read_text()
     assert f"| E060 | {CODES['E060']} |" in readme

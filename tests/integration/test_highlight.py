@@ -16,7 +16,7 @@ from pygments import lex
 
 from nanopedia.site import highlight
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 BENCH = Path(os.environ.get("NANOPEDIA_BENCH", "/tmp/nanopedia-bench"))
 
 

@@ -16,8 +16,9 @@ from conftest import ROOT
 from nanopedia.diagnosis import triage
 
 sys.path.insert(0, str(ROOT / "bench"))
-from test_triage import FLEET_CASES  # noqa: E402
 from triage_bench import BAD_HOST, check, failing_cases, make_fleet  # noqa: E402
+
+from integration.test_triage import FLEET_CASES  # noqa: E402
 
 if importlib.util.find_spec("ray") is None:
     if os.environ.get("CI"):
