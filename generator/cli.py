@@ -17,8 +17,7 @@ from collections.abc import Callable, Sequence
 from typing import NoReturn
 
 from nanopedia import __version__
-from nanopedia.commands import UsageError
-from nanopedia.errors import NanopediaError, format_problems
+from nanopedia.errors import USAGE, NanopediaError, format_problems
 from nanopedia.incremental import background
 
 Command = Callable[[argparse.Namespace], int]
@@ -202,15 +201,12 @@ def main(argv: Sequence[str] | None = None, detach: bool = False) -> int:
         background.defer()
     try:
         return int(args.run(args))
-    except UsageError as err:
-        print(f"nanopedia: error: {err}", file=sys.stderr)
-        return 2
     except KeyboardInterrupt:
         print("nanopedia: interrupted", file=sys.stderr)
         return 130
     except NanopediaError as err:  # a command that did not catch its own located problems
         print(format_problems(err.problems, "text"), file=sys.stderr)
-        return 1
+        return 2 if all(p.code == USAGE for p in err.problems) else 1
     except BrokenPipeError:
         # The reader went away (`nanopedia diagnose LOG | head`): stop quietly, as a tool killed
         # by SIGPIPE would, and point stdout at /dev/null so the final flush cannot fail again.

@@ -38,23 +38,23 @@ def parse(text: str, path: str) -> Config:
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as err:
-        raise NanopediaError([problem(path, 0, 0, "E050", f"invalid TOML: {err}")]) from None
+        raise NanopediaError([problem(path, "E050", f"invalid TOML: {err}")]) from None
     site = data.get("site", {})
     known = {f.name for f in fields(Config)} - {"feeds"}
     found = []
     if set(data) - {"site"} or not isinstance(site, dict):
-        found.append(problem(path, 0, 0, "E050", "the configuration has one table, [site]"))
+        found.append(problem(path, "E050", "the configuration has one table, [site]"))
         site = {}
     for key, value in site.items():
         if key not in known:
-            found.append(problem(path, 0, 0, "E050", f"unknown setting '{key}' in [site]",
+            found.append(problem(path, "E050", f"unknown setting '{key}' in [site]",
                                  f"known settings: {', '.join(sorted(known))}"))
         elif not isinstance(value, str):
-            found.append(problem(path, 0, 0, "E050", f"setting '{key}' must be a string"))
+            found.append(problem(path, "E050", f"setting '{key}' must be a string"))
     for key in ("base_url", "repo_url"):
         value = site.get(key, "")
         if isinstance(value, str) and value and not value.startswith("https://"):
-            found.append(problem(path, 0, 0, "E050", f"'{key}' must start with https://"))
+            found.append(problem(path, "E050", f"'{key}' must start with https://"))
     if found:
         raise NanopediaError(found)
     base = site.get("base_url", "")
@@ -72,6 +72,6 @@ def read(path: Path | None) -> Config:
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as err:
-        raise NanopediaError([problem(path.as_posix(), 0, 0, "E050",
+        raise NanopediaError([problem(path.as_posix(), "E050",
                                       f"cannot read the configuration: {err}")]) from None
     return parse(text, path.as_posix())

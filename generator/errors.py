@@ -11,7 +11,7 @@ import difflib
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, NoReturn
 
 Severity = Literal["error", "warning"]
 
@@ -57,6 +57,10 @@ CODES: dict[str, str] = {
     "E061": "warning: the entry does not say which releases it was checked against",
     "E070": "a code example does not match the installed library (import, attribute, keyword)",
 }
+
+USAGE = "E050"
+"""The code of a problem with the command line itself (a missing folder, an unreadable log):
+a command that fails with only these exits 2, as for a bad argument."""
 
 
 @dataclass(frozen=True, slots=True, order=True)
@@ -130,11 +134,17 @@ class NanopediaError(Exception):
         return "\n".join(str(p) for p in self.problems)
 
 
-def problem(
-    path: str, line: int, col: int, code: str, message: str, hint: str | None = None
-) -> Problem:
-    """Shorthand used by every checker, so codes and locations are built the same way."""
-    return Problem(Location(path, line, col), code, message, hint)
+def problem(path: str, code: str, message: str, hint: str | None = None, *,
+            at: tuple[int, int] = (0, 0)) -> Problem:
+    """Shorthand used by every checker, so codes and locations are built the same way; `at` is
+    the (line, column) in `path`, where (0, 0) is the whole file."""
+    return Problem(Location(path, *at), code, message, hint)
+
+
+def fail(path: str, code: str, message: str, hint: str | None = None, *,
+         at: tuple[int, int] = (0, 0)) -> NoReturn:
+    """Raise the one error type with one problem: what a command does when it cannot go on."""
+    raise NanopediaError([problem(path, code, message, hint, at=at)])
 
 
 def suggest(word: str, choices: Iterable[str]) -> str | None:

@@ -1,6 +1,2 @@
 """Commands built on the pipeline (`serve`, `bundle`, `new`, `diff`, `verify`), and the terminal
 side of every command (`entry_cli`, `log_cli`, `site_cli`), which `generator/cli.py` runs."""
-
-
-class UsageError(Exception):
-    """Bad arguments or paths: reported on stderr with exit code 2."""

@@ -71,7 +71,7 @@ class Bundle:
 
 
 def _fail(path: Path | str, message: str, hint: str | None = None) -> NanopediaError:
-    return NanopediaError([problem(str(path), 0, 0, "E041", message, hint)])
+    return NanopediaError([problem(str(path), "E041", message, hint)])
 
 
 def source_epoch() -> int:

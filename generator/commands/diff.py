@@ -21,9 +21,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from nanopedia.content.files import TAGS_FILE
 from nanopedia.content.load import decode, parse
 from nanopedia.errors import NanopediaError, problem
-from nanopedia.incremental.inputs import TAGS_FILE
 from nanopedia.model import Entry
 
 #: First line of every summary: the PR workflow finds and updates its own comment by it.
@@ -49,7 +49,7 @@ def _git(cwd: Path, *args: str, stdin: bytes | None = None) -> bytes:
     if done.returncode != 0:
         reason = done.stderr.decode("utf-8", "replace").strip().splitlines()
         raise NanopediaError(
-            [problem(str(cwd), 0, 0, "E050", f"git {args[0]} failed: {' '.join(reason[-1:])}")]
+            [problem(str(cwd), "E050", f"git {args[0]} failed: {' '.join(reason[-1:])}")]
         )
     return done.stdout
 
@@ -60,7 +60,7 @@ def _tree(entries: Path, rev: str) -> dict[str, str]:
         _git(entries, "rev-parse", "--verify", f"{rev}^{{commit}}")
     except NanopediaError:
         raise NanopediaError([problem(
-            entries.as_posix(), 0, 0, "E050", f"'{rev}' is not a commit in this repository",
+            entries.as_posix(), "E050", f"'{rev}' is not a commit in this repository",
             "check the spelling, or fetch it first (CI: actions/checkout with fetch-depth: 0)",
         )]) from None
     try:

@@ -1,8 +1,9 @@
 """The terminal side of the commands on entries: `check`, `schema`, `verify`, `new` and `diff`.
 
 Each handler takes the parsed arguments, prints its report (results on stdout, notes on stderr)
-and returns the exit code (`generator/cli.py` states the policy); bad arguments or paths raise
-`UsageError`. Each imports what it needs when it runs: a command loads only its own code.
+and returns the exit code (`generator/cli.py` states the policy); bad arguments or paths fail
+with a located E050 problem (exit 2). Each imports what it needs when it runs: a command loads
+only its own code.
 """
 
 from __future__ import annotations
@@ -14,9 +15,8 @@ import sys
 import time
 from pathlib import Path
 
-from nanopedia.commands import UsageError
-from nanopedia.errors import NanopediaError, format_problems
-from nanopedia.incremental.inputs import TAGS_FILE
+from nanopedia.content.files import TAGS_FILE
+from nanopedia.errors import NanopediaError, fail, format_problems
 
 
 def run_check(args: argparse.Namespace) -> int:
@@ -32,7 +32,7 @@ def run_check(args: argparse.Namespace) -> int:
             if files is not None:
                 files.append(path)
         else:
-            raise UsageError(f"no such file or directory: {raw}")
+            fail(raw, "E050", "no such file or directory")
     from nanopedia.content.corpus import display
     from nanopedia.content.gates import browser_slowness, fingerprint_gates
     from nanopedia.content.validate import checked_with_problem
@@ -52,7 +52,7 @@ def run_check(args: argparse.Namespace) -> int:
         problems += [p for p in fingerprint_gates(catalog.sources)
                      if shown is None or p.location.path in shown]
         if files is None:
-            problems += [problem(display(p), 0, 0, "E007", "a '.yml' file in the entries folder "
+            problems += [problem(display(p), "E007", "a '.yml' file in the entries folder "
                                  "is not read", f"rename it to '{p.stem}.yaml'")
                          for p in sorted(root.glob("*.yml"))]
     problems += browser_slowness(timed, problems)
@@ -85,7 +85,7 @@ def run_verify(args: argparse.Namespace) -> int:
 
     root = Path(args.entries)
     if not root.is_dir():
-        raise UsageError(f"no such entries directory: {args.entries}")
+        fail(args.entries, "E050", "no such entries directory", "pass --entries DIR")
     catalog, problems = gather(root)
     errors = sum(p.severity == "error" for p in problems)
     if errors:  # an entry that did not load is not verified; `check` is the gate for the rest
@@ -94,14 +94,14 @@ def run_verify(args: argparse.Namespace) -> int:
     by_id = {s.entry.id: s for s in catalog.sources}
     unknown = [i for i in args.ids if i not in by_id]
     if unknown:
-        raise UsageError(f"no such entry, or it does not load: {', '.join(unknown)}")
+        fail(args.entries, "E050", f"no such entry, or it does not load: {', '.join(unknown)}")
     chosen = [by_id[i] for i in (args.ids or sorted(by_id))]
     absent = verify.missing_imports([s.entry for s in chosen])
     if absent:
-        raise UsageError(
-            f"{', '.join(absent)} {'is' if len(absent) == 1 else 'are'} not installed for "
-            f"{sys.executable}; the repros need the pinned environment: run 'make verify' (it "
-            "creates .venv-repro/), or pip install -e '.[repro]' and run verify from there")
+        fail(sys.executable, "E050",
+             f"{', '.join(absent)} {'is' if len(absent) == 1 else 'are'} not installed here",
+             "the repros need the pinned environment: run 'make verify' (it creates "
+             ".venv-repro/), or pip install -e '.[repro]' and run verify from there")
     text = args.format == "text"
     for line in pins.installed_mismatches():
         print(f"nanopedia: warning: {line}; results may differ from the pages", file=sys.stderr)

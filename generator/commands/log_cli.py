@@ -2,7 +2,7 @@
 
 Each handler takes the parsed arguments, prints its report (results on stdout, warnings and
 progress on stderr) and returns the exit code (`generator/cli.py` states the policy); bad
-arguments or unreadable logs raise `UsageError`.
+arguments or unreadable logs fail with a located E050 problem (exit 2).
 """
 
 from __future__ import annotations
@@ -16,8 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from nanopedia.commands import UsageError
-from nanopedia.errors import NanopediaError
+from nanopedia.errors import NanopediaError, fail
 
 #: Logs at least this large get a progress bar on a terminal.
 PROGRESS_BYTES = 64 << 20
@@ -28,7 +27,7 @@ def run_diagnose(args: argparse.Namespace) -> int:
 
     root = Path(args.entries) if args.entries else locate_entries()
     if not root.is_dir():
-        raise UsageError(f"no such entries directory: {root}")
+        fail(str(root), "E050", "no such entries directory", "pass --entries DIR")
     from nanopedia.diagnosis import rank, report, scan
 
     usable, skipped = scan.usable_entries(root)
@@ -41,7 +40,7 @@ def run_diagnose(args: argparse.Namespace) -> int:
         try:
             sizes.append(0 if raw == "-" else Path(raw).stat().st_size)
         except OSError as err:
-            raise UsageError(f"cannot read {raw}: {err.strerror or err}") from err
+            fail(raw, "E050", f"cannot read the log: {err.strerror or err}")
     bar = sys.stderr.isatty() and sum(sizes) >= PROGRESS_BYTES
     start = time.monotonic()
     deadline = start + args.deadline
@@ -52,13 +51,11 @@ def run_diagnose(args: argparse.Namespace) -> int:
         try:
             scans.append(scan.scan_file(raw, matcher, deadline, shown, args.jobs, name))
         except scan.DiagnoseTimeout as err:
-            print(f"nanopedia: error: diagnosis stopped after {time.monotonic() - start:.1f} s "
-                  f"(--deadline {args.deadline:g}): {err}; raise --deadline or fix that pattern",
-                  file=sys.stderr)
-            return 2
+            fail(name, "E050", f"diagnosis stopped after {time.monotonic() - start:.1f} s "
+                 f"(--deadline {args.deadline:g}): {err}", "raise --deadline or fix that pattern")
         except (OSError, EOFError) as err:
             why = err.strerror if isinstance(err, OSError) else None
-            raise UsageError(f"cannot read {name}: {why or err}") from err
+            fail(name, "E050", f"cannot read the log: {why or err}")
         finally:
             if shown:
                 print(file=sys.stderr)
@@ -115,8 +112,8 @@ def run_triage(args: argparse.Namespace) -> int:
     from nanopedia.diagnosis import triage, triage_report
 
     if args.ray and os.path.exists(args.ray) and ":" not in args.ray:
-        raise UsageError(f"--ray took {args.ray!r} as the cluster address; put a bare --ray after "
-                         "the paths, or write --ray=ADDRESS")
+        fail("--ray", "E050", f"took {args.ray!r} as the cluster address",
+             "put a bare --ray after the paths, or write --ray=ADDRESS")
     options = triage.Options(args.top, args.base_url or _config_base_url(),
                              args.max_file_bytes, args.deadline)
     try:
@@ -128,7 +125,7 @@ def run_triage(args: argparse.Namespace) -> int:
                               job_pattern=args.job_pattern, options=options)
         head = list(itertools.islice(items, 1))  # the cluster is joined, the paths walked
     except triage.TriageError as err:
-        raise UsageError(str(err)) from None
+        fail("nanopedia triage", "E050", str(err))
     items = itertools.chain(head, items)
     if sys.stderr.isatty():
         items = _triage_progress(items, triage.Skip)

@@ -78,8 +78,6 @@ def create(
         found.append(
             problem(
                 where,
-                0,
-                0,
                 "E050",
                 f"'{entry_id}' is not a valid entry id",
                 f"use lower-case words joined by hyphens (at most {MAX_ID} characters), "
@@ -90,15 +88,13 @@ def create(
         found.append(
             problem(
                 where,
-                0,
-                0,
                 "E050",
                 f"entry '{entry_id}' already exists: {owner}",
                 "edit that file, or choose another id",
             )
         )
     if not root.is_dir():
-        found.append(problem(display(root), 0, 0, "E050", "no entries directory here",
+        found.append(problem(display(root), "E050", "no entries directory here",
                              "run this in the repository root or pass --entries DIR"))
     known = _tag_names(root)
     for tag in tags:
@@ -106,8 +102,6 @@ def create(
             found.append(
                 problem(
                     display(root / TAGS_FILE),
-                    0,
-                    0,
                     "E050",
                     f"unknown tag '{tag}'",
                     suggest(tag, known) or "add it to entries/tags.yaml first",
@@ -118,8 +112,6 @@ def create(
         found.append(
             problem(
                 where,
-                0,
-                0,
                 "E050",
                 f"unknown category '{category}'",
                 suggest(category, categories) or f"one of: {', '.join(categories)}",
@@ -134,7 +126,7 @@ def create(
             handle.write(text)
     except OSError as err:
         raise NanopediaError(
-            [problem(where, 0, 0, "E041", f"cannot write the entry: {err.strerror}")]
+            [problem(where, "E041", f"cannot write the entry: {err.strerror}")]
         ) from None
     return path
 

@@ -2,7 +2,7 @@
 
 Each handler takes the parsed arguments, prints the located problems on stdout and what it made
 on stderr, and returns the exit code (`generator/cli.py` states the policy); a missing entries
-folder or config file raises `UsageError`.
+folder or config file fails with a located E050 problem (exit 2).
 """
 
 from __future__ import annotations
@@ -12,18 +12,17 @@ import sys
 import tempfile
 from pathlib import Path
 
-from nanopedia.commands import UsageError
-from nanopedia.errors import NanopediaError, format_problems
+from nanopedia.errors import NanopediaError, fail, format_problems
 
 
 def _site_inputs(args: argparse.Namespace) -> tuple[Path, Path | None]:
     """The entries directory and optional config file of build, bundle and serve, checked."""
     entries = Path(args.entries)
     if not entries.is_dir():
-        raise UsageError(f"no such directory: {args.entries}")
+        fail(args.entries, "E050", "no such entries directory", "pass --entries DIR")
     config = Path(args.config) if args.config else None
     if config is not None and not config.is_file():
-        raise UsageError(f"no such file: {args.config}")
+        fail(args.config, "E050", "no such config file")
     return entries, config
 
 
@@ -85,5 +84,6 @@ def run_serve(args: argparse.Namespace) -> int:
         try:
             serve.serve(entries, out, config, args.port, log, ready)
         except OSError as err:
-            raise UsageError(f"cannot serve on 127.0.0.1:{args.port}: {err.strerror}") from None
+            fail(f"127.0.0.1:{args.port}", "E050", f"cannot serve: {err.strerror}",
+                 "pass --port with a free port")
     return 0

@@ -161,11 +161,11 @@ def link(
                 found.append(
                     problem(
                         n.path,
-                        *n.at(str(where[0]), int(where[1]) if len(where) > 1 else 0),
                         "E020",
                         f"{what} '{name}' is already used by entry '{first.id}'",
                         f"see {first.path}:{line}:{col}; ids and aliases must be "
                         "unique (compared case-insensitively)",
+                        at=n.at(str(where[0]), int(where[1]) if len(where) > 1 else 0),
                     )
                 )
             else:
@@ -189,10 +189,10 @@ def link(
                 found.append(
                     problem(
                         n.path,
-                        *n.at("related", i),
                         "E021",
                         f"entry '{n.id}' lists itself as related",
                         "remove it",
+                        at=n.at("related", i),
                     )
                 )
             elif rel in by_id:
@@ -201,24 +201,24 @@ def link(
                 continue
             else:
                 msg, hint = target_problem(rel, "related entry")
-                found.append(problem(n.path, *n.at("related", i), "E021", msg, hint))
+                found.append(problem(n.path, "E021", msg, hint, at=n.at("related", i)))
         for target, line, col, field in n.entry_links:
             if target in by_id:
                 if target != n.id:
                     back[target].add(n.id)
             elif target not in invalid:
                 msg, hint = target_problem(target, f"link in '{field}' to entry")
-                found.append(problem(n.path, line, col, "E025", msg, hint))
+                found.append(problem(n.path, "E025", msg, hint, at=(line, col)))
         for i, tag in enumerate(n.tags):
             if tag not in tags:
                 found.append(
                     problem(
                         n.path,
-                        *n.at("tags", i),
                         "E023",
                         f"unknown tag '{tag}'",
                         suggest(tag, tags)
                         or "add it to entries/tags.yaml with a title and description",
+                        at=n.at("tags", i),
                     )
                 )
     if tags_doc is not None:  # the registry's descriptions link to entries too
@@ -230,7 +230,7 @@ def link(
                     continue
                 msg, hint = target_problem(goal, f"link in '{dotted(at)}' to entry")
                 line, col = doc_line(tags_doc, at, one.line)
-                found.append(problem(tags_doc.path, line, col, "E025", msg, hint))
+                found.append(problem(tags_doc.path, "E025", msg, hint, at=(line, col)))
     members: dict[str, list[str]] = {t: [] for t in sorted(tags)}
     for n in ordered:
         for tag in dict.fromkeys(n.tags):
@@ -244,10 +244,10 @@ def link(
                 found.append(
                     problem(
                         tags_doc.path,
-                        *tags_doc.position((tag,), key=True),
                         "E024",
                         f"tag '{tag}' is used by no entry",
                         "remove it from the registry or tag an entry with it",
+                        at=tags_doc.position((tag,), key=True),
                     )
                 )
     linked = Links(

@@ -52,10 +52,11 @@ def fingerprint_gates(sources: Sequence[Source]) -> list[Problem]:
         for i, fp in decisive:
             if literal_length(fp.pattern) < MIN_DECISIVE_LITERALS:
                 found.append(problem(
-                    src.doc.path, *src.at("fingerprints", i, "pattern"), "E034",
+                    src.doc.path, "E034",
                     f"decisive fingerprint '{fp.id}' has {literal_length(fp.pattern)} fixed "
                     f"characters; at least {MIN_DECISIVE_LITERALS}",
-                    "quote the distinctive words of the message, or make it 'supporting'"))
+                    "quote the distinctive words of the message, or make it 'supporting'",
+                    at=src.at("fingerprints", i, "pattern")))
         if not decisive:
             continue
         matcher = re2.Set.SearchSet(scan_options())
@@ -73,11 +74,11 @@ def fingerprint_gates(sources: Sequence[Source]) -> list[Problem]:
                     continue
                 reported.add((k, owner))
                 found.append(problem(
-                    src.doc.path, *src.at("fingerprints", i, "pattern"), "E035",
+                    src.doc.path, "E035",
                     f"decisive fingerprint '{fp.id}' matches a line entry '{owner}' documents "
                     f"(its fingerprint '{fp_id}'): {line[:120]!r}",
                     f"make the pattern more specific, or add '{owner}' to its 'overlaps' if "
-                    "both entries own this line"))
+                    "both entries own this line", at=src.at("fingerprints", i, "pattern")))
     return found
 
 
@@ -110,8 +111,8 @@ def browser_slowness(sources: Sequence[Source], reported: Iterable[Problem] = ()
         reason = timing.verdict()
         if reason:
             code, message, hint = reason
-            found.append(problem(src.doc.path, *src.at("fingerprints", i, "pattern"), code,
-                                 f"fingerprint '{fp.id}': {message}", hint))
+            found.append(problem(src.doc.path, code, f"fingerprint '{fp.id}': {message}", hint,
+                                 at=src.at("fingerprints", i, "pattern")))
     return found
 
 

@@ -162,7 +162,7 @@ def link_problems(doc: Document, where: Path_, text: str) -> Iterator[Problem]:
         else:
             message = f"link scheme '{scheme}:' is not allowed in '{dotted(where)}'"
             hint = "use https://, mailto:, a #fragment or entry:<id>"
-        yield problem(doc.path, line, col, "E016", message, hint)
+        yield problem(doc.path, "E016", message, hint, at=(line, col))
 
 
 def label_problem(doc: Document, where: Path_, text: str) -> Problem | None:
@@ -177,11 +177,10 @@ def label_problem(doc: Document, where: Path_, text: str) -> Problem | None:
     unclosed = text.count("[") - text.count("]")
     return problem(
         doc.path,
-        line,
-        col,
         "E013",
         f"'{dotted(where)}' leaves too many '[' open: markdown looks for the ']' of each to the "
         f"end of its paragraph ({cost:,} characters scanned, at most {LABEL_BUDGET:,})"
         + (f"; {unclosed:,} more '[' than ']'" if unclosed > 0 else ""),
         "close each '[' with ']', or write '\\[' for a bracket that is text",
+        at=(line, col),
     )

@@ -89,7 +89,7 @@ def parse(text: str, path: str) -> Document:
 
     def refuse(event: Any, code: str, message: str, hint: str | None = None) -> _Refused:
         line, col = _mark(event.start_mark)
-        return _Refused(problem(path, line, col, code, message, hint))
+        return _Refused(problem(path, code, message, hint, at=(line, col)))
 
     try:
         loader = _Loader(text)  # the pure-Python reader refuses some text here already
@@ -105,14 +105,14 @@ def parse(text: str, path: str) -> Document:
         message = f"invalid YAML: {err.problem or err.context}"
         if "nesting depth" in message:  # libyaml's own limit, far beyond ours
             hint = "entries are shallow; check the brackets"
-            raise NanopediaError([problem(path, line, col, "E005", message, hint)]) from None
+            raise NanopediaError([problem(path, "E005", message, hint, at=(line, col))]) from None
         hint = "check the indentation and quote values that contain ': ' or start with a symbol"
-        raise NanopediaError([problem(path, line, col, "E002", message, hint)]) from None
+        raise NanopediaError([problem(path, "E002", message, hint, at=(line, col))]) from None
     except yaml.YAMLError as err:  # reader errors carry no mark of the MarkedYAMLError kind
-        raise NanopediaError([problem(path, 1, 1, "E002", f"invalid YAML: {err}")]) from None
+        raise NanopediaError([problem(path, "E002", f"invalid YAML: {err}", at=(1, 1))]) from None
     if data is None:
         raise NanopediaError(
-            [problem(path, 0, 0, "E006", "the file has no content", "an entry is a YAML mapping")]
+            [problem(path, "E006", "the file has no content", "an entry is a YAML mapping")]
         )
     if _MAY_HIDE.search(text) is not None:  # rarely: only then is every string looked at
         hidden = _hidden_problems(text, path, data, marks, key_marks, blocks)
@@ -184,7 +184,7 @@ def _hidden_problems(text: str, path: str, data: Any, marks: dict[Path_, tuple[i
         what, hint = hidden_character(char)
         shown = HIDDEN.sub(lambda m: f"\\u{ord(m.group()):04x}", value)  # never the character
         name = f"the key '{shown}'" if key else f"'{dotted(where)}'"
-        found.append(problem(path, line, col, "E018", f"{name} holds {what}", hint))
+        found.append(problem(path, "E018", f"{name} holds {what}", hint, at=(line, col)))
 
     stack: list[tuple[Path_, Any]] = [((), data)]
     while stack:
@@ -301,15 +301,13 @@ def decode(raw: bytes, path: str) -> str:
     """Bytes to text with the same located refusals for every source (file, stdin, tests)."""
     if not raw.strip():
         raise NanopediaError(
-            [problem(path, 0, 0, "E006", "the file is empty", "an entry is a YAML mapping")]
+            [problem(path, "E006", "the file is empty", "an entry is a YAML mapping")]
         )
     if len(raw) > MAX_BYTES:
         raise NanopediaError(
             [
                 problem(
                     path,
-                    0,
-                    0,
                     "E001",
                     f"file is over the {MAX_BYTES} byte limit",
                     "split long text or move large logs out of the entry",
@@ -319,13 +317,13 @@ def decode(raw: bytes, path: str) -> str:
     nul = raw.find(b"\0")
     if nul >= 0:
         line, col = _byte_position(raw, nul)
-        raise NanopediaError([problem(path, line, col, "E001", "NUL byte in file", None)])
+        raise NanopediaError([problem(path, "E001", "NUL byte in file", None, at=(line, col))])
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as err:
         line, col = _byte_position(raw, err.start)
         raise NanopediaError(
-            [problem(path, line, col, "E001", "invalid UTF-8", "save the file as UTF-8")]
+            [problem(path, "E001", "invalid UTF-8", "save the file as UTF-8", at=(line, col))]
         ) from None
     return text.removeprefix("\ufeff")
 
@@ -352,7 +350,7 @@ def _refusal(mode: int, shown: str) -> NanopediaError:
         message = "symlinks are not allowed"
     else:
         message = f"not a regular file: {_KINDS.get(stat.S_IFMT(mode), 'not a file')}"
-    return NanopediaError([problem(shown, 0, 0, "E001", message, "commit a regular file")])
+    return NanopediaError([problem(shown, "E001", message, "commit a regular file")])
 
 
 def read_file(path: str | os.PathLike[str], shown: str, dir_fd: int | None = None) -> bytes:
@@ -371,7 +369,7 @@ def read_file(path: str | os.PathLike[str], shown: str, dir_fd: int | None = Non
         if err.errno == errno.ELOOP:  # swapped for a symlink after the lstat
             raise _refusal(stat.S_IFLNK, shown) from None
         reason = f"cannot read file: {err.strerror}"
-        raise NanopediaError([problem(shown, 0, 0, "E001", reason)]) from None
+        raise NanopediaError([problem(shown, "E001", reason)]) from None
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
@@ -387,7 +385,7 @@ def read_file(path: str | os.PathLike[str], shown: str, dir_fd: int | None = Non
                 break
     except OSError as err:
         reason = f"cannot read file: {err.strerror}"
-        raise NanopediaError([problem(shown, 0, 0, "E001", reason)]) from None
+        raise NanopediaError([problem(shown, "E001", reason)]) from None
     finally:
         os.close(fd)
     return b"".join(chunks)

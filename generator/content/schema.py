@@ -116,11 +116,10 @@ def placeholder_problems(doc: Document) -> dict[Path_, Problem]:
                 line, col = line + 1, 1
             found[path] = problem(
                 doc.path,
-                line,
-                col,
                 "E060",
                 f"'{dotted(path)}' is still a placeholder from `nanopedia new`",
                 f"fill in: {about}" if about else "fill in a value or remove the line",
+                at=(line, col),
             )
 
     walk(doc.data, ())
@@ -137,7 +136,7 @@ def _translate(doc: Document, model: type[BaseModel], prefix: Path_, err: Any) -
     ctx = err.get("ctx") or {}
     value = err.get("input")
     line, col = doc.position(loc, key=kind == "extra_forbidden")
-    fail = lambda code, msg, hint=None: problem(doc.path, line, col, code, msg, hint)  # noqa: E731
+    fail = lambda code, msg, hint=None: problem(doc.path, code, msg, hint, at=(line, col))  # noqa: E731
     if kind == "extra_forbidden":
         owner = _model_at(model, rel[:-1])
         known = list(owner.model_fields) if owner else []
@@ -150,11 +149,10 @@ def _translate(doc: Document, model: type[BaseModel], prefix: Path_, err: Any) -
         field = loc[-1]
         return problem(
             doc.path,
-            line,
-            col,
             "E011",
             f"missing required field '{name}'",
             f"add '{field}:' here (see entries/README.md)",
+            at=(line, col),
         )
     if value is None and kind in ("string_type", "list_type", "model_type", "dict_type"):
         return fail("E012", f"'{name}' is empty", f"give '{loc[-1]}' a value or remove the line")

@@ -48,11 +48,11 @@ def reserved_problem(doc: Document, where: Path_, name: str, what: str,
         return None
     return problem(
         doc.path,
-        *doc.position(where, key=key),
         "E013",
         f"'{name}' cannot be {what}: Windows reserves the file name '{name}' (any extension)",
         f"add a word, e.g. '{name}-failure'; con, prn, aux, nul, com0-com9 and lpt0-lpt9 "
         "cannot be file names on Windows",
+        at=doc.position(where, key=key),
     )
 
 
@@ -62,11 +62,10 @@ def check_entry(doc: Document, stem: str) -> tuple[Source | None, list[Problem]]
         return None, [
             problem(
                 doc.path,
-                1,
-                1,
                 "E012",
                 "an entry must be a YAML mapping",
                 "start with 'id: <file-name>'",
+                at=(1, 1),
             )
         ]
     stubs = placeholder_problems(doc)
@@ -86,10 +85,7 @@ def check_entry(doc: Document, stem: str) -> tuple[Source | None, list[Problem]]
 def _entry_rules(src: Source, stem: str, costly: frozenset[Path_]) -> Iterator[Problem]:
     """The rules a type cannot express, each located at the value it is about; the markdown
     fields in `costly` are not parsed."""
-    e, path = src.entry, src.doc.path
-
-    def at(*where: str | int, key: bool = False) -> tuple[str, int, int]:
-        return (path, *src.at(*where, key=key))
+    e, path, at = src.entry, src.doc.path, src.at
 
     for where, name, what in (("id",), e.id, "an id"), *(
             (("aliases", i), a, "an alias") for i, a in enumerate(e.aliases)):
@@ -98,23 +94,25 @@ def _entry_rules(src: Source, stem: str, costly: frozenset[Path_]) -> Iterator[P
             yield reserved
     if e.id != stem:
         yield problem(
-            *at("id"),
+            path,
             "E014",
             f"id '{e.id}' does not match the file name '{stem}.yaml'",
             f"rename the file to '{e.id}.yaml' or set 'id: {stem}'",
+            at=at("id"),
         )
     causes = [c.id for c in e.root_causes]
-    yield from _duplicates(causes, lambda i: at("root_causes", i, "id"), "root cause")
+    yield from _duplicates(path, causes, lambda i: at("root_causes", i, "id"), "root cause")
     yield from _duplicates(
-        [f.id for f in e.fingerprints], lambda i: at("fingerprints", i, "id"), "fingerprint"
+        path, [f.id for f in e.fingerprints], lambda i: at("fingerprints", i, "id"), "fingerprint"
     )
     for i, symptom in enumerate(e.symptoms):
         if symptom.cause not in causes:
             yield problem(
-                *at("symptoms", i, "cause"),
+                path,
                 "E022",
                 f"symptom points to unknown root cause '{symptom.cause}'",
                 suggest(symptom.cause, causes) or f"root causes: {', '.join(causes)}",
+                at=at("symptoms", i, "cause"),
             )
     for i, ex in enumerate(e.code_examples):
         if ex.language == "python":
@@ -124,7 +122,7 @@ def _entry_rules(src: Source, stem: str, costly: frozenset[Path_]) -> Iterator[P
             yield from link_problems(src.doc, where, text)
     for i in range(len(e.fingerprints)):
         yield from _fingerprint_problems(src, i, causes)
-    yield from _duplicates([r.id for r in e.repro], lambda i: at("repro", i, "id"), "repro")
+    yield from _duplicates(path, [r.id for r in e.repro], lambda i: at("repro", i, "id"), "repro")
     for i in range(len(e.repro)):
         yield from _repro_problems(src, i)
 
@@ -137,19 +135,19 @@ def _repro_problems(src: Source, i: int) -> Iterator[Problem]:
         if name not in known:
             yield problem(
                 path,
-                *src.at("repro", i, "shows", j),
                 "E027",
                 f"repro '{repro.id}' names unknown fingerprint '{name}'",
                 suggest(name, known) or (f"fingerprints: {', '.join(known)}" if known
                                          else "this entry has no fingerprints yet"),
+                at=src.at("repro", i, "shows", j),
             )
     if repro.expect == "warning" and not repro.shows:
         yield problem(
             path,
-            *src.at("repro", i, "expect"),
             "E013",
             f"repro '{repro.id}' expects a warning but names no fingerprint in 'shows'",
             "name the fingerprints of the warning the broken run prints",
+            at=src.at("repro", i, "expect"),
         )
     for side in ("broken", "fixed"):
         code = getattr(repro, side)
@@ -158,11 +156,11 @@ def _repro_problems(src: Source, i: int) -> Iterator[Problem]:
         if lines > MAX_SCRIPT_LINES:
             yield problem(
                 path,
-                *src.at(*where),
                 "E013",
                 f"repro '{repro.id}': the {side} script has {lines} lines; at most "
                 f"{MAX_SCRIPT_LINES}",
                 "a repro shows one failure: cut everything the failure does not need",
+                at=src.at(*where),
             )
         yield from _parse_problems(src, where, code, f"repro '{repro.id}' {side} script")
 
@@ -181,16 +179,17 @@ def checked_with_problem(src: Source) -> Problem | None:
     )
 
 
-def _duplicates(ids: list[str], where: Callable[[int], tuple[str, int, int]], what: str
+def _duplicates(path: str, ids: list[str], where: Callable[[int], tuple[int, int]], what: str
                 ) -> Iterator[Problem]:
     seen: set[str] = set()
     for i, ident in enumerate(ids):
         if ident in seen:
             yield problem(
-                *where(i),
+                path,
                 "E026",
                 f"duplicate {what} id '{ident}'",
                 "ids must be unique within the entry",
+                at=where(i),
             )
         seen.add(ident)
 
@@ -244,7 +243,7 @@ def _parse_problems(src: Source, where: Path_, code: str, what: str) -> Iterator
         else:
             message = f"{what} does not parse: {err.msg} (line {err.lineno} of the code)"
             hint = "fix the code or set 'language' to the right value"
-        yield problem(src.doc.path, line, 1, "E017", message, hint)
+        yield problem(src.doc.path, "E017", message, hint, at=(line, 1))
 
 
 def _fingerprint_problems(src: Source, i: int, causes: list[str]) -> Iterator[Problem]:
@@ -253,49 +252,49 @@ def _fingerprint_problems(src: Source, i: int, causes: list[str]) -> Iterator[Pr
     if fp.cause is not None and fp.cause not in causes:
         yield problem(
             path,
-            *src.at("fingerprints", i, "cause"),
             "E022",
             f"fingerprint '{fp.id}' points to unknown root cause '{fp.cause}'",
             suggest(fp.cause, causes) or f"root causes: {', '.join(causes)}",
+            at=src.at("fingerprints", i, "cause"),
         )
     reason = fingerprints.pattern_error(fp)
     if reason:
         yield problem(
             path,
-            *src.at("fingerprints", i, "pattern"),
             "E030",
             f"fingerprint '{fp.id}': {reason}",
             "see 'Fingerprints' in entries/README.md for the portable subset",
+            at=src.at("fingerprints", i, "pattern"),
         )
         return
     slow = portable.backtracking_error(fp.pattern) or fingerprints.slowness_error(fp)
     if slow:
         yield problem(
             path,
-            *src.at("fingerprints", i, "pattern"),
             "E033",
             f"fingerprint '{fp.id}': {slow}",
             "anchor on the distinctive words of the message; avoid wide classes under counted "
             "or nested repetition",
+            at=src.at("fingerprints", i, "pattern"),
         )
     regex = fingerprints.compile_pattern(fp)
     for j, line in enumerate(fp.must_match):
         if regex.search(line) is None:
             yield problem(
                 path,
-                *src.at("fingerprints", i, "must_match", j),
                 "E031",
                 f"fingerprint '{fp.id}' does not match this must_match line",
                 "loosen the pattern or fix the example",
+                at=src.at("fingerprints", i, "must_match", j),
             )
     for j, line in enumerate(fp.must_not_match):
         if regex.search(line) is not None:
             yield problem(
                 path,
-                *src.at("fingerprints", i, "must_not_match", j),
                 "E032",
                 f"fingerprint '{fp.id}' matches this must_not_match line",
                 "make the pattern more specific",
+                at=src.at("fingerprints", i, "must_not_match", j),
             )
 
 
@@ -306,7 +305,8 @@ def check_tags(doc: Document) -> tuple[dict[str, Tag], list[Problem]]:
     not turn every entry's tags into errors.
     """
     if not isinstance(doc.data, dict):
-        return {}, [problem(doc.path, 1, 1, "E012", "the tag registry must be a mapping of tags")]
+        return {}, [problem(doc.path, "E012", "the tag registry must be a mapping of tags",
+                            at=(1, 1))]
     tags: dict[str, Tag] = {}
     found: list[Problem] = []
     for slug, body in doc.data.items():
@@ -314,10 +314,10 @@ def check_tags(doc: Document) -> tuple[dict[str, Tag], list[Problem]]:
             found.append(
                 problem(
                     doc.path,
-                    *doc.position((slug,), key=True),
                     "E013",
                     f"'{slug}' is not a valid tag name",
                     f"use lower-case words joined by hyphens, e.g. '{slugify(slug)}'",
+                    at=doc.position((slug,), key=True),
                 )
             )
             continue

@@ -36,7 +36,7 @@ def lock_timeout(environ: Mapping[str, str] = os.environ) -> float:
     except ValueError:
         seconds = -1.0
     if not 0 <= seconds < float("inf"):
-        raise NanopediaError([problem(TIMEOUT_VARIABLE, 0, 0, "E050",
+        raise NanopediaError([problem(TIMEOUT_VARIABLE, "E050",
                                       f"{TIMEOUT_VARIABLE} must be seconds, not {raw!r}",
                                       "for example 600, or 0 not to wait")])
     return seconds

@@ -158,7 +158,7 @@ def reload(path: str, k: str) -> Entry:
     never cached for its warnings). Fails when the file no longer has those bytes."""
     src = load_entry(Path(path))[0] if entry_key(Path(path)) == k else None
     if src is None:
-        raise NanopediaError([problem(path, 0, 0, "E042",
+        raise NanopediaError([problem(path, "E042",
                                       "the entry changed while the site was being built",
                                       "build again")])
     return src.entry

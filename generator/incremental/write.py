@@ -45,7 +45,7 @@ Span = tuple[str, int, int]
 
 def fail(out: Path, message: str, hint: str | None = None) -> NanopediaError:
     """A located problem with the site folder `out` (E041), for the writer and the lock."""
-    return NanopediaError([problem(out.as_posix(), 0, 0, "E041", message, hint)])
+    return NanopediaError([problem(out.as_posix(), "E041", message, hint)])
 
 
 def _scratch(out: Path, kind: str) -> Path:

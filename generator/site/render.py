@@ -6,13 +6,14 @@ never compiled as a template, so `{{ 7*7 }}` in an entry stays text.
 
 from __future__ import annotations
 
+import traceback
 from collections.abc import Iterator
 from functools import cache
 from pathlib import Path
 
 import jinja2
 
-from nanopedia.errors import NanopediaError, problem
+from nanopedia.errors import fail
 from nanopedia.site.views import Page
 from nanopedia.theme_dir import THEME  # the default theme; `build` and `serve` import it from here
 
@@ -56,12 +57,22 @@ def render(page: Page, theme: Path = THEME) -> bytes:
         template = environment(theme).get_template(page.template)
         return template.render(page.context).encode("utf-8")
     except jinja2.TemplateSyntaxError as err:
-        where = f"theme/templates/{err.name or page.template}"
-        raise NanopediaError([problem(where, err.lineno, 1, "E040", err.message or str(err))]) \
-            from None
+        fail(f"theme/templates/{err.name or page.template}", "E040", err.message or str(err),
+             at=(err.lineno, 1))
     except jinja2.TemplateError as err:
-        raise NanopediaError([problem(f"theme/templates/{page.template}", 0, 0, "E040",
-                                      f"{err} (while rendering {page.path})")]) from None
+        name, line = _template_line(err, theme, page.template)
+        fail(f"theme/templates/{name}", "E040", f"{err} (while rendering {page.path})",
+             at=(line, 1 if line else 0))
+
+
+def _template_line(err: Exception, theme: Path, template: str) -> tuple[str, int]:
+    """The template and line a rendering error was raised at: Jinja gives the frames of
+    template code the template's file name and line, so the innermost such frame says."""
+    folder = str(theme / "templates") + "/"
+    for frame in reversed(traceback.extract_tb(err.__traceback__)):
+        if frame.filename.startswith(folder):
+            return frame.filename.removeprefix(folder), frame.lineno or 0
+    return template, 0
 
 
 def static_files(theme: Path = THEME) -> Iterator[tuple[str, bytes]]:

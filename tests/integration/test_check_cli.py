@@ -95,7 +95,7 @@ def test_missing_path_is_a_usage_error(cli, tmp_path, monkeypatch) -> None:
     monkeypatch.chdir(tmp_path)
     result = cli("check", "nope.yaml")
     assert result.code == 2
-    assert "no such file or directory: nope.yaml" in result.err
+    assert result.err == "nope.yaml: error[E050]: no such file or directory\n"
 
 
 def test_bad_option_is_a_usage_error(cli) -> None:

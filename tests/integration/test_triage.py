@@ -454,7 +454,8 @@ def test_cli_usage_errors(cli, tmp_path: Path, cached_entries: None,
     pattern = cli("triage", "--job-pattern", "[x", str(tmp_path))
     assert pattern.code == 2 and "never closed" in pattern.err
     swallowed = cli("triage", "--ray", str(tmp_path), log)
-    assert swallowed.code == 2 and "--ray took" in swallowed.err
+    assert swallowed.code == 2 and swallowed.err.startswith("--ray: error[E050]: took ")
+    assert "hint: put a bare --ray after the paths" in swallowed.err
     with pytest.raises(SystemExit) as exited:
         cli("triage", "--max-file-bytes", "lots", log)
     assert exited.value.code == 2 and "not a size: 'lots'" in capsys.readouterr().err

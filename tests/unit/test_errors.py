@@ -22,7 +22,7 @@ def test_a_location_names_the_file_alone_or_its_line_and_column() -> None:
 
 
 def test_a_problem_reads_location_severity_code_message_then_hint() -> None:
-    found = problem("e.yaml", 2, 5, "E023", "unknown tag 'bfl6'", "did you mean 'bf16'?")
+    found = problem("e.yaml", "E023", "unknown tag 'bfl6'", "did you mean 'bf16'?", at=(2, 5))
     assert str(found) == ("e.yaml:2:5: error[E023]: unknown tag 'bfl6'\n"
                           "    hint: did you mean 'bf16'?")
     warning = Problem(Location("e.yaml"), "E061", "no checked_with", None, "warning")
@@ -30,9 +30,9 @@ def test_a_problem_reads_location_severity_code_message_then_hint() -> None:
 
 
 def test_two_problems_on_one_line_come_in_column_order() -> None:
-    later = problem("e.yaml", 4, 10, "E023", "unknown tag 'b'")
-    earlier = problem("e.yaml", 4, 9, "E023", "unknown tag 'a'")  # 9 < 10, though "10" < "9"
-    other_line = problem("e.yaml", 3, 20, "E021", "x")
+    later = problem("e.yaml", "E023", "unknown tag 'b'", at=(4, 10))
+    earlier = problem("e.yaml", "E023", "unknown tag 'a'", at=(4, 9))  # 9 < 10, though "10" < "9"
+    other_line = problem("e.yaml", "E021", "x", at=(3, 20))
     expected = [other_line, earlier, later]
     assert NanopediaError([later, earlier, other_line]).problems == expected
     assert format_problems([later, other_line, earlier], "text").splitlines() == [
@@ -41,20 +41,20 @@ def test_two_problems_on_one_line_come_in_column_order() -> None:
 
 
 def test_the_error_prints_every_problem_in_order() -> None:
-    a, b = problem("b.yaml", 1, 1, "E014", "x"), problem("a.yaml", 9, 1, "E014", "y")
+    a, b = problem("b.yaml", "E014", "x", at=(1, 1)), problem("a.yaml", "E014", "y", at=(9, 1))
     assert str(NanopediaError([a, b])) == f"{b}\n{a}"
 
 
 def test_a_github_annotation_escapes_what_would_end_the_command() -> None:
-    found = problem("e.yaml", 2, 0, "E016", "100% bad\r\nlink", "fix it")
+    found = problem("e.yaml", "E016", "100% bad\r\nlink", "fix it", at=(2, 0))
     assert found.github() == ("::error file=e.yaml,line=2,col=1,title=E016::"
                               "100%25 bad%0D%0Alink (hint: fix it)")
-    assert problem("e.yaml", 0, 0, "E006", "empty").github() == \
+    assert problem("e.yaml", "E006", "empty").github() == \
         "::error file=e.yaml,title=E006::empty"
 
 
 def test_json_output_holds_every_field() -> None:
-    found = problem("e.yaml", 2, 3, "E023", "unknown tag 'x'", "add it")
+    found = problem("e.yaml", "E023", "unknown tag 'x'", "add it", at=(2, 3))
     assert json.loads(format_problems([found], "json")) == [{
         "path": "e.yaml", "line": 2, "column": 3, "code": "E023", "severity": "error",
         "message": "unknown tag 'x'", "hint": "add it"}]

@@ -100,13 +100,22 @@ def test_a_template_syntax_error_is_located_at_its_line(tmp_path: Path) -> None:
     assert (found.code, str(found.location)) == ("E040", "theme/templates/bad.html:2:1")
 
 
-def test_a_missing_value_names_the_template_and_the_page(tmp_path: Path) -> None:
-    theme = theme_with(tmp_path, "page.html", "{{ missing.title }}\n")
+def test_a_missing_value_names_the_template_its_line_and_the_page(tmp_path: Path) -> None:
+    theme = theme_with(tmp_path, "page.html", "<p>fine</p>\n\n{{ missing.title }}\n")
     with pytest.raises(NanopediaError) as caught:
         render(Page("entries/x.html", "page.html", {}), theme)
     [found] = caught.value.problems
-    assert (found.code, found.location.path) == ("E040", "theme/templates/page.html")
+    assert (found.code, str(found.location)) == ("E040", "theme/templates/page.html:3:1")
     assert found.message.endswith("(while rendering entries/x.html)")
+
+
+def test_a_mistake_in_an_included_template_is_located_there(tmp_path: Path) -> None:
+    theme = theme_with(tmp_path, "page.html", '<main>\n{% include "part.html" %}\n</main>\n')
+    (theme / "templates" / "part.html").write_text("<p>{{ nothing.here }}</p>\n")
+    with pytest.raises(NanopediaError) as caught:
+        render(Page("index.html", "page.html", {}), theme)
+    [found] = caught.value.problems
+    assert str(found.location) == "theme/templates/part.html:1:1"
 
 
 def test_entry_text_is_escaped_and_never_run_as_a_template(tmp_path: Path) -> None:
