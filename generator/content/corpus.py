@@ -11,10 +11,10 @@ from functools import lru_cache
 from pathlib import Path
 
 from nanopedia.content.catalog import Catalog, link_entries
+from nanopedia.content.files import TAGS_FILE, entry_names
 from nanopedia.content.load import Document, read
 from nanopedia.content.validate import Source, check_entry, check_tags
 from nanopedia.errors import Location, NanopediaError, Problem
-from nanopedia.incremental.inputs import TAGS_FILE, entry_names
 from nanopedia.model import Tag
 
 

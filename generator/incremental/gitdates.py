@@ -20,7 +20,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO
 
-from nanopedia.incremental.inputs import TAGS_FILE
+from nanopedia.content.files import TAGS_FILE
 from nanopedia.model import Dates
 
 _COMMIT = "@"  # prefix of the per-commit line in our `git log` format; never starts a file name

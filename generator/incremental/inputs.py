@@ -4,7 +4,7 @@ the site with its size and modification time.
 At 10,000 entries that is 20,000 stat calls, a tenth of a one-entry rebuild. The console script
 lists them in a process forked before it imports the rest of the generator (`prefetch`), so the
 second core does it while the first spends 0.17 s on imports. Hence nothing here imports the rest
-of the generator.
+of the generator (`content/files.py` imports only `os`).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-TAGS_FILE = "tags.yaml"
+from nanopedia.content.files import entry_names
 
 Stamp = tuple[int, int, int]
 """A file's (size, mtime_ns, inode): the same, and its bytes are taken to be the same."""
@@ -37,15 +37,6 @@ class Listing:
     taken_ns: int
     """The clock before the first stat: a file modified shortly before may change again within
     its timestamp's tick."""
-
-
-def entry_names(root: Path) -> list[str]:
-    """The file names of the entries of a directory: every `*.yaml` but the tag registry,
-    sorted."""
-    try:
-        return sorted(n for n in os.listdir(root) if n.endswith(".yaml") and n != TAGS_FILE)
-    except OSError:
-        return []
 
 
 def stamps(root: Path, names: list[str]) -> dict[str, Stamp]:

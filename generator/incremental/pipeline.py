@@ -24,7 +24,6 @@ The output never depends on which path made it: an edit rebuild is byte-identica
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import os
 import shutil
 import sys
@@ -32,7 +31,6 @@ import time
 from collections.abc import Callable, Collection, Iterator, Mapping
 from contextlib import ExitStack, contextmanager, nullcontext
 from dataclasses import dataclass, field
-from functools import cache
 from pathlib import Path
 from tempfile import TemporaryDirectory
 
@@ -40,13 +38,21 @@ from nanopedia import config as site_config
 from nanopedia.config import Config
 from nanopedia.content.catalog import Links, Node, link
 from nanopedia.content.corpus import display, display_prefix, load_tags, misnamed_files
+from nanopedia.content.files import entry_names
 from nanopedia.errors import NanopediaError, Problem
 from nanopedia.incremental import background, gitdates, pages, workers
 from nanopedia.incremental import state as saved
 from nanopedia.incremental.cache import CACHE_DIR, Cache, key, open_cache, stale
-from nanopedia.incremental.inputs import TAGS_FILE, Listing, entry_names, site_files
+from nanopedia.incremental.inputs import Listing, site_files
 from nanopedia.incremental.lock import SiteLock, lock_timeout, recover, sweep
-from nanopedia.incremental.stamps import file_hashes
+from nanopedia.incremental.stamps import (
+    file_hashes,
+    folder_id,
+    site_key,
+    tags_hash,
+    theme_version,
+    updated_manifest,
+)
 from nanopedia.incremental.state import Kept, State
 from nanopedia.incremental.workers import KINDS, Parsed
 from nanopedia.incremental.write import MARKER, SiteWriter, Span
@@ -182,7 +188,7 @@ def _inputs(run: _Run, config_path: Path | None, dates: Mapping[str, Dates] | No
     """Step 1: the settings and the fingerprint of every input; None when they are the last
     build's and its site is intact (nothing to do)."""
     config = site_config.read(config_path)
-    setting = repr((config, run.theme, _theme_version(run.theme)))
+    setting = repr((config, run.theme, theme_version(run.theme)))
     walking: gitdates.Walking | None
     history: Mapping[str, Dates]
     if dates is None:
@@ -191,15 +197,15 @@ def _inputs(run: _Run, config_path: Path | None, dates: Mapping[str, Dates] | No
     else:
         walking, history, dated_by = None, dates, repr(sorted(dates.items()))
     dated_by = repr((dated_by, gitdates.fallback()))
-    state, warm = saved.load(run.cache, _site_key(run.out)) \
+    state, warm = saved.load(run.cache, site_key(run.out)) \
         if run.use_cache and not run.scratch else (None, False)
     names = listed.names if listed else entry_names(run.entries)
     trust = set(names) - {p.name for p in changed} if changed is not None and warm else set()
     stamps, hashes = file_hashes(run.entries, names, state.stamps if state else {}, trust,
                                   listed)
-    inputs = key(repr((setting, display(run.out), dated_by)).encode(), _tags_hash(run.entries),
+    inputs = key(repr((setting, display(run.out), dated_by)).encode(), tags_hash(run.entries),
                  *(f"{n}\0".encode() + hashes[n] for n in names))
-    same_folder = state is not None and state.folder == _folder(run.out)
+    same_folder = state is not None and state.folder == folder_id(run.out)
     current = dict(state.manifest) if trust and state and same_folder else \
         listed.site if listed else site_files(run.out)
     if not (run.out / MARKER).exists():
@@ -313,8 +319,8 @@ def _write(run: _Run, seen: _Seen, loaded: _Loaded,
     run.report.rendered += written.rendered
     run.report.pages = len(written.keys)
     writer.commit(run.trash)
-    manifest = _updated(run.out, seen.current, writer.written, writer.files) if seen.current \
-        else site_files(run.out)
+    manifest = updated_manifest(run.out, seen.current, writer.written, writer.files) \
+        if seen.current else site_files(run.out)
     return written, manifest
 
 
@@ -324,7 +330,7 @@ def _settings(run: _Run, seen: _Seen, loaded: _Loaded) -> tuple[Config, str]:
     if any(k.dates for k in loaded.by_id.values()):
         return seen.config, seen.setting
     config = dataclasses.replace(seen.config, feeds=False)
-    return config, repr((config, run.theme, _theme_version(run.theme)))
+    return config, repr((config, run.theme, theme_version(run.theme)))
 
 
 def _save(run: _Run, seen: _Seen, loaded: _Loaded, written: pages.Written,
@@ -335,15 +341,15 @@ def _save(run: _Run, seen: _Seen, loaded: _Loaded, written: pages.Written,
         _remember(run, seen.walking)
     if not run.use_cache or run.scratch:
         return
-    site_key = _site_key(run.out)
+    where = site_key(run.out)
     state = State(saved.VERSION, seen.inputs, seen.stamps,
                   {n: k for n, k in loaded.kept.items() if k.node.path not in loaded.warned},
-                  written.keys, written.spans, manifest, _folder(run.out),
+                  written.keys, written.spans, manifest, folder_id(run.out),
                   _settings(run, seen, loaded)[1],
                   loaded.links.tags, written.also, dataclasses.replace(loaded.links, nodes={}),
                   dated_by=seen.dated_by)
-    background.later(saved.save, run.cache, site_key, state, seen.state,
-                     held=saved.hold(run.cache, site_key))
+    background.later(saved.save, run.cache, where, state, seen.state,
+                     held=saved.hold(run.cache, where))
 
 
 TRASH = "trash"
@@ -353,15 +359,6 @@ TRASH = "trash"
 def _say(message: str) -> None:
     """Tell the person at the terminal (serve and bundle build too, so not through the CLI)."""
     print(f"nanopedia: {message}", file=sys.stderr, flush=True)
-
-
-def _folder(out: Path) -> tuple[int, int]:
-    """The site folder's identity: (device, inode); (-1, -1) when there is none."""
-    try:
-        info = os.stat(out)
-    except OSError:
-        return (-1, -1)
-    return (info.st_dev, info.st_ino)
 
 
 def _history(run: _Run) -> gitdates.Walking:
@@ -379,17 +376,6 @@ def _remember(run: _Run, walking: gitdates.Walking) -> None:
 
 def _walk_key(entries: Path) -> str:
     return key(b"git", str(entries.resolve()).encode())
-
-
-def _updated(out: Path, manifest: dict[str, tuple[int, int]], written: list[str],
-             files: set[str]) -> dict[str, tuple[int, int]]:
-    """The manifest of the new site: the files written are stat'ed; those kept are links to (or
-    copies of) the old site's, with its sizes and modification times."""
-    new = {p: v for p, v in manifest.items() if p in files}
-    for path in written:
-        info = (out / path).stat()
-        new[path] = (info.st_size, info.st_mtime_ns)
-    return new
 
 
 def _relink(state: State | None, known: Mapping[str, Kept], parsed: Mapping[str, Parsed],
@@ -416,25 +402,3 @@ def _keep(one: Parsed, dates: Dates | None) -> tuple[Kept, dict[str, bytes]]:
     data = dict(one.data, export=exports.with_dates(one.data["export"], dates))
     return Kept(one.key, one.node, one.card, dates,
                 tuple(identity(data[kind]) for kind in KINDS)), data
-
-
-def _tags_hash(entries: Path) -> bytes:
-    """The tag registry's hash: read every build (it is small), so an edit to a tag's title or
-    description alone is never taken for "up to date"."""
-    try:
-        return hashlib.sha256((entries / TAGS_FILE).read_bytes()).digest()
-    except OSError:
-        return b""
-
-
-def _site_key(out: Path) -> str:
-    return key(str(out.resolve()).encode())
-
-
-@cache
-def _theme_version(theme: Path) -> bytes:
-    """A hash of a theme's files (the repository's own theme is in `code_version` already)."""
-    digest = hashlib.sha256()
-    for path in sorted(p for p in theme.rglob("*") if p.is_file()):
-        digest.update(path.as_posix().encode() + b"\0" + path.read_bytes())
-    return digest.digest()

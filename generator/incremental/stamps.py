@@ -1,5 +1,6 @@
-"""Which entry files changed since the last build: their stat stamps, and the hash of the bytes
-of each file whose stamp is new."""
+"""What a build compares with the last one: the entry files' stat stamps and hashes (only a
+file whose stamp is new is read), the tag registry's and the theme's hashes, the site folder's
+identity and the manifest of its files."""
 
 from __future__ import annotations
 
@@ -7,10 +8,13 @@ import hashlib
 import os
 import time
 from collections.abc import Collection, Mapping
+from functools import cache
 from pathlib import Path
 
+from nanopedia.content.files import TAGS_FILE
 from nanopedia.content.load import read_file
 from nanopedia.errors import NanopediaError
+from nanopedia.incremental.cache import key
 from nanopedia.incremental.inputs import Listing
 
 STAT_TRUST_NS = 2_000_000_000
@@ -60,3 +64,45 @@ def file_hashes(root: Path, names: list[str],
     finally:
         os.close(folder)
     return seen, hashes
+
+
+def folder_id(out: Path) -> tuple[int, int]:
+    """The site folder's identity: (device, inode); (-1, -1) when there is none."""
+    try:
+        info = os.stat(out)
+    except OSError:
+        return (-1, -1)
+    return (info.st_dev, info.st_ino)
+
+
+def updated_manifest(out: Path, manifest: dict[str, tuple[int, int]], written: list[str],
+             files: set[str]) -> dict[str, tuple[int, int]]:
+    """The manifest of the new site: the files written are stat'ed; those kept are links to (or
+    copies of) the old site's, with its sizes and modification times."""
+    new = {p: v for p, v in manifest.items() if p in files}
+    for path in written:
+        info = (out / path).stat()
+        new[path] = (info.st_size, info.st_mtime_ns)
+    return new
+
+
+def tags_hash(entries: Path) -> bytes:
+    """The tag registry's hash: read every build (it is small), so an edit to a tag's title or
+    description alone is never taken for "up to date"."""
+    try:
+        return hashlib.sha256((entries / TAGS_FILE).read_bytes()).digest()
+    except OSError:
+        return b""
+
+
+def site_key(out: Path) -> str:
+    return key(str(out.resolve()).encode())
+
+
+@cache
+def theme_version(theme: Path) -> bytes:
+    """A hash of a theme's files (the repository's own theme is in `code_version` already)."""
+    digest = hashlib.sha256()
+    for path in sorted(p for p in theme.rglob("*") if p.is_file()):
+        digest.update(path.as_posix().encode() + b"\0" + path.read_bytes())
+    return digest.digest()

@@ -39,8 +39,8 @@ from nanopedia.content.catalog import Catalog
 from nanopedia.content.corpus import display, gather
 from nanopedia.mkdocs.pages import Layout, pages
 from nanopedia.site.render import render
-from nanopedia.site.views import Page as SitePage
 from nanopedia.site.views import CATEGORY_TITLES
+from nanopedia.site.views import Page as SitePage
 
 log = get_plugin_logger("nanopedia")
 

@@ -18,8 +18,7 @@ from gitscript import Repo
 
 from nanopedia.content.corpus import entry_files
 from nanopedia.errors import NanopediaError
-from nanopedia.incremental import background, gitdates
-from nanopedia.incremental import pipeline as build_module
+from nanopedia.incremental import background, gitdates, stamps
 from nanopedia.incremental import state as build_state
 from nanopedia.incremental.cache import open_cache
 from nanopedia.incremental.pipeline import Report, build
@@ -413,7 +412,7 @@ def test_compiled_templates_are_kept_and_follow_the_theme(tmp_path: Path) -> Non
     build(SOURCE, tmp_path / "site", None, cache_root=cache, jobs=1, dates={}, theme=theme)
     assert list((open_cache(cache).root / "templates").iterdir())
     render.environment.cache_clear()  # as a new process would: compiled code from the cache
-    build_module._theme_version.cache_clear()
+    stamps.theme_version.cache_clear()
     page = theme / "templates" / "404.html"
     page.write_text(page.read_text().replace("</h1>", "</h1><p>Changed theme.</p>", 1))
     build(SOURCE, tmp_path / "site", None, cache_root=cache, jobs=1, dates={}, theme=theme)
@@ -439,7 +438,7 @@ def test_reading_the_state_waits_while_another_process_writes_it(tmp_path: Path)
     build(entries, tmp_path / "site", None, cache_root=tmp_path / "cache", jobs=1, dates={})
     background.finish()
     build_state._remembered.clear()
-    k = build_module._site_key(tmp_path / "site")
+    k = stamps.site_key(tmp_path / "site")
     done = threading.Event()
     held = build_state.hold(cache, k)  # as a build saving the state holds it
     assert held is not None
