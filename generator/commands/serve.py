@@ -15,24 +15,17 @@ leaves the last good site in place, prints the located problems to the terminal 
 the browser, which shows them in an overlay; the next good build reloads the tab and the overlay
 is gone. The server keeps running through all of it.
 
-Only the built site is served, and only as files: a path is decoded strictly (malformed
-percent-encoding, NUL and control characters, `.` and `..` segments: 400; over `MAX_TARGET`
-bytes: 414), opened one segment at a time without following any symlink (a link, a FIFO or a
-device is not there: 404), a folder gives its `index.html` and never a listing, and a missing page
-gives the site's own `404.html`. Requests must name the server by its loopback address or
-`localhost` with its port (421 otherwise), so a page of another site cannot reach it by pointing
-a DNS name at 127.0.0.1.
+Only the built site is served, and only as files (`files.py`: strict decoding, no symlinks, no
+listings); a missing page gives the site's own `404.html`. Requests must name the server by its
+loopback address or `localhost` with its port (421 otherwise), so a page of another site cannot
+reach it by pointing a DNS name at 127.0.0.1.
 """
 
 from __future__ import annotations
 
 import http.server
-import mimetypes
-import os
-import re
 import signal
 import socketserver
-import stat
 import sys
 import threading
 import time
@@ -43,11 +36,12 @@ from functools import cache
 from pathlib import Path
 from types import FrameType
 from typing import Any
-from urllib.parse import parse_qs, unquote_to_bytes
+from urllib.parse import parse_qs
 
 import jinja2
 from watchfiles import Change, DefaultFilter, watch
 
+from nanopedia.commands.files import MAX_TARGET, BadTarget, content_type, read_inside, segments
 from nanopedia.errors import NanopediaError, Problem
 from nanopedia.incremental import cache as build_cache
 from nanopedia.incremental import pipeline as build
@@ -60,23 +54,15 @@ LIVE_FILES = {"/__live.js": ("live.js", "text/javascript"), "/__live.css": ("liv
 """Served from `theme/serve/`, outside the site's own paths."""
 POLL_S = 15.0
 """How long a poll waits for news before the tab asks again."""
-MAX_TARGET = 4096
-"""Longest request target (path and query, in bytes) answered; longer ones get 414."""
 BACKLOG = 1024
 """Connections the kernel queues before the server accepts them (the standard library's 5 made
 200 simultaneous requests wait 12.6 s for SYN retries)."""
 HOSTS = ("127.0.0.1", "localhost")
 """The names a request may give in its Host header, each with the server's port."""
-_BAD_ESCAPE = re.compile(r"%(?![0-9A-Fa-f]{2})")
-_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
-_TYPES = {".js": "text/javascript", ".json": "application/json", ".xml": "application/xml",
-          ".md": "text/markdown", ".txt": "text/plain", ".css": "text/css",
-          ".html": "text/html", ".svg": "image/svg+xml", ".ico": "image/x-icon"}
-"""Content types of what a site holds; other names go through `mimetypes`."""
 
 
 @dataclass
-class State:
+class Live:
     """What every open tab should show: the build number, or the problems of the last build."""
 
     version: int = 0
@@ -108,7 +94,7 @@ class Server:
     def __init__(self, entries: Path, out: Path, config: Path | None, port: int,
                  log: Callable[[str], None]) -> None:
         self.entries, self.out, self.config, self.log = entries, out, config, log
-        self.state = State()
+        self.state = Live()
         self.stop = threading.Event()
         self._lock = threading.Lock()
         self.snippet = (SERVE_THEME / "live.html").read_bytes()
@@ -187,89 +173,6 @@ class _HTTPServer(socketserver.ThreadingMixIn, http.server.HTTPServer):
         """A tab that went away (a reload, a closed window) is not an error worth a traceback."""
         if not isinstance(sys.exc_info()[1], ConnectionError):
             super().handle_error(request, client_address)
-
-
-class BadTarget(ValueError):
-    """A request target that names no file: the status to answer with, and why."""
-
-    def __init__(self, status: int, reason: str) -> None:
-        super().__init__(reason)
-        self.status = status
-
-
-def segments(path: str) -> list[str]:
-    """The decoded segments of a URL path, or `BadTarget`: strict UTF-8 percent-decoding, no
-    NUL or other control character, no `.` or `..` segment (a browser never sends one)."""
-    if not path.startswith("/"):
-        raise BadTarget(400, "the path must start with /")
-    if _BAD_ESCAPE.search(path):
-        raise BadTarget(400, "malformed percent-encoding")
-    try:
-        text = unquote_to_bytes(path).decode("utf-8")
-    except UnicodeDecodeError:
-        raise BadTarget(400, "the path is not UTF-8") from None
-    if _CONTROL.search(text):
-        raise BadTarget(400, "a control character in the path")
-    parts = [p for p in text.split("/") if p]
-    if any(p in (".", "..") for p in parts):
-        raise BadTarget(400, "a '.' or '..' segment in the path")
-    return parts
-
-
-@dataclass(frozen=True, slots=True)
-class Found:
-    """A file of the site, read."""
-
-    name: str
-    """Its file name, which decides its content type (`index.html` for a folder)."""
-    body: bytes
-    folder: bool
-    """Whether the path named a folder (served as its `index.html`)."""
-
-
-_OPEN = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK  # a FIFO must not block
-
-
-def read_inside(root: Path, parts: list[str]) -> Found | None:
-    """The regular file at `root/parts...` (a folder: its `index.html`), opened one segment at a
-    time relative to the one before and never through a symlink, so nothing outside `root` can
-    be reached, not even by a link swapped in meanwhile. None when there is no such file, or the
-    way passes a symlink, a FIFO, a device or anything but folders and one regular file."""
-    try:
-        fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-    except OSError:
-        return None
-    try:
-        for part in parts:
-            fd = _step(fd, part)  # inside a file: ENOTDIR
-        folder = stat.S_ISDIR(os.fstat(fd).st_mode)
-        if folder:
-            fd = _step(fd, "index.html")
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return None
-        with os.fdopen(os.dup(fd), "rb") as file:
-            body = file.read()
-        return Found("index.html" if folder else parts[-1], body, folder)
-    except OSError:  # ENOENT, ELOOP (a symlink), ENOTDIR, ENAMETOOLONG, EACCES...
-        return None
-    finally:
-        os.close(fd)
-
-
-def _step(fd: int, part: str) -> int:
-    """Open `part` inside the folder `fd` without following a symlink; `fd` is closed once the
-    new one is open (and left open, for the caller to close, when that fails)."""
-    opened = os.open(part, _OPEN, dir_fd=fd)
-    os.close(fd)
-    return opened
-
-
-def content_type(name: str) -> str:
-    suffix = Path(name).suffix.lower()
-    kind = _TYPES.get(suffix) or mimetypes.guess_type(name)[0] or "application/octet-stream"
-    text = kind.startswith("text/") or kind in ("application/json", "application/xml",
-                                                  "image/svg+xml")
-    return f"{kind}; charset=utf-8" if text else kind
 
 
 @cache
