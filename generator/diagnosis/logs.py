@@ -186,13 +186,13 @@ def wrap_width(data: bytes) -> int | None:
     near = {line for line, w in zip(lines, widths, strict=True) if w > width * 9 // 10}
     if 2 * len(seen[width]) < len(near):
         return None
-    if not any(widths[i] == width and _same_class(lines[i][-1:], lines[i + 1][:1])
+    if not any(widths[i] == width and same_class(lines[i][-1:], lines[i + 1][:1])
                for i in range(len(lines) - 1)):
         return None
     return width
 
 
-def _same_class(a: bytes, b: bytes) -> bool:
+def same_class(a: bytes, b: bytes) -> bool:
     """Two ASCII letters or two digits: a word or a number cut in two."""
     return (a.isalpha() and b.isalpha()) or (a.isdigit() and b.isdigit())
 

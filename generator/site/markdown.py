@@ -121,7 +121,6 @@ def is_plain(text: str) -> bool:
     return _PLAIN.fullmatch(text) is not None and text == text.strip()
 
 
-_plain = is_plain  # the name tests/test_markdown_plain.py knows it by
 
 
 _RENDERED: dict[tuple[bool, str, str], str] = {}

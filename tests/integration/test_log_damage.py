@@ -43,7 +43,7 @@ DAMAGE: dict[str, Callable[[str], str]] = {
 def _cuts_a_word(raw: bytes) -> bool:
     lines = DAMAGE["wrapped by an 80-column terminal"](raw.decode("utf-8", "replace")).split("\n")
     cuts = [i for i in range(len(lines) - 1) if len(lines[i]) == 80
-            and logs._same_class(lines[i][-1:].encode(), lines[i + 1][:1].encode())]
+            and logs.same_class(lines[i][-1:].encode(), lines[i + 1][:1].encode())]
     return len({lines[i] for i in range(len(lines) - 1) if len(lines[i]) == 80}) >= 2 and bool(cuts)
 
 

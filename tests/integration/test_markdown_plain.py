@@ -53,7 +53,7 @@ def test_bench_corpus_fields() -> None:
             texts += [s[k] for s in raw["symptoms"] for k in ("symptom", "why")]
             texts += [q[k] for q in raw["faq"] for k in ("q", "a")]
             for text in texts:
-                plain += markdown._plain(text)
+                plain += markdown.is_plain(text)
                 check(text)
     assert plain
 
