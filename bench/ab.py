@@ -1,12 +1,14 @@
 """Compare two versions of the generator on one-entry edits (not part of the tests).
 
-    .venv/bin/python bench/ab.py BEFORE [AFTER] [--n 10000] [--edits 15] [--git] [--same]
+    .venv/bin/python bench/ab.py BEFORE [AFTER] [--n 10000] [--edits 15] [--git] [--same|--cold]
 
 This machine's speed drifts by up to 2x over tens of minutes, so figures taken at different times
 do not compare. Each version (a git revision; AFTER defaults to the working tree) gets its own
 copy of the same corpus, built once. Then the same entry is edited in both copies and each copy
-is rebuilt, the order alternating from one edit to the next. Prints each version's median.
+is rebuilt, the order alternating from one edit to the next. Prints each version's median wall
+time and CPU time.
 With `--same`, nothing is edited: each rebuild is a no-change build ("site/ is up to date").
+With `--cold`, nothing is edited and each build is a cold one (`--no-cache`, into a new folder).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import argparse
 import compileall
 import io
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -59,6 +62,8 @@ def main() -> None:
                     help="entries in a git checkout, one commit per entry")
     ap.add_argument("--same", action="store_true",
                     help="time rebuilds with nothing changed instead of one-entry edits")
+    ap.add_argument("--cold", action="store_true",
+                    help="time cold builds (--no-cache into a fresh folder) instead of edits")
     ap.add_argument("--work", type=Path, default=Path("/tmp/nanopedia-bench"))
     args = ap.parse_args()
     corpus = args.work / f"n{args.n}"
@@ -77,16 +82,29 @@ def main() -> None:
         run, env = code(rev, args.work / "ab" / f"{name}-code")
         build = [*run, "build", "--entries", "entries", "--out", "site"]
         timed(build, base, env)  # the cold build each edit starts from
-        sides.append((name, rev or "working tree", base, build, env, []))
+        sides.append((name, rev or "working tree", base, build, env, [], []))
     for i in range(args.edits):
-        for _, _, base, build, env, seconds in sides if i % 2 == 0 else sides[::-1]:
-            if not args.same:
+        for _, _, base, build, env, seconds, cpu in sides if i % 2 == 0 else sides[::-1]:
+            command = build
+            if args.cold:
+                shutil.rmtree(base / "cold", ignore_errors=True)
+                command = [*build[:-1], "cold", "--no-cache"]
+            elif not args.same:
                 edit_one(base / "entries", i)
-            seconds.append(timed(build, base, env)[0])
-    for name, rev, *_, seconds in sides:
-        print(f"{name:<7} {rev:<14} median {statistics.median(seconds):.3f} s of {len(seconds)}: "
+            used = _cpu()
+            seconds.append(timed(command, base, env)[0])
+            cpu.append(_cpu() - used)
+    for name, rev, *_, seconds, cpu in sides:
+        print(f"{name:<7} {rev:<14} median {statistics.median(seconds):.3f} s wall, "
+              f"{statistics.median(cpu):.3f} s CPU, of {len(seconds)}: "
               + " ".join(f"{s:.2f}" for s in seconds))
 
+
+def _cpu() -> float:
+    """CPU seconds of the finished builds so far (user and system, the workers included, the
+    detached state saver not): steadier than wall time when the other core is busy."""
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return used.ru_utime + used.ru_stime
 
 if __name__ == "__main__":
     main()

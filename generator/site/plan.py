@@ -69,7 +69,7 @@ def pages(links: Links, cards: Mapping[str, Card], dates: Mapping[str, Dates | N
     for slug, tag in links.tags.items():
         yield Planned(f"tags/{slug}.html", views.tag_page, views.TagInputs(
             slug, tag.title, tag.description,
-            tuple(cards[i] for i in links.by_tag[slug] if i in cards)))
+            tuple(filter(None, map(cards.get, links.by_tag[slug])))))
     yield Planned("tags/index.html", views.tags_index, tag_counts)
     for alias, current in links.aliases.items():
         yield Planned(f"entries/{alias}.html", views.redirect_page,
@@ -100,15 +100,28 @@ def fingerprint(value: object) -> bytes:
     return "\x1f".join(parts).encode()
 
 
+_LEAF = frozenset({str, int, float, bool, type(None)})
+
+
 def _walk(value: object, out: Callable[[str], None]) -> None:
-    if isinstance(value, Card):
-        out("card " + value.key)
-    elif isinstance(value, str | int | float | bool) or value is None:
+    kind = type(value)
+    if kind is Card:
+        out("card " + value.key)  # type: ignore[attr-defined]
+    elif kind in _LEAF:
         out(repr(value))
     elif isinstance(value, tuple | list):
         out("(")
-        for item in value:
-            _walk(item, out)
+        for item in value:  # the usual items without a call each: pages list thousands
+            inner = type(item)
+            if inner is Card:
+                out("card " + item.key)
+            elif inner in _LEAF:
+                out(repr(item))
+            elif inner is tuple and len(item) == 2 and type(item[0]) is str \
+                    and type(item[1]) is str:
+                out(repr(item))  # an (id, title) pair: one part, as unambiguous as two
+            else:
+                _walk(item, out)
         out(")")
     elif isinstance(value, dict):
         out("{")
@@ -119,7 +132,7 @@ def _walk(value: object, out: Callable[[str], None]) -> None:
     elif isinstance(value, datetime):
         out(repr(value.timestamp()))
     elif dataclasses.is_dataclass(value) and not isinstance(value, type):
-        out(type(value).__name__)
+        out(kind.__name__)
         _walk([getattr(value, f.name) for f in dataclasses.fields(value)], out)
     else:
-        raise TypeError(f"a page's inputs cannot hold a {type(value).__name__}")
+        raise TypeError(f"a page's inputs cannot hold a {kind.__name__}")
