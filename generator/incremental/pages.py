@@ -35,6 +35,8 @@ class Site:
     links: Links
     entries: dict[str, Kept]
     """Every entry by id, sorted."""
+    cards: dict[str, views.Card]
+    """The same entries' cards."""
     fresh: dict[str, dict[str, bytes]]
     """Records of the entries loaded in this build, by entry id."""
     config: Config
@@ -50,10 +52,6 @@ class Site:
         names = [k.names[at] for k in self.entries.values()]
         fresh = {self.entries[i].names[at]: data[kind] for i, data in self.fresh.items()}
         return names, fresh
-
-    @property
-    def cards(self) -> dict[str, views.Card]:
-        return {i: k.card for i, k in self.entries.items()}
 
     def key(self, fingerprint: bytes) -> str:
         return key(self.setting.encode(), fingerprint)

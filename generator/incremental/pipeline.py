@@ -135,8 +135,9 @@ def build(entries: Path, out: Path, config_path: Path | None = None, use_cache: 
             with report.stage("load"):
                 loaded = _load(run, seen, stack)
             with report.stage("render+write"):
-                written, manifest = _write(run, seen, loaded, writer)
-        _save(run, seen, loaded, written, manifest)
+                site = _site(run, seen, loaded)
+                written, manifest = _write(run, seen, site, writer)
+        _save(run, seen, loaded, site.setting, written, manifest)
         if writer.garbage is not None:  # after the state, which the next build waits for
             if run.trash is None:  # a scratch cache: nowhere to leave it out of sight
                 shutil.rmtree(writer.garbage, ignore_errors=True)
@@ -188,7 +189,7 @@ def _inputs(run: _Run, config_path: Path | None, dates: Mapping[str, Dates] | No
     """Step 1: the settings and the fingerprint of every input; None when they are the last
     build's and its site is intact (nothing to do)."""
     config = site_config.read(config_path)
-    setting = repr((config, run.theme, theme_version(run.theme)))
+    setting = _setting(config, run.theme)
     walking: gitdates.Walking | None
     history: Mapping[str, Dates]
     if dates is None:
@@ -304,16 +305,13 @@ def _load(run: _Run, seen: _Seen, stack: ExitStack) -> _Loaded:
     return _Loaded(links, kept, by_id, fresh, postings, {p.location.path for p in problems})
 
 
-def _write(run: _Run, seen: _Seen, loaded: _Loaded,
+def _write(run: _Run, seen: _Seen, site: pages.Site,
            writer: SiteWriter) -> tuple[pages.Written, dict[str, tuple[int, int]]]:
     """Step 3: plan every file, write those whose key changed, and commit the new site; also
     its manifest."""
-    config, setting = _settings(run, seen, loaded)
-    site = pages.Site(loaded.links, loaded.by_id, loaded.fresh, config, run.theme, setting,
-                      loaded.postings)
     last = seen.last
-    if seen.state is None or seen.state.tags != loaded.links.tags or \
-            seen.state.setting != setting:  # every page may show them: none is kept unseen
+    if seen.state is None or seen.state.tags != site.links.tags or \
+            seen.state.setting != site.setting:  # every page may show them: none kept unseen
         last = pages.Last(last.pages, last.entries, None)
     written = pages.write(writer, site, last, seen.spans, seen.located, run.jobs)
     run.report.rendered += written.rendered
@@ -324,16 +322,23 @@ def _write(run: _Run, seen: _Seen, loaded: _Loaded,
     return written, manifest
 
 
-def _settings(run: _Run, seen: _Seen, loaded: _Loaded) -> tuple[Config, str]:
-    """The settings the pages are made with: the file's, with no feeds when no entry is dated
-    (every page links to the feeds it has)."""
-    if any(k.dates for k in loaded.by_id.values()):
-        return seen.config, seen.setting
-    config = dataclasses.replace(seen.config, feeds=False)
-    return config, repr((config, run.theme, theme_version(run.theme)))
+def _site(run: _Run, seen: _Seen, loaded: _Loaded) -> pages.Site:
+    """What every file is planned from. The settings are the file's, with no feeds when no
+    entry is dated (every page links to the feeds it has)."""
+    config, setting = seen.config, seen.setting
+    if not any(k.dates for k in loaded.by_id.values()):
+        config = dataclasses.replace(config, feeds=False)
+        setting = _setting(config, run.theme)
+    return pages.Site(loaded.links, loaded.by_id, {i: k.card for i, k in loaded.by_id.items()},
+                      loaded.fresh, config, run.theme, setting, loaded.postings)
 
 
-def _save(run: _Run, seen: _Seen, loaded: _Loaded, written: pages.Written,
+def _setting(config: Config, theme: Path) -> str:
+    """What every key holds beside the page's inputs: the settings, the theme and its files."""
+    return repr((config, theme, theme_version(theme)))
+
+
+def _save(run: _Run, seen: _Seen, loaded: _Loaded, setting: str, written: pages.Written,
           manifest: dict[str, tuple[int, int]]) -> None:
     """Step 4: remember what was written. The state is locked for saving before the site is
     released, so the next build of it reads this state."""
@@ -344,8 +349,7 @@ def _save(run: _Run, seen: _Seen, loaded: _Loaded, written: pages.Written,
     where = site_key(run.out)
     state = State(saved.VERSION, seen.inputs, seen.stamps,
                   {n: k for n, k in loaded.kept.items() if k.node.path not in loaded.warned},
-                  written.keys, written.spans, manifest, folder_id(run.out),
-                  _settings(run, seen, loaded)[1],
+                  written.keys, written.spans, manifest, folder_id(run.out), setting,
                   loaded.links.tags, written.also, dataclasses.replace(loaded.links, nodes={}),
                   dated_by=seen.dated_by)
     background.later(saved.save, run.cache, where, state, seen.state,
