@@ -10,7 +10,7 @@ import tomllib
 from dataclasses import dataclass, fields
 from pathlib import Path
 
-from nanopedia.errors import NanopediaError, problem
+from nanopedia.errors import NanopediaError, fail, problem
 
 CONFIG_FILE = "nanopedia.toml"
 
@@ -38,7 +38,7 @@ def parse(text: str, path: str) -> Config:
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as err:
-        raise NanopediaError([problem(path, "E050", f"invalid TOML: {err}")]) from None
+        fail(path, "E050", f"invalid TOML: {err}")
     site = data.get("site", {})
     known = {f.name for f in fields(Config)} - {"feeds"}
     found = []
@@ -72,6 +72,5 @@ def read(path: Path | None) -> Config:
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as err:
-        raise NanopediaError([problem(path.as_posix(), "E050",
-                                      f"cannot read the configuration: {err}")]) from None
+        fail(path.as_posix(), "E050", f"cannot read the configuration: {err}")
     return parse(text, path.as_posix())

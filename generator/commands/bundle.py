@@ -32,7 +32,7 @@ from markupsafe import Markup
 
 from nanopedia import __version__
 from nanopedia import config as site_config
-from nanopedia.errors import NanopediaError, problem
+from nanopedia.errors import fail
 from nanopedia.incremental.pipeline import build
 from nanopedia.incremental.write import MARKER
 from nanopedia.site.render import THEME, environment
@@ -70,17 +70,13 @@ class Bundle:
     sha256: str
 
 
-def _fail(path: Path | str, message: str, hint: str | None = None) -> NanopediaError:
-    return NanopediaError([problem(str(path), "E041", message, hint)])
-
-
 def source_epoch() -> int:
     """`SOURCE_DATE_EPOCH` when set (reproducible-builds.org), else a fixed date."""
     raw = os.environ.get("SOURCE_DATE_EPOCH", "").strip()
     if not raw:
         return DEFAULT_EPOCH
     if not raw.isdigit():
-        raise _fail("SOURCE_DATE_EPOCH", f"SOURCE_DATE_EPOCH must be whole seconds, not {raw!r}")
+        fail("SOURCE_DATE_EPOCH", "E041", f"SOURCE_DATE_EPOCH must be whole seconds, not {raw!r}")
     return max(int(raw), DEFAULT_EPOCH)
 
 
@@ -90,7 +86,8 @@ def site_files(site: Path) -> Iterator[tuple[str, Path]]:
     for path in site.rglob("*"):
         rel = path.relative_to(site).as_posix()
         if path.is_symlink():
-            raise _fail(path, f"the site contains a symlink: {rel}", "bundles hold files only")
+            fail(str(path), "E041", f"the site contains a symlink: {rel}",
+                 "bundles hold files only")
         if path.is_file() and path.name != MARKER:
             found.append((rel, path))
     yield from sorted(found)
@@ -165,7 +162,7 @@ def _inline(text: str, element: str, origin: str) -> Markup:
     """Text that is safe as the content of an inline `<script>` or `<style>` element."""
     lowered = text.lower()
     if f"</{element}" in lowered or "<!--" in lowered or "<script" in lowered:
-        raise _fail(origin, f"cannot inline {origin}: it contains markup that ends a <{element}>")
+        fail(origin, "E041", f"cannot inline {origin}: it contains markup that ends a <{element}>")
     return Markup(text)
 
 

@@ -23,7 +23,7 @@ from typing import Any
 
 from nanopedia.content.files import TAGS_FILE
 from nanopedia.content.load import decode, parse
-from nanopedia.errors import NanopediaError, problem
+from nanopedia.errors import NanopediaError, fail, problem
 from nanopedia.model import Entry
 
 #: First line of every summary: the PR workflow finds and updates its own comment by it.
@@ -59,10 +59,8 @@ def _tree(entries: Path, rev: str) -> dict[str, str]:
     try:
         _git(entries, "rev-parse", "--verify", f"{rev}^{{commit}}")
     except NanopediaError:
-        raise NanopediaError([problem(
-            entries.as_posix(), "E050", f"'{rev}' is not a commit in this repository",
-            "check the spelling, or fetch it first (CI: actions/checkout with fetch-depth: 0)",
-        )]) from None
+        fail(entries.as_posix(), "E050", f"'{rev}' is not a commit in this repository",
+             "check the spelling, or fetch it first (CI: actions/checkout with fetch-depth: 0)")
     try:
         out = _git(entries, "ls-tree", "--full-tree", "-z", f"{rev}:./")
     except NanopediaError:  # the directory does not exist at that revision

@@ -28,7 +28,7 @@ from typing import Any
 
 import yaml
 
-from nanopedia.errors import NanopediaError, Problem, problem
+from nanopedia.errors import NanopediaError, Problem, fail, problem
 
 MAX_BYTES = 256 * 1024
 MAX_DEPTH = 12
@@ -105,11 +105,11 @@ def parse(text: str, path: str) -> Document:
         message = f"invalid YAML: {err.problem or err.context}"
         if "nesting depth" in message:  # libyaml's own limit, far beyond ours
             hint = "entries are shallow; check the brackets"
-            raise NanopediaError([problem(path, "E005", message, hint, at=(line, col))]) from None
+            fail(path, "E005", message, hint, at=(line, col))
         hint = "check the indentation and quote values that contain ': ' or start with a symbol"
-        raise NanopediaError([problem(path, "E002", message, hint, at=(line, col))]) from None
+        fail(path, "E002", message, hint, at=(line, col))
     except yaml.YAMLError as err:  # reader errors carry no mark of the MarkedYAMLError kind
-        raise NanopediaError([problem(path, "E002", f"invalid YAML: {err}", at=(1, 1))]) from None
+        fail(path, "E002", f"invalid YAML: {err}", at=(1, 1))
     if data is None:
         raise NanopediaError(
             [problem(path, "E006", "the file has no content", "an entry is a YAML mapping")]
@@ -317,7 +317,7 @@ def decode(raw: bytes, path: str) -> str:
     nul = raw.find(b"\0")
     if nul >= 0:
         line, col = _byte_position(raw, nul)
-        raise NanopediaError([problem(path, "E001", "NUL byte in file", None, at=(line, col))])
+        fail(path, "E001", "NUL byte in file", None, at=(line, col))
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as err:
@@ -369,7 +369,7 @@ def read_file(path: str | os.PathLike[str], shown: str, dir_fd: int | None = Non
         if err.errno == errno.ELOOP:  # swapped for a symlink after the lstat
             raise _refusal(stat.S_IFLNK, shown) from None
         reason = f"cannot read file: {err.strerror}"
-        raise NanopediaError([problem(shown, "E001", reason)]) from None
+        fail(shown, "E001", reason)
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
@@ -385,7 +385,7 @@ def read_file(path: str | os.PathLike[str], shown: str, dir_fd: int | None = Non
                 break
     except OSError as err:
         reason = f"cannot read file: {err.strerror}"
-        raise NanopediaError([problem(shown, "E001", reason)]) from None
+        fail(shown, "E001", reason)
     finally:
         os.close(fd)
     return b"".join(chunks)

@@ -17,8 +17,8 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from types import TracebackType
 
-from nanopedia.errors import NanopediaError, problem
-from nanopedia.incremental.write import MARKER, fail, scratch_owner, to_trash
+from nanopedia.errors import fail
+from nanopedia.incremental.write import MARKER, scratch_owner, to_trash, write_error
 
 LOCK_TIMEOUT = 600.0
 """Seconds a build waits for another build of the same site (`NANOPEDIA_LOCK_TIMEOUT`)."""
@@ -36,9 +36,9 @@ def lock_timeout(environ: Mapping[str, str] = os.environ) -> float:
     except ValueError:
         seconds = -1.0
     if not 0 <= seconds < float("inf"):
-        raise NanopediaError([problem(TIMEOUT_VARIABLE, "E050",
-                                      f"{TIMEOUT_VARIABLE} must be seconds, not {raw!r}",
-                                      "for example 600, or 0 not to wait")])
+        fail(TIMEOUT_VARIABLE, "E050",
+             f"{TIMEOUT_VARIABLE} must be seconds, not {raw!r}",
+             "for example 600, or 0 not to wait")
     return seconds
 
 
@@ -64,7 +64,8 @@ class SiteLock:
                 self.out.parent.mkdir(parents=True, exist_ok=True)
                 fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o666)
             except OSError as err:
-                raise fail(self.out, f"cannot create the output folder: {err.strerror}") from None
+                raise write_error(self.out,
+                                  f"cannot create the output folder: {err.strerror}") from None
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
@@ -75,10 +76,10 @@ class SiteLock:
                     self.waiting(f"waiting for another build of {self.out.as_posix()}/ "
                                  f"(pid {holder})")
                 if time.monotonic() >= deadline:
-                    raise fail(self.out, f"another build of this site (pid {holder}) was still "
-                                f"running after {self.timeout:g} s",
-                                f"let it finish, or stop it; {TIMEOUT_VARIABLE} sets how many "
-                                "seconds a build waits") from None
+                    raise write_error(
+                        self.out, f"another build of this site (pid {holder}) was still running "
+                        f"after {self.timeout:g} s", f"let it finish, or stop it; "
+                        f"{TIMEOUT_VARIABLE} sets how many seconds a build waits") from None
                 time.sleep(pause)
                 pause = min(pause * 2, 0.2)
                 continue

@@ -18,7 +18,7 @@ from nanopedia.config import Config
 from nanopedia.content.catalog import Node, node
 from nanopedia.content.corpus import display, load_entry
 from nanopedia.content.load import read_file
-from nanopedia.errors import NanopediaError, Problem, problem
+from nanopedia.errors import NanopediaError, Problem, fail
 from nanopedia.incremental import background
 from nanopedia.incremental.cache import Cache, key
 from nanopedia.incremental.write import SiteWriter
@@ -158,9 +158,9 @@ def reload(path: str, k: str) -> Entry:
     never cached for its warnings). Fails when the file no longer has those bytes."""
     src = load_entry(Path(path))[0] if entry_key(Path(path)) == k else None
     if src is None:
-        raise NanopediaError([problem(path, "E042",
-                                      "the entry changed while the site was being built",
-                                      "build again")])
+        fail(path, "E042",
+             "the entry changed while the site was being built",
+             "build again")
     return src.entry
 
 

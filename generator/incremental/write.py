@@ -43,7 +43,7 @@ Span = tuple[str, int, int]
 """Where a record of a joined file was written: (site path, offset, length)."""
 
 
-def fail(out: Path, message: str, hint: str | None = None) -> NanopediaError:
+def write_error(out: Path, message: str, hint: str | None = None) -> NanopediaError:
     """A located problem with the site folder `out` (E041), for the writer and the lock."""
     return NanopediaError([problem(out.as_posix(), "E041", message, hint)])
 
@@ -125,16 +125,16 @@ class SiteWriter:
         self.out = out
         if os.path.lexists(out):
             if not out.is_dir():
-                raise fail(out, "the output path exists and is not a folder",
+                raise write_error(out, "the output path exists and is not a folder",
                             "choose another path with --out, or remove it first")
             if not (out / MARKER).exists() and any(out.iterdir()):
-                raise fail(out, "the output folder exists and is not a Nanopedia site",
+                raise write_error(out, "the output folder exists and is not a Nanopedia site",
                             "choose an empty folder with --out, or remove it first")
         try:
             out.parent.mkdir(parents=True, exist_ok=True)
             self.tmp = _scratch(out, "new")
         except OSError as err:
-            raise fail(out, f"cannot create the output folder: {err.strerror}") from None
+            raise write_error(out, f"cannot create the output folder: {err.strerror}") from None
         # As strings: a build keeps thousands of files, and pathlib cost more than the links.
         self._out, self._tmp = os.fspath(out), os.fspath(self.tmp)
         self._dirs: set[str] = {self._tmp}
@@ -155,7 +155,7 @@ class SiteWriter:
                 else:
                     handle.writelines(data)
         except OSError as err:
-            raise fail(self.out, f"cannot write {path}: {err.strerror}") from None
+            raise write_error(self.out, f"cannot write {path}: {err.strerror}") from None
 
     def write_joined(self, path: str, joined: Joined,
                      previous: Mapping[str, Span]) -> dict[str, tuple[int, int]]:
@@ -215,7 +215,7 @@ class SiteWriter:
             finally:
                 os.close(fd)
         except OSError as err:
-            raise fail(self.out, f"cannot write {path}: {err.strerror}") from None
+            raise write_error(self.out, f"cannot write {path}: {err.strerror}") from None
         finally:
             for source in sources.values():
                 os.close(source)
@@ -250,7 +250,7 @@ class SiteWriter:
             self.files.discard(path)
             return False
         except OSError as err:
-            raise fail(self.out, f"cannot write {path}: {err.strerror}") from None
+            raise write_error(self.out, f"cannot write {path}: {err.strerror}") from None
         return True
 
     def _open(self, path: str):  # noqa: ANN202 - a buffered binary file
@@ -260,7 +260,7 @@ class SiteWriter:
 
     def _claim(self, path: str) -> None:
         if path in self.files:
-            raise fail(self.out, f"two pages want the same file: {path}")
+            raise write_error(self.out, f"two pages want the same file: {path}")
         self.files.add(path)
 
     def _target(self, path: str) -> str:
@@ -268,7 +268,7 @@ class SiteWriter:
         parts = path.split("/")
         if not path or path.startswith("/") or "" in parts or "." in parts or ".." in parts \
                 or "\0" in path:
-            raise fail(self.out, f"refusing to write outside the site: {path!r}")
+            raise write_error(self.out, f"refusing to write outside the site: {path!r}")
         self._claim(path)
         target = f"{self._tmp}/{path}"
         folder = target.rpartition("/")[0]
@@ -276,7 +276,7 @@ class SiteWriter:
             try:
                 os.makedirs(folder, exist_ok=True)
             except OSError as err:
-                raise fail(self.out, f"cannot write {path}: {err.strerror}") from None
+                raise write_error(self.out, f"cannot write {path}: {err.strerror}") from None
             self._dirs.add(folder)
         return target
 
@@ -299,7 +299,7 @@ class SiteWriter:
                 old = self._rename_aside()
             self._done = True
         except OSError as err:
-            raise fail(self.out, f"cannot replace the site: {err.strerror}") from None
+            raise write_error(self.out, f"cannot replace the site: {err.strerror}") from None
         finally:
             signal.pthread_sigmask(signal.SIG_SETMASK, held)
         if old is not None:
