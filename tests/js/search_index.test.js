@@ -151,4 +151,34 @@ built.shards.forEach((shard, k) => {
                              comparable(mini.search(q, opts)), q);
     }
   });
+
+  test(`shard ${k}: the page's lazy loader searches exactly as MiniSearch.loadJS does`, () => {
+    const js = run(shard.script).NANOPEDIA_SEARCH_INDEX[shard.number];
+    page.MiniSearch = MiniSearch;
+    const lazy = page.NanopediaSearchLoad(js, options);
+    const eager = MiniSearch.loadJS(js, options);
+    const words = shard.docs.slice(0, 8).map((doc) => doc.title);
+    const queries = words.concat(words.map((t) => t.slice(0, 5)), ['dtype', 'nccl tim', 'tmieout',
+      'constructor', '__proto__', 'zzzz-not-a-term']);
+    const variants = [
+      { prefix: (t) => t.length > 1, fuzzy: (t) => (t.length < 4 ? 0 : t.length < 8 ? 1 : 2),
+        boost: { title: 4, errors: 4, symptoms: 1.5 }, combineWith: 'AND' },
+      { prefix: true, fuzzy: 0.2, combineWith: 'OR' },
+      { fields: ['title', 'errors'] }
+    ];
+    let hits = 0;
+    /* Twice over: the second time reads the Maps the first one made. */
+    for (const round of [1, 2]) {
+      for (const q of queries) {
+        for (const opts of variants) {
+          const got = lazy.search(q, opts);
+          assert.deepStrictEqual(got, eager.search(q, opts), `${q} (round ${round})`);
+          hits += got.length;
+        }
+      }
+    }
+    assert.ok(hits > 0);
+    assert.strictEqual(lazy.documentCount, eager.documentCount);
+    assert.strictEqual(lazy.termCount, eager.termCount);
+  });
 });
