@@ -133,3 +133,57 @@ def test_the_first_scan_answers_alone(repo_zip: Path, tmp_path: Path, browser: A
         assert page.get_attribute("form[data-search]", "data-index-state") == "quick"
     finally:
         page.close()
+
+
+#: Holds back the search library's script until `window.__release()`: the index can complete
+#: only then, so a test can act while the first scan answers.
+HOLD_LIBRARY = """
+(function () {
+  var append = Node.prototype.appendChild;
+  var held = [];
+  Node.prototype.appendChild = function (el) {
+    if (!window.__go && el.tagName === 'SCRIPT' && /minisearch/.test(el.src)) {
+      held.push([this, el]);
+      return el;
+    }
+    return append.call(this, el);
+  };
+  window.__release = function () {
+    window.__go = true;
+    held.forEach(function (h) { append.call(h[0], h[1]); });
+    return held.length;
+  };
+}());
+"""
+
+
+def test_the_selected_result_stays_selected_when_the_index_completes(
+    repo_zip: Path, watched_page: Any
+) -> None:
+    """Results drawn again from the whole index keep the reader's selected link selected, in the
+    header box and past the first batch of the results page, and the results page shows every
+    result the status line counts once the index has come."""
+    page = watched_page.page
+    page.add_init_script(HOLD_LIBRARY)
+    for url, box, moves in ((repo_zip / "index.html").as_uri(), BOX, 2), (
+            (repo_zip / "search.html").as_uri() + "?q=error", "#search-page-q", 15):
+        page.goto(url)
+        page.focus(box)
+        if box == BOX:
+            page.fill(BOX, "nccl timeout")
+        page.locator(f"{box} ~ [role=listbox] .search-entry").nth(moves - 1).wait_for()
+        assert page.get_attribute("form[data-search]", "data-index-state") == "quick"
+        for _ in range(moves):
+            page.keyboard.press("ArrowDown")
+        selected = page.locator(f"{box} ~ [role=listbox] [aria-selected=true]")
+        href = selected.get_attribute("href")
+        assert page.evaluate("window.__release()") == 1
+        page.locator("form[data-index-state=complete]").first.wait_for(state="attached")
+        assert selected.count() == 1 and selected.get_attribute("href") == href, url
+        assert page.get_attribute(box, "aria-activedescendant") == selected.get_attribute("id")
+        assert page.get_attribute(box, "aria-expanded") == "true"
+    found = int(page.locator("form[data-page] .search-status").inner_text().split()[0])
+    assert found > 15  # more than the first batch: the rest come in the next task
+    page.wait_for_function(f"() => document.querySelectorAll('form[data-page] .search-entry')"
+                           f".length === {min(found, 100)}")
+    assert not watched_page.console_errors
