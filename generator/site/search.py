@@ -3,8 +3,9 @@
 Browsers refuse `fetch` from `file://`, so the data ships as JavaScript loaded by `<script>` tags
 the first time a reader uses a search box. It must answer the first keystroke at once and search
 everything within a second, at 10,000 entries from `file://` (`bench/search_bench.py`). Indexing
-every field in the page took 2 to 3 s there; parsing and loading MiniSearch's own serialization
-(`MiniSearch.loadJS`) of the same index a fraction of that. So the build writes the index,
+every field in the page took 2 to 3 s there; parsing MiniSearch's own serialization of the same
+index a fraction of that (`search.js` loads it as `MiniSearch.loadJS` does, but leaves each
+term's postings as parsed until a query reaches the term). So the build writes the index,
 sharded by entry:
 
 - `search/index.js` sets `window.NANOPEDIA_SEARCH`: what the first keystroke needs of every
