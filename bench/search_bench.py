@@ -44,9 +44,9 @@ CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networki
 #: Notes, inside the page, when the box got the focus, when the first key went down (the
 #: event's own time stamp, taken when the browser got the key: a key that waits behind the
 #: page's work counts that wait), when the last key before the first result went down (one
-#: letter finds nothing in the whole index: MiniSearch matches prefixes of two letters or
-#: more), when the first `input` event ran, when the first result showed
-#: and when the form said the index is complete (a MutationObserver sees each as it happens).
+#: letter finds nothing in the whole index: MiniSearch matches prefixes of two letters or more),
+#: when the first `input` event ran, when the first result showed and when the form said the
+#: index is complete (a MutationObserver sees each as it happens).
 TIMER = """
 window.__search = {};
 document.addEventListener('focusin', function () {

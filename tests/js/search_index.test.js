@@ -96,6 +96,7 @@ function run(...scripts) {
 const page = run(fs.readFileSync(path.join(root, 'theme/static/search.js'), 'utf8'), built.head);
 const data = page.NANOPEDIA_SEARCH;
 const options = page.NanopediaSearchOptions(data);
+page.MiniSearch = MiniSearch; // what the page's loader builds on
 
 /* Search results without what depends on the order terms were added in: the order of the
    derived terms a fuzzy query reached, and the last bits of sums of their scores. */
@@ -154,18 +155,13 @@ built.shards.forEach((shard, k) => {
 
   test(`shard ${k}: the page's lazy loader searches exactly as MiniSearch.loadJS does`, () => {
     const js = run(shard.script).NANOPEDIA_SEARCH_INDEX[shard.number];
-    page.MiniSearch = MiniSearch;
     const lazy = page.NanopediaSearchLoad(js, options);
     const eager = MiniSearch.loadJS(js, options);
     const words = shard.docs.slice(0, 8).map((doc) => doc.title);
     const queries = words.concat(words.map((t) => t.slice(0, 5)), ['dtype', 'nccl tim', 'tmieout',
       'constructor', '__proto__', 'zzzz-not-a-term']);
-    const variants = [
-      { prefix: (t) => t.length > 1, fuzzy: (t) => (t.length < 4 ? 0 : t.length < 8 ? 1 : 2),
-        boost: { title: 4, errors: 4, symptoms: 1.5 }, combineWith: 'AND' },
-      { prefix: true, fuzzy: 0.2, combineWith: 'OR' },
-      { fields: ['title', 'errors'] }
-    ];
+    const variants = [page.NanopediaSearchQuery('AND'), page.NanopediaSearchQuery('OR'),
+      { prefix: true, fuzzy: 0.2 }, { fields: ['title', 'errors'] }];
     let hits = 0;
     /* Twice over: the second time reads the Maps the first one made. */
     for (const round of [1, 2]) {
