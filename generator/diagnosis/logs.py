@@ -10,6 +10,7 @@ is cut into stretches (`segments`) that `scan.scan_file` reads in parallel.
 from __future__ import annotations
 
 import gzip
+import mmap
 import os
 import re
 import sys
@@ -95,7 +96,7 @@ class Capped(Stream):
 
 
 #: One buffer: the first `length` bytes of `data` are whole lines.
-Buffer = tuple[bytes | bytearray, int]
+Buffer = tuple[bytes | bytearray | memoryview, int]
 
 
 def buffers(stream: IO[bytes], size: int = BUFFER_BYTES) -> Iterator[Buffer]:
@@ -119,10 +120,10 @@ def buffers(stream: IO[bytes], size: int = BUFFER_BYTES) -> Iterator[Buffer]:
             if end < MAX_LINE_BYTES:
                 have = end
                 continue
-            yield _cleaned(buf, end)
+            yield _cleaned(buf, 0, end)
             have = 0
             continue
-        yield _cleaned(buf, cut + 1)
+        yield _cleaned(buf, 0, cut + 1)
         have = end - cut - 1
         buf[:have] = bytes(view[cut + 1 : end])  # a copy: the two ranges may overlap
     if have:
@@ -130,15 +131,72 @@ def buffers(stream: IO[bytes], size: int = BUFFER_BYTES) -> Iterator[Buffer]:
         yield last, len(last)
 
 
-def _cleaned(buf: bytearray, length: int) -> Buffer:
-    """The first `length` bytes of `buf` as `normalise` then `unwrap` leave them: `buf` itself
-    when neither has work (found with memchr, not a pass in Python), else a normalised copy."""
-    if buf.find(b"\r", 0, length) < 0 and buf.find(b"\x1b", 0, length) < 0:
-        if wrap_width(bytes(buf[: min(length, WRAP_SAMPLE)])) is None:
-            return buf, length
-        data = unwrap(bytes(buf[:length]))
+def newlines(data: bytes | bytearray | memoryview, start: int, end: int) -> int:
+    """Newlines in `data[start:end]`.
+
+    A view of a memory map (`mapped`) has no `count`, and copying it out would undo the map; numpy
+    counts in place and compares 32 bytes per instruction, about 7 GB/s here against `bytes.count`'s
+    3 GB/s (CPython tests one byte at a time). In pieces, so its scratch array stays in the cache.
+    """
+    if not isinstance(data, memoryview):
+        return data.count(b"\n", start, end)
+    import numpy
+
+    array = numpy.frombuffer(data, numpy.uint8, end - start, start)
+    return sum(int(numpy.count_nonzero(array[i : i + _PIECE] == 10))
+               for i in range(0, len(array), _PIECE))
+
+
+#: Bytes numpy compares at a time in `newlines` (its scratch array is as many bytes).
+_PIECE = 256 << 10
+
+
+def mapped(file: IO[bytes], start: int, end: int, size: int = BUFFER_BYTES) -> Iterator[Buffer]:
+    """The buffers `buffers(FileSlice(...))` gives for bytes `start` to `end` of a file, cut at the
+    same offsets, as views of a memory map of them: the page cache itself, not a copy. Two
+    processes copying a file out at once each spent a third of their scan in `readinto`.
+
+    For worker processes only: a file cut short while it is mapped raises SIGBUS when the lost
+    pages are read, which ends the process. `scan_file`'s pool reports a worker that ended; the
+    CLI's own process would die without a word.
+    """
+    if end <= start:
+        return
+    base = start - start % mmap.ALLOCATIONGRANULARITY
+    try:
+        mm = mmap.mmap(file.fileno(), end - base, offset=base, access=mmap.ACCESS_READ)
+    except ValueError:  # mmap refuses to map past the end of the file
+        raise OSError("it was cut short while it was read") from None
+    lo = read_to = start - base
+    stop = end - base
+    while read_to < stop:
+        read_to = min(stop, read_to + size)
+        cut = mm.rfind(b"\n", lo, read_to)
+        if cut < 0:
+            if read_to - lo < MAX_LINE_BYTES:
+                continue
+            yield _cleaned(mm, lo, read_to)
+            lo = read_to
+            continue
+        yield _cleaned(mm, lo, cut + 1)
+        lo = cut + 1
+    if lo < stop:
+        last = unwrap(normalise(mm[lo:stop]) + b"\n")
+        yield last, len(last)
+
+
+def _cleaned(buf: bytearray | mmap.mmap, start: int, end: int) -> Buffer:
+    """`buf[start:end]` as `normalise` then `unwrap` leave it. When neither has work (found with
+    memchr, not a pass in Python) that is `buffers`' own array (its lines start at 0) or a view
+    of the map; otherwise a normalised copy."""
+    if buf.find(b"\r", start, end) < 0 and buf.find(b"\x1b", start, end) < 0:
+        if wrap_width(bytes(buf[start : min(end, start + WRAP_SAMPLE)])) is None:
+            if isinstance(buf, bytearray):
+                return buf, end
+            return memoryview(buf)[start:end], end - start
+        data = unwrap(bytes(buf[start:end]))
     else:
-        data = unwrap(normalise(bytes(buf[:length])))
+        data = unwrap(normalise(bytes(buf[start:end])))
     return data, len(data)
 
 

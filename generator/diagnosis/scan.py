@@ -28,7 +28,16 @@ from nanopedia.diagnosis.lines import (
     nearby_rank,
     timestamp,
 )
-from nanopedia.diagnosis.logs import BUFFER_BYTES, Buffer, FileSlice, buffers, open_log, segments
+from nanopedia.diagnosis.logs import (
+    BUFFER_BYTES,
+    Buffer,
+    FileSlice,
+    buffers,
+    mapped,
+    newlines,
+    open_log,
+    segments,
+)
 from nanopedia.errors import Problem
 from nanopedia.model import Entry, Fingerprint, Indicates
 
@@ -293,7 +302,7 @@ def _scan_part(
                     timestamp=timestamp(text) or earlier_timestamp(buf, start, tail),
                 )
             )
-        line_base = line + data.count(b"\n", pos, length)  # lines past the last hit
+        line_base = line + newlines(data, pos, length)  # lines past the last hit
         tail = bytes(view[-TIMESTAMP_WINDOW:])
         if progress:
             progress(total)
@@ -375,15 +384,24 @@ def scan_file(
     global _POOL_MATCHER
     _POOL_MATCHER = matcher  # inherited by the forked workers: compiled once
     import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
 
-    with multiprocessing.get_context("fork").Pool(min(jobs, len(cuts))) as pool:
-        parts, done = [], 0
-        work = [(path, name, start, end, deadline) for start, end in cuts]
-        for part in pool.imap(_pool_segment, work):
+    import numpy  # noqa: F401  (the workers count newlines with it: imported once, before forking)
+
+    work = [(path, name, start, end, deadline) for start, end in cuts]
+    pool = ProcessPoolExecutor(min(jobs, len(cuts)), multiprocessing.get_context("fork"))
+    parts, done = [], 0
+    try:
+        for part in pool.map(_pool_segment, work):
             done += part.bytes
             if progress:
                 progress(done)
             parts.append(part)
+    except BrokenProcessPool:
+        raise OSError("a process reading it died (was it cut short while it was read?)") from None
+    finally:
+        pool.shutdown(cancel_futures=True)
     return _merge(name, parts, matcher)
 
 
@@ -391,15 +409,18 @@ _POOL_MATCHER: Matcher | None = None
 
 
 def _scan_segment(
-    path: str, name: str, start: int, end: int, deadline: float | None, matcher: Matcher
+    path: str, name: str, start: int, end: int, deadline: float | None, matcher: Matcher,
+    in_worker: bool = False,
 ) -> _Part:
+    """Bytes `start` to `end` of a plain log; a worker reads them from a memory map (`mapped`),
+    the CLI's own process streams them."""
     with open(path, "rb") as file:
         file.seek(max(0, start - TIMESTAMP_WINDOW))
         before = file.read(start - file.tell())
-        return _scan_part(buffers(FileSlice(file, end)), name, matcher, deadline, None,  # type: ignore[arg-type]
-                          before)
+        bufs = mapped(file, start, end) if in_worker else buffers(FileSlice(file, end))  # type: ignore[arg-type]
+        return _scan_part(bufs, name, matcher, deadline, None, before)
 
 
 def _pool_segment(work: tuple[str, str, int, int, float | None]) -> _Part:
     assert _POOL_MATCHER is not None
-    return _scan_segment(*work, _POOL_MATCHER)
+    return _scan_segment(*work, _POOL_MATCHER, in_worker=True)

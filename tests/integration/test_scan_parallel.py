@@ -4,7 +4,9 @@ list names the ranks of a combined log that printed no evidence."""
 
 from __future__ import annotations
 
+import faulthandler
 import io
+import os
 import random
 import time
 from pathlib import Path
@@ -222,3 +224,60 @@ def test_segments_are_of_one_length(tmp_path, monkeypatch) -> None:
     lengths = [end - start for start, end in cuts]
     assert len(cuts) == 3 and max(lengths) - min(lengths) < 2 * line
     assert max(lengths) <= logs.SEGMENT_BYTES
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_a_memory_map_cuts_lines_as_the_reads_do(tmp_path, monkeypatch, seed) -> None:
+    """`mapped` (the workers' reader) gives exactly the buffers `buffers` reads from the same
+    stretch of the file: carries, cut long lines, damaged text, a stretch that starts past the
+    map's page granularity, one that ends without a newline."""
+    monkeypatch.setattr(logs, "MAX_LINE_BYTES", 48)
+    rng = random.Random(seed)
+    data = b"".join(rng.choice(_PIECES) for _ in range(rng.randrange(1, 400)))
+    path = tmp_path / "job.log"
+    path.write_bytes(data)
+    start = rng.randrange(len(data))
+    end = rng.randrange(start, len(data) + 1)
+    for lo, hi in ((0, len(data)), (start, len(data)), (start, end)):
+        for size in (1, 3, 16, 47, 48, 100, 4096, 1 << 20):
+            with path.open("rb") as file:
+                file.seek(lo)
+                want = [bytes(b[:n]) for b, n in logs.buffers(logs.FileSlice(file, hi), size)]  # type: ignore[arg-type]
+            with path.open("rb") as file:
+                got = [bytes(b[:n]) for b, n in logs.mapped(file, lo, hi, size)]
+            assert got == want, (seed, lo, hi, size)
+
+
+@pytest.mark.parametrize("size", [0, 1, 4095, 256 << 10, (256 << 10) + 3, 3 << 20])
+def test_newlines_are_counted_in_a_view_as_in_bytes(size) -> None:
+    rng = random.Random(size)
+    data = bytes(rng.choice(b"ab\n\r") for _ in range(size + 7))
+    for lo, hi in ((0, size), (7, size + 7), (3, max(3, size // 2))):
+        want = data.count(b"\n", lo, hi)
+        assert logs.newlines(memoryview(data), lo, hi) == want
+        assert logs.newlines(bytearray(data), lo, hi) == want
+
+
+def test_a_log_cut_short_while_the_workers_read_it_is_a_read_error(tmp_path, matcher,
+                                                                   monkeypatch) -> None:
+    """Truncating a mapped file makes reading its lost pages raise SIGBUS, which kills the worker;
+    a stretch mapped afterwards is refused. Both end as an OSError naming what happened, never a
+    hang of the pool or a traceback."""
+    path = tmp_path / "job.log"
+    path.write_bytes(_HEALTHY * 400)  # 400 KB
+    monkeypatch.setattr(logs, "SEGMENT_BYTES", 64 << 10)
+    real = logs.mapped
+
+    def cut_short(file, start, end, size=logs.BUFFER_BYTES):  # noqa: ANN001, ANN202
+        faulthandler.disable()  # pytest's, inherited by the worker: no dump of its SIGBUS
+        bufs = real(file, start, end, 4096)
+        first = next(bufs)  # the stretch is mapped now
+        os.truncate(path, 0)
+        yield first
+        yield from bufs
+
+    monkeypatch.setattr(scan, "mapped", cut_short)
+    started = time.monotonic()
+    with pytest.raises(OSError, match="cut short while it was read"):
+        scan.scan_file(str(path), matcher, jobs=2)
+    assert time.monotonic() - started < 30
