@@ -143,8 +143,7 @@ def diagnose(scans: list[FileScan]) -> Diagnosis:
         matches.append(Candidate(entry_id, found[0].title, score, benign, tuple(found),
                                  tier(found, shared)))
     matches.sort(key=rank_key)
-    first, reason = _initiating(scans, matches, primary, order)
-    rank = first.rank if first else None
+    first, rank, reason = _initiating(scans, matches, primary, order)
     roots = [r for s in scans for _, r in s.root_ranks]
     if roots:
         rank, reason = roots[0], "torchrun Root Cause (first observed failure) block"
@@ -160,14 +159,31 @@ def diagnose(scans: list[FileScan]) -> Diagnosis:
 
 def _initiating(
     scans: list[FileScan], matches: list[Candidate], primary: list[Evidence], order: dict[str, int]
-) -> tuple[Evidence | None, str | None]:
-    """The first failure's evidence line and how it was chosen (before any Root Cause block)."""
+) -> tuple[Evidence | None, int | None, str | None]:
+    """The first failure's evidence line, its rank and how they were chosen (before any Root
+    Cause block).
+
+    The earliest decisive line often names no rank (a C++ `what():`, a bare traceback) while the
+    same error comes again on a line that does: a rank's NCCL watchdog reporting its own CUDA
+    error, `[rank1]:` on the re-raise. Then that line gives the rank.
+    """
     if primary:
         first = first_failure(primary, order)
+        assert first is not None
         how = "timestamps" if all(e.timestamp for e in primary) else "line order"
-        return first, f"earliest decisive error ({how})"
+        reason = f"earliest decisive error ({how})"
+        if first.rank is not None:
+            return first, first.rank, reason
+        named = first_failure([e for e in primary if e.rank is not None
+                               and (e.entry, e.fingerprint) == (first.entry, first.fingerprint)],
+                              order)
+        if named is None:
+            return first, None, reason
+        where = f"line {named.line}" if named.file == first.file else f"{named.file}:{named.line}"
+        return first, named.rank, (f"{reason}; its rank from {where}, the same error on a line "
+                                   "that names the rank")
     if not matches:
-        return None, None
+        return None, None, None
     top = list(matches[0].evidence)
     behind = [
         (int(m.group(1)), e)
@@ -179,5 +195,6 @@ def _initiating(
     if len({n for n, _ in behind}) > 1:
         lowest = min(n for n, _ in behind)
         first = min((e for n, e in behind if n == lowest), key=lambda e: (order[e.file], e.line))
-        return first, "lowest last enqueued NCCL work (the rank that fell behind)"
-    return first_failure(top, order), "earliest line of the best candidate"
+        return first, first.rank, "lowest last enqueued NCCL work (the rank that fell behind)"
+    first = first_failure(top, order)
+    return first, first.rank if first else None, "earliest line of the best candidate"

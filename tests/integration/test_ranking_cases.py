@@ -33,3 +33,7 @@ def test_case(case: dict[str, object]) -> None:
     result = rank.diagnose(scans(case["evidence"]))  # type: ignore[arg-type]
     got = [[c.id, c.score, c.possible] for c in result.matches]
     assert got == case["ranking"]
+    if "initiating" in case:
+        first = result.initiating
+        assert {"rank": result.initiating_rank, "line": first.line if first else None,
+                "reason": result.initiating_reason} == case["initiating"]

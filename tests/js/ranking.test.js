@@ -37,5 +37,11 @@ for (const c of cases) {
   test(c.name, () => {
     const result = scope.rankEvidence(data, scans(c.evidence));
     assert.deepStrictEqual(result.matches.map((m) => [m.id, m.score, m.possible]), c.ranking);
+    if (c.initiating) {
+      assert.deepStrictEqual({
+        rank: result.initiating_rank, line: result.initiating ? result.initiating.line : null,
+        reason: result.initiating_reason
+      }, c.initiating);
+    }
   });
 }

@@ -834,12 +834,25 @@ self.NanopediaDiagnoseWorker = function (scope) {
     return minBy(evidence, function (a, b) { return byFileLine(a, b) < 0; });
   }
 
+  function hasRank(e) { return e.rank !== null && e.rank !== undefined; }
+
+  /* [first line, its rank, how] (diagnose.py _initiating): a first line that names no rank takes
+     the rank of the first line of the same error that names one. */
   function initiating(m, matches, primary) {
     if (primary.length) {
       var how = primary.every(function (e) { return e.timestamp; }) ? 'timestamps' : 'line order';
-      return [firstFailure(primary), 'earliest decisive error (' + how + ')'];
+      var first = firstFailure(primary);
+      var reason = 'earliest decisive error (' + how + ')';
+      if (hasRank(first)) return [first, first.rank, reason];
+      var named = firstFailure(primary.filter(function (e) {
+        return hasRank(e) && e.entry === first.entry && e.fingerprint === first.fingerprint;
+      }));
+      if (!named) return [first, null, reason];
+      var where = named.file === first.file ? 'line ' + named.line : named.file + ':' + named.line;
+      return [first, named.rank, reason + '; its rank from ' + where +
+        ', the same error on a line that names the rank'];
     }
-    if (!matches.length) return [null, null];
+    if (!matches.length) return [null, null, null];
     var top = matches[0].evidence;
     var behind = [];
     top.forEach(function (e) {
@@ -852,10 +865,12 @@ self.NanopediaDiagnoseWorker = function (scope) {
       var lowest = Math.min.apply(null, Array.from(distinct));
       var lagging = behind.filter(function (b) { return b[0] === lowest; })
         .map(function (b) { return b[1]; });
-      return [minBy(lagging, function (a, b) { return byFileLine(a, b) < 0; }),
+      var behindFirst = minBy(lagging, function (a, b) { return byFileLine(a, b) < 0; });
+      return [behindFirst, behindFirst.rank,
         'lowest last enqueued NCCL work (the rank that fell behind)'];
     }
-    return [firstFailure(top), 'earliest line of the best candidate'];
+    var earliest = firstFailure(top);
+    return [earliest, earliest ? earliest.rank : null, 'earliest line of the best candidate'];
   }
 
   function diagnose(m, scans) {
@@ -902,8 +917,8 @@ self.NanopediaDiagnoseWorker = function (scope) {
     });
     var chosen = initiating(m, matches, primary);
     var first = chosen[0];
-    var reason = chosen[1];
-    var rank = first ? first.rank : null;
+    var rank = chosen[1];
+    var reason = chosen[2];
     var roots = [];
     scans.forEach(function (s) { s.root_ranks.forEach(function (r) { roots.push(r[1]); }); });
     if (roots.length) {
@@ -918,7 +933,7 @@ self.NanopediaDiagnoseWorker = function (scope) {
     scans.forEach(function (s) {
       if (s.file_rank !== null && s.file_rank !== undefined) known.add(s.file_rank);
     });
-    var named = evidence.some(function (e) { return e.rank !== null && e.rank !== undefined; });
+    var named = evidence.some(hasRank);
     if (named) scans.forEach(function (s) { (s.ranks || []).forEach(function (r) { known.add(r); }); });
     var silent = Array.from(known).filter(function (r) { return !spoke.has(r); })
       .sort(function (a, b) { return a - b; });
