@@ -40,9 +40,13 @@ def write_log(path: Path, size: int) -> None:
     ).encode()
     with path.open("wb") as out:
         written = 0
-        while written + len(block) + len(FAILURE) < size:
-            out.write(block)
-            written += len(block)
+        while written + len(FAILURE) < size:
+            piece = block[: size - written - len(FAILURE)]
+            piece = piece[: piece.rfind(b"\n") + 1]  # whole lines: a small --mb gets part of it
+            if not piece:
+                break
+            out.write(piece)
+            written += len(piece)
         out.write(FAILURE)
 
 
