@@ -4,7 +4,8 @@ Logs are plain or gzip (recognised by the magic number, never unpacked past a li
 Each buffer ends at a line boundary and the incomplete last line is carried into the next, so a
 match that straddles a read boundary is still found. CRLF, lone CRs, colour codes and a terminal's
 hard wrap are undone the same way `theme/static/diagnose-worker.js` undoes them. A large plain file
-is cut into stretches (`segments`) that `scan.scan_file` reads in parallel.
+is cut into stretches (`segments`) that `scan.scan_file`'s workers read in parallel, from a memory
+map (`mapped`, the same buffers as `streamed`).
 """
 
 from __future__ import annotations
@@ -151,10 +152,16 @@ def newlines(data: bytes | bytearray | memoryview, start: int, end: int) -> int:
 _PIECE = 256 << 10
 
 
+def streamed(file: IO[bytes], start: int, end: int, size: int = BUFFER_BYTES) -> Iterator[Buffer]:
+    """The buffers of bytes `start` to `end` of a file, read into `buffers`' array."""
+    file.seek(start)
+    return buffers(FileSlice(file, end), size)  # type: ignore[arg-type]
+
+
 def mapped(file: IO[bytes], start: int, end: int, size: int = BUFFER_BYTES) -> Iterator[Buffer]:
-    """The buffers `buffers(FileSlice(...))` gives for bytes `start` to `end` of a file, cut at the
-    same offsets, as views of a memory map of them: the page cache itself, not a copy. Two
-    processes copying a file out at once each spent a third of their scan in `readinto`.
+    """The buffers `streamed` gives for bytes `start` to `end` of a file, cut at the same
+    offsets, as views of a memory map of them: the page cache itself, not a copy. Two processes
+    copying a file out at once each spent a third of their scan in `readinto`.
 
     For worker processes only: a file cut short while it is mapped raises SIGBUS when the lost
     pages are read, which ends the process. `scan_file`'s pool reports a worker that ended; the

@@ -31,12 +31,12 @@ from nanopedia.diagnosis.lines import (
 from nanopedia.diagnosis.logs import (
     BUFFER_BYTES,
     Buffer,
-    FileSlice,
     buffers,
     mapped,
     newlines,
     open_log,
     segments,
+    streamed,
 )
 from nanopedia.errors import Problem
 from nanopedia.model import Entry, Fingerprint, Indicates
@@ -410,17 +410,17 @@ _POOL_MATCHER: Matcher | None = None
 
 def _scan_segment(
     path: str, name: str, start: int, end: int, deadline: float | None, matcher: Matcher,
-    in_worker: bool = False,
+    read: Callable[[IO[bytes], int, int], Iterable[Buffer]] = streamed,
 ) -> _Part:
-    """Bytes `start` to `end` of a plain log; a worker reads them from a memory map (`mapped`),
-    the CLI's own process streams them."""
+    """Bytes `start` to `end` of a plain log, the bytes before them giving its first lines their
+    timestamps; a worker `read`s them from a memory map (`mapped`), the CLI's own process streams
+    them."""
     with open(path, "rb") as file:
         file.seek(max(0, start - TIMESTAMP_WINDOW))
         before = file.read(start - file.tell())
-        bufs = mapped(file, start, end) if in_worker else buffers(FileSlice(file, end))  # type: ignore[arg-type]
-        return _scan_part(bufs, name, matcher, deadline, None, before)
+        return _scan_part(read(file, start, end), name, matcher, deadline, None, before)
 
 
 def _pool_segment(work: tuple[str, str, int, int, float | None]) -> _Part:
     assert _POOL_MATCHER is not None
-    return _scan_segment(*work, _POOL_MATCHER, in_worker=True)
+    return _scan_segment(*work, _POOL_MATCHER, mapped)

@@ -228,7 +228,7 @@ def test_segments_are_of_one_length(tmp_path, monkeypatch) -> None:
 
 @pytest.mark.parametrize("seed", range(40))
 def test_a_memory_map_cuts_lines_as_the_reads_do(tmp_path, monkeypatch, seed) -> None:
-    """`mapped` (the workers' reader) gives exactly the buffers `buffers` reads from the same
+    """`mapped` (the workers' reader) gives exactly the buffers `streamed` reads from the same
     stretch of the file: carries, cut long lines, damaged text, a stretch that starts past the
     map's page granularity, one that ends without a newline."""
     monkeypatch.setattr(logs, "MAX_LINE_BYTES", 48)
@@ -241,8 +241,7 @@ def test_a_memory_map_cuts_lines_as_the_reads_do(tmp_path, monkeypatch, seed) ->
     for lo, hi in ((0, len(data)), (start, len(data)), (start, end)):
         for size in (1, 3, 16, 47, 48, 100, 4096, 1 << 20):
             with path.open("rb") as file:
-                file.seek(lo)
-                want = [bytes(b[:n]) for b, n in logs.buffers(logs.FileSlice(file, hi), size)]  # type: ignore[arg-type]
+                want = [bytes(b[:n]) for b, n in logs.streamed(file, lo, hi, size)]
             with path.open("rb") as file:
                 got = [bytes(b[:n]) for b, n in logs.mapped(file, lo, hi, size)]
             assert got == want, (seed, lo, hi, size)
