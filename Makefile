@@ -28,11 +28,9 @@ test: $(STAMP)
 	NANOPEDIA_PYTHON=$(BIN)/python node --test tests/js/
 	$(BIN)/python -m pytest -n 2
 
-# mypy over the package by its import name: the code lives in generator/, so mypy reads it
-# through a link named nanopedia (it does not run the editable install's import hook).
+# mypy over the package by its import name, found in generator/ (generator/nanopedia/).
 typecheck: $(STAMP)
-	mkdir -p .cache/mypy && ln -sfn ../../generator .cache/mypy/nanopedia
-	MYPYPATH=.cache/mypy $(BIN)/mypy -p nanopedia
+	MYPYPATH=generator $(BIN)/mypy -p nanopedia
 
 # The pinned repro environment (pyproject's `repro` extra), then every entry's repros and examples.
 REPRO := .venv-repro

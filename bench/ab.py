@@ -30,9 +30,10 @@ from run import CORPUS, HERE, ROOT, commit_each, edit_one, timed
 
 def code(rev: str | None, into: Path) -> tuple[list[str], dict[str, str]]:
     """The generator and theme of `rev` (None: the working tree) in `into`, compiled; the
-    command that runs it and its environment. Since issue 19 the package in `generator/` is
-    imported as `nanopedia`, so it is put under that name (earlier revisions run as
-    `python -m generator`): each side runs its own code, never the editable install."""
+    command that runs it and its environment. Since issue 30 the package is
+    `nanopedia/`; from issue 19 to then `generator/` held its files, imported as
+    `nanopedia`, and before that as `generator`: each side runs its own code, never the editable
+    install."""
     shutil.rmtree(into, ignore_errors=True)
     into.mkdir(parents=True)
     if rev is None:
@@ -44,12 +45,17 @@ def code(rev: str | None, into: Path) -> tuple[list[str], dict[str, str]]:
                                  check=True, capture_output=True).stdout
         with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
             tar.extractall(into, filter="data")
-    name = "nanopedia" if "from nanopedia" in (into / "generator" / "__main__.py").read_text() \
-        else "generator"
-    if name != "generator":
-        (into / "generator").rename(into / name)
-    compileall.compile_dir(into / name, quiet=1)
-    return [sys.executable, "-m", name], {**os.environ, "PYTHONPATH": str(into)}
+    if (into / "generator" / "nanopedia").is_dir():  # the layout since issue 30
+        path = into / "generator"
+    else:  # before: the package's files straight in generator/, imported as nanopedia or generator
+        name = "nanopedia" if "from nanopedia" in (into / "generator" / "__main__.py").read_text() \
+            else "generator"
+        if name != "generator":
+            (into / "generator").rename(into / name)
+        path = into
+    compileall.compile_dir(path, quiet=1)
+    name = "generator" if (path / "generator" / "__main__.py").exists() else "nanopedia"
+    return [sys.executable, "-m", name], {**os.environ, "PYTHONPATH": str(path)}
 
 
 def main() -> None:

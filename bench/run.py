@@ -130,7 +130,7 @@ def snapshot(work: Path) -> dict[str, str]:
     # Bytecode as an installed package has it (pip compiles on install), even where
     # PYTHONDONTWRITEBYTECODE is set: compiling the generator in every run took 0.1 s.
     compileall.compile_dir(src / "generator", quiet=1)
-    return {**os.environ, "PYTHONPATH": str(src)}
+    return {**os.environ, "PYTHONPATH": str(src / "generator")}
 
 
 def bench(n: int, runs: int, edits: int, git: bool, work: Path, hugo: str | None,

@@ -11,7 +11,7 @@ event (Playwright's own clock would add the round trip of each typed key);
 also the bytes of the scripts the page loaded by then, and a query once everything is loaded.
 With `--single-n`, also build the single-file bundle of that many entries and time it the same.
 
-This is what chose the layout of `generator/site/search.py` (issue 5, then issue 20: indexing every
+This is what chose the layout of `nanopedia/site/search.py` (issue 5, then issue 20: indexing every
 field in the page took 2.3 s at 10,000 entries; loading the serialized index shards a quarter;
 a first file of one short string per entry, without tags and with compact ids, and the rest
 asked for once the first results are drawn, took the first result from about 240 ms to about

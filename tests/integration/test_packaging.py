@@ -83,7 +83,7 @@ def dists(tmp_path_factory: pytest.TempPathFactory) -> Dists:
     patterns = [line.strip() for line in
                 (ROOT / ".gitignore").read_text(encoding="utf-8").splitlines()
                 if line.strip() and not line.startswith("#")]
-    # As git reads them: `/site/` only at the root (generator/site/ is code), `build/` anywhere.
+    # As git reads them: `/site/` only at the root (nanopedia/site/ is code), `build/` anywhere.
     anywhere = [p.strip("/") for p in patterns if not p.startswith("/")] + [".git"]
     at_root = [p.strip("/") for p in patterns if p.startswith("/")]
 

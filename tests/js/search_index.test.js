@@ -1,4 +1,4 @@
-// The search index the build serializes (generator/site/search.py) is exactly what MiniSearch builds
+// The search index the build serializes (generator/nanopedia/site/search.py) is exactly what MiniSearch builds
 // in the browser from the same documents with the options of theme/static/search.js: every
 // repository entry, the fixture corpus, and documents made to trip a tokenizer (punctuation of
 // other scripts, case mappings, stop words, words that name Object's own properties, text

@@ -1,4 +1,4 @@
-"""`generator/incremental/cache.py`: values come back as they were put, or not at all; damage
+"""`nanopedia/incremental/cache.py`: values come back as they were put, or not at all; damage
 is a miss."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""`generator/content/catalog.py` (and the gathering in `corpus.py`): linking the corpus into
+"""`nanopedia/content/catalog.py` (and the gathering in `corpus.py`): linking the corpus into
 unique ids,
 back links and the tag index, the same whatever order the entries come in."""
 

@@ -1,4 +1,4 @@
-"""`generator/errors.py`: one problem type, formatted in one place, ordered by where it is."""
+"""`nanopedia/errors.py`: one problem type, formatted in one place, ordered by where it is."""
 
 from __future__ import annotations
 

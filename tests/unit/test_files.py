@@ -1,4 +1,4 @@
-"""`generator/commands/files.py`: request paths decoded strictly, files opened without following
+"""`nanopedia/commands/files.py`: request paths decoded strictly, files opened without following
 links, a folder answered with its index and never a listing."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""`generator/site/joined.py`: a file of one record per entry, whose key does not need the
+"""`nanopedia/site/joined.py`: a file of one record per entry, whose key does not need the
 records' bytes, and which the writer rebuilds from records kept in the last site."""
 
 from __future__ import annotations

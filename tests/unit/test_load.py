@@ -1,4 +1,4 @@
-"""`generator/content/load.py`: the size and nesting limits hold at exactly their boundary."""
+"""`nanopedia/content/load.py`: the size and nesting limits hold at exactly their boundary."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""`generator/site/plan.py`: a page's key is computed from exactly what its view is called with.
+"""`nanopedia/site/plan.py`: a page's key is computed from exactly what its view is called with.
 
 Each case changes one input of the fixture corpus (an entry's title, summary, category, tags or
 alias; a tag's title or description; an entry's dates) and plans the whole site before and after.

@@ -1,4 +1,4 @@
-"""`generator/content/portable.py`: the portable subset's checker refuses what the browser's engine
+"""`nanopedia/content/portable.py`: the portable subset's checker refuses what the browser's engine
 and RE2 would read differently, and admits what both read alike."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""`generator/site/render.py` and the theme: pages rendered from view data, escaped, and each page
+"""`nanopedia/site/render.py` and the theme: pages rendered from view data, escaped, and each page
 kind carrying the Content Security Policy it needs, asserted on the built pages themselves."""
 
 from __future__ import annotations

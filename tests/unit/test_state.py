@@ -1,4 +1,4 @@
-"""`generator/incremental/state.py`: what a build leaves for the next one comes back whole, or
+"""`nanopedia/incremental/state.py`: what a build leaves for the next one comes back whole, or
 not at all; a
 save after an edit rewrites only the part of it that changed."""
 

@@ -1,4 +1,4 @@
-"""`generator/content/validate.py`: the rules a type cannot express, each reported at the value it
+"""`nanopedia/content/validate.py`: the rules a type cannot express, each reported at the value it
 is about."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""`generator/site/views.py`: the data each template gets, built from the corpus in one place."""
+"""`nanopedia/site/views.py`: the data each template gets, built from the corpus in one place."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""`generator/incremental/write.py` and `lock.py`: the new site is put in place whole or not at
+"""`nanopedia/incremental/write.py` and `lock.py`: the new site is put in place whole or not at
 all, nothing is written outside it, and nothing is left beside it."""
 
 from __future__ import annotations

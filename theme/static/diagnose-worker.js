@@ -1,5 +1,5 @@
 /*
- * Nanopedia log diagnosis: the matcher, run in a Web Worker. A mirror of generator/diagnosis/scan.py.
+ * Nanopedia log diagnosis: the matcher, run in a Web Worker. A mirror of generator/nanopedia/diagnosis/scan.py.
  *
  * This file only defines `NanopediaDiagnoseWorker`. diagnose.js starts a worker from that
  * function's source through a blob: URL (browsers refuse workers from file: URLs, and the page

@@ -2,7 +2,7 @@
  * Nanopedia search: the box in every page header and the results page (search.html).
  *
  * Runs from file:// and under a CSP without 'unsafe-inline': a plain script (no modules, no
- * eval), data from scripts that set globals (fetch is blocked on file://; generator/site/search.py
+ * eval), data from scripts that set globals (fetch is blocked on file://; generator/nanopedia/site/search.py
  * describes them) and the vendored MiniSearch UMD build (it sets window.MiniSearch). They are
  * loaded the first time a reader uses a search box, so pages stay light at 10,000 entries; the
  * single-file bundle has them already.
@@ -32,7 +32,7 @@
   /* MiniSearch's default tokenizer; highlighting splits the same way, keeping the separators. */
   var SPLIT = /[\n\r\p{Z}\p{P}]+/u;
   var SEPARATOR = /([\n\r\p{Z}\p{P}]+)/u;
-  /* A log prefix naming a rank or a time, as generator/site/search.py strips from error lines. */
+  /* A log prefix naming a rank or a time, as generator/nanopedia/site/search.py strips from error lines. */
   var LOG_PREFIX = /^\s*(?:\[[^\]]{1,40}\]:?\s*)+/;
   /* A query this long that contains an entry's error string (or is part of one) was pasted from
      a log: that entry comes first. Shorter strings are too common to say whose error it is. */
@@ -50,7 +50,7 @@
   var upgraded = [];
   var loading = false;
 
-  /* The MiniSearch options the index was built with (generator/site/search.py writes the same). */
+  /* The MiniSearch options the index was built with (generator/nanopedia/site/search.py writes the same). */
   function miniOptions(data) {
     var stop = Object.create(null);
     data.index.stop.forEach(function (w) { stop[w] = true; });
@@ -144,7 +144,7 @@
   }
 
   /* An id from its compact form `<n>:<rest>`: its first n characters are those of the title's
-     slug (generator/site/search.py, compact_id). */
+     slug (generator/nanopedia/site/search.py, compact_id). */
   function fullId(compact, title) {
     var colon = compact.indexOf(':');
     var slug = title.toLowerCase().replace(/[^a-z0-9]+/g, '-');

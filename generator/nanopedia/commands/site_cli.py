@@ -1,7 +1,7 @@
 """The terminal side of the commands that make the site: `build`, `bundle` and `serve`.
 
 Each handler takes the parsed arguments, prints the located problems on stdout and what it made
-on stderr, and returns the exit code (`generator/cli.py` states the policy); a missing entries
+on stderr, and returns the exit code (`nanopedia/cli.py` states the policy); a missing entries
 folder or config file fails with a located E050 problem (exit 2).
 """
 

@@ -2,7 +2,7 @@
 
 Entry text is untrusted: the `js-default` preset turns raw HTML into text and disables linkify,
 and markdown-it drops every link that `is_safe_link` refuses: the link rule of
-`generator/content/links.py`, the one `check` reports bad links with, so they cannot disagree.
+`nanopedia/content/links.py`, the one `check` reports bad links with, so they cannot disagree.
 
 Rendering adds our rules on the token stream (never on HTML text): `entry:` links become relative
 `.html` links, images become plain links (a page never loads anything from elsewhere), and

@@ -39,6 +39,7 @@ CATEGORY_TITLES = {
     "hardware": "Hardware faults",
     "autograd": "Autograd",
     "checkpointing": "Checkpoints and state dicts",
+    "environment": "Environment: installs, versions and drivers",
 }
 SECTIONS = (
     ("symptoms", "Symptoms"),

@@ -6,7 +6,7 @@ no backreferences, no lookaround, no inline flags or named groups (case-insensit
 `ignore_case` field, folded into the pattern by `fold_ascii`), ASCII escapes only, no anchors
 other than `^` and `$`. Also here: the static refusal of patterns that backtrack exponentially in
 the browser, and the pattern's fixed-text length that diagnosis breaks ties with. Nothing here
-compiles a pattern: `generator/content/fingerprints.py` does, and times it.
+compiles a pattern: `nanopedia/content/fingerprints.py` does, and times it.
 """
 
 from __future__ import annotations

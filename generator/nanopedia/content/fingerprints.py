@@ -1,6 +1,6 @@
 """Fingerprint patterns compiled and timed: the checks `check` runs beyond the portable subset.
 
-`generator/content/portable.py` says whether a pattern's text is inside the subset both engines
+`nanopedia/content/portable.py` says whether a pattern's text is inside the subset both engines
 read alike; here a fingerprint becomes the one program both compile (`ignore_case` folded into
 it), RE2 must accept it, and it is timed on text built to make it slow: an adversarial log for
 RE2 as diagnosis scans it, a smaller sample for the browser's backtracking engine.

@@ -12,7 +12,7 @@ Python API, for a pipeline that has its own scheduler (Spark, Airflow, a job-fai
     result.summary["entries"][0]                      # {"id": ..., "jobs": 312, "possible": 4, ...}
     json.dumps(result.as_json(), indent=2, sort_keys=True)   # what `--format json` prints
 
-`TriageResult.as_json()` follows `generator/diagnosis/triage.schema.json`
+`TriageResult.as_json()` follows `nanopedia/diagnosis/triage.schema.json`
 (`"schema_version": 1`; removing or renaming a field bumps the version, adding one does not).
 `workers.stream()` yields the same job records one at a time, in job order, for a fleet too large
 to hold; `Summary` folds them.

@@ -1,6 +1,6 @@
 """Per-file validation: a parsed entry or tag registry to typed models, with every problem located.
 
-`generator/content/schema.py` reports what the model refuses; this module adds the checks a type
+`nanopedia/content/schema.py` reports what the model refuses; this module adds the checks a type
 cannot express (id equals file name, causes that exist, python that parses, link schemes,
 fingerprints that match their examples, names Windows cannot hold) and refuses markdown too
 costly to parse before any later stage parses it again.

@@ -11,7 +11,7 @@ into place; should the build die between those two renames, the next build puts 
 file system, one rename), to be deleted in the background: nothing is left beside the site.
 
 The scratch folders are named after the site and the pid that made them (`scratch_owner` reads
-it back), so that a build holding the site's lock (`generator/incremental/lock.py`) can tell the
+it back), so that a build holding the site's lock (`nanopedia/incremental/lock.py`) can tell the
 folders of builds that died from its own.
 """
 

@@ -1,7 +1,7 @@
 """The terminal side of the commands on entries: `check`, `schema`, `verify`, `new` and `diff`.
 
 Each handler takes the parsed arguments, prints its report (results on stdout, notes on stderr)
-and returns the exit code (`generator/cli.py` states the policy); bad arguments or paths fail
+and returns the exit code (`nanopedia/cli.py` states the policy); bad arguments or paths fail
 with a located E050 problem (exit 2). Each imports what it needs when it runs: a command loads
 only its own code.
 """

@@ -1,6 +1,6 @@
 """The `nanopedia` command: its arguments, and the exit code of every way a command can end.
 
-Only this module and the handlers it runs (`generator/commands/entry_cli.py`, `log_cli.py` and
+Only this module and the handlers it runs (`nanopedia/commands/entry_cli.py`, `log_cli.py` and
 `site_cli.py`) print to the terminal. Exit codes: 0 clean, 1 problems found, 2 usage errors (bad
 arguments, missing paths), 3 an internal error (a bug: the message says how to get the
 traceback).

@@ -2,9 +2,9 @@
 
 Pages, search, diagnosis and the MkDocs plugin all read these frozen models; nothing downstream
 re-parses YAML. Field docstrings become the JSON Schema descriptions editors show on hover.
-Fields marked "markdown" are rendered with the safe renderer in `generator/site/markdown.py`; all
+Fields marked "markdown" are rendered with the safe renderer in `nanopedia/site/markdown.py`; all
 others are plain text. An entry's dates (`Dates`) are no field: they come from the git history of
-its file (`generator/incremental/gitdates.py`); their type is here so pages and feeds can take
+its file (`nanopedia/incremental/gitdates.py`); their type is here so pages and feeds can take
 them without importing the build engine.
 """
 
@@ -43,6 +43,7 @@ Category = Literal[
     "hardware",
     "autograd",
     "checkpointing",
+    "environment",
 ]
 Stack = Literal[
     "pytorch",

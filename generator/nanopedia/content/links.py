@@ -3,7 +3,7 @@
 Entry text is untrusted. Links are allowed only to http(s), mailto, relative paths, fragments and
 other entries (`entry:<id>`), never to another host without a scheme (`//host/p`, which from a
 bundle opened as a file is `file://host/p`). The same rule is used by `check` (to report a bad
-link at its line, `link_problems`) and by rendering in `generator/site/markdown.py` (to drop one
+link at its line, `link_problems`) and by rendering in `nanopedia/site/markdown.py` (to drop one
 that slipped through), so they cannot disagree.
 
 Finding the `]` of a `[` is a scan to the end of the paragraph, once for each `[`: text that

@@ -1,6 +1,6 @@
 """The model's verdict on plain YAML data, as located problems a contributor can act on.
 
-The model in `generator/model.py` decides what is valid; this module translates pydantic's
+The model in `nanopedia/model.py` decides what is valid; this module translates pydantic's
 findings into located, hinted `Problem`s (unknown field, missing field, wrong kind, bad id, value
 out of range), and reports the `TODO` stubs `nanopedia new` writes before pydantic's errors about
 the same values, which would only repeat them less helpfully.

@@ -1,7 +1,7 @@
 """The terminal side of the commands on training logs: `diagnose` and `triage`.
 
 Each handler takes the parsed arguments, prints its report (results on stdout, warnings and
-progress on stderr) and returns the exit code (`generator/cli.py` states the policy); bad
+progress on stderr) and returns the exit code (`nanopedia/cli.py` states the policy); bad
 arguments or unreadable logs fail with a located E050 problem (exit 2).
 """
 
