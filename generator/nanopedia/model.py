@@ -61,6 +61,20 @@ Language = Literal["python", "yaml", "json", "bash", "shell", "toml", "text"]
 RefKind = Literal["docs", "source", "issue", "pull", "paper", "blog"]
 Indicates = Literal["decisive", "supporting", "context", "benign"]
 Expect = Literal["error", "warning"]
+Domain = Literal["workload", "environment", "infrastructure", "scheduler", "data"]
+"""Where a cause's fault lives (entries/README.md, "Failure domain and action", says each)."""
+Action = Literal[
+    "fix-code",
+    "fix-config",
+    "fix-environment",
+    "fix-data",
+    "retry",
+    "resume-elsewhere",
+    "drain-node",
+    "reset-gpu",
+    "investigate",
+]
+"""What an automated job-failure hook should do about a cause."""
 
 #: Longest repro script, in lines: a repro shows one failure, not a training run.
 MAX_SCRIPT_LINES = 80
@@ -82,6 +96,15 @@ class RootCause(Strict):
     title: Line
     """The cause in one line, shown in the quick-answer box (`code` spans are shown as code,
     any other markup as typed)."""
+    domain: Domain
+    """Where the fault lives: `workload` (the training code or its configuration),
+    `environment` (installed software, versions, drivers, containers), `infrastructure` (GPU,
+    host, network, storage), `scheduler` (time limits, preemption, eviction, node failure),
+    `data` (the dataset or input files)."""
+    action: Action
+    """What a job-failure hook should do: `fix-code`, `fix-config`, `fix-environment`,
+    `fix-data`, `retry` (transient), `resume-elsewhere` (restart from the last checkpoint on
+    other nodes), `drain-node`, `reset-gpu`, `investigate` (the log cannot decide)."""
     explanation: Markdown
     """Markdown: why this cause produces the failure, with the evidence."""
 
@@ -95,14 +118,32 @@ class Symptom(Strict):
     """Id of the root cause (in `root_causes`) this symptom points to."""
 
 
+class Range(Strict):
+    """Releases of a package that have the failure, as OSV writes them: from `introduced` up
+    to, not including, `fixed`."""
+
+    introduced: Version
+    """The first affected release (PEP 440, e.g. `2.6.0`); `0` for every release before
+    `fixed`."""
+    fixed: Version | None = None
+    """The first release without the failure; left out while every later release has it."""
+
+
 class AffectedSystem(Strict):
     """A library, framework or hardware generation where the failure occurs."""
 
     name: Line
     """Markdown (inline): name of the system, e.g. PyTorch FSDP1 (with `MixedPrecision` as
     code) or DeepSpeed ZeRO-3."""
+    package: Library | None = None
+    """The package whose releases `affected` counts: its PyPI name (`torch`, `deepspeed`), or
+    `nccl`, `cuda`, `nvidia-driver`, `slurm`, `python`, `glibc`. None for hardware and for
+    systems that are no package."""
     versions: Line | None = None
-    """Markdown (inline): affected versions where known, e.g. `>= 2.1, < 2.4`."""
+    """Markdown (inline): affected versions where known, in words, e.g. `>= 2.1, < 2.4`."""
+    affected: Annotated[list[Range], Field(max_length=10)] = []
+    """The affected releases of `package` as ranges a program can test (required with
+    `package`): `diagnose` says whether a version a log shows falls in one."""
     notes: Inline | None = None
     """Markdown (inline): what is specific to this system."""
 
@@ -112,6 +153,9 @@ class FixStep(Strict):
 
     title: Line
     """The action in one line, shown in the quick-answer box (`code` spans as code)."""
+    causes: Annotated[list[Slug], Field(max_length=20)] = []
+    """Ids of the root causes this step fixes; none: it applies to every cause. The diagnosis
+    gives the first step of the likely cause."""
     detail: Markdown
     """Markdown: how to do it, per stack where it differs."""
 
@@ -255,6 +299,10 @@ class Entry(Strict):
     `torch: 2.13.0`); shown under the title. `check` warns when it is missing."""
     repro: Annotated[list[Repro], Field(max_length=8)] = []
     """Minimal reproductions of the failure and its fix, run by `nanopedia verify` on a CPU."""
+    reviewed: Annotated[str, StringConstraints(pattern=r"^\d{4}-\d{2}-\d{2}$")] | None = None
+    """The date (YYYY-MM-DD) a second engineer last checked the entry's claims against its
+    sources, as the record `reviews/<id>.md` says (`- Date: ...`); `check` refuses a date
+    without such a record, or one that differs from it. The page shows it in the status line."""
 
 
 class Tag(Strict):

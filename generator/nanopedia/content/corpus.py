@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable, Iterable
 from functools import lru_cache
 from pathlib import Path
@@ -13,7 +14,7 @@ from pathlib import Path
 from nanopedia.content.catalog import Catalog, link_entries
 from nanopedia.content.files import TAGS_FILE, entry_names
 from nanopedia.content.load import Document, read
-from nanopedia.content.validate import Source, check_entry, check_tags
+from nanopedia.content.validate import Source, check_entry, check_tags, review_problems
 from nanopedia.errors import Location, NanopediaError, Problem
 from nanopedia.model import Tag
 
@@ -103,6 +104,35 @@ def load_tags(root: Path) -> tuple[dict[str, Tag], Document | None, list[Problem
     return tags, doc, found
 
 
+REVIEWS = "reviews"
+"""The folder of review records, beside the entries folder: `reviews/<id>.md`."""
+_REVIEW_DATE = re.compile(r"^- Date: (\d{4}-\d{2}-\d{2})\b", re.MULTILINE)
+_MAX_RECORD = 256 * 1024
+
+
+def load_reviews(root: Path) -> dict[str, str | None]:
+    """The review records beside the entries folder `root`: entry id to the date of its
+    record's `- Date:` line (None when the record has none, or cannot be read as text)."""
+    folder = root.parent / REVIEWS
+    try:
+        names = sorted(n for n in os.listdir(folder) if n.endswith(".md"))
+    except OSError:
+        return {}
+    found: dict[str, str | None] = {}
+    for name in names:
+        path = folder / name
+        try:
+            if not path.is_file() or path.is_symlink():
+                continue
+            with open(path, "rb") as f:
+                text = f.read(_MAX_RECORD).decode("utf-8", "replace")
+        except OSError:
+            continue
+        date = _REVIEW_DATE.search(text)
+        found[name[:-3]] = date.group(1) if date else None
+    return found
+
+
 def gather(
     root: Path, files: Iterable[Path] | None = None, load: Loader = load_entries
 ) -> tuple[Catalog, list[Problem]]:
@@ -127,6 +157,7 @@ def gather(
         if wanted is None or _where(path) in wanted:
             found.extend(problems)
     catalog, linked = link_entries(sources, tags, tags_doc, frozenset(invalid))
+    linked += review_problems(sources, load_reviews(root), display_prefix(root.parent / REVIEWS))
     if wanted is not None:
         shown = {display(p) for p in wanted}
         linked = [p for p in linked if p.location.path in shown]

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
+
+from packaging.version import InvalidVersion, Version
 
 from nanopedia.content import apicheck, fingerprints, portable
 from nanopedia.content.links import doc_line, label_problem, link_problems
@@ -114,6 +116,18 @@ def _entry_rules(src: Source, stem: str, costly: frozenset[Path_]) -> Iterator[P
                 suggest(symptom.cause, causes) or f"root causes: {', '.join(causes)}",
                 at=at("symptoms", i, "cause"),
             )
+    for i, step in enumerate(e.fix):
+        for j, cause in enumerate(step.causes):
+            if cause not in causes:
+                yield problem(
+                    path,
+                    "E022",
+                    f"fix step points to unknown root cause '{cause}'",
+                    suggest(cause, causes) or f"root causes: {', '.join(causes)}",
+                    at=at("fix", i, "causes", j),
+                )
+    for i in range(len(e.affected_systems)):
+        yield from _range_problems(src, i)
     for i, ex in enumerate(e.code_examples):
         if ex.language == "python":
             yield from _python_problems(src, i)
@@ -125,6 +139,39 @@ def _entry_rules(src: Source, stem: str, costly: frozenset[Path_]) -> Iterator[P
     yield from _duplicates(path, [r.id for r in e.repro], lambda i: at("repro", i, "id"), "repro")
     for i in range(len(e.repro)):
         yield from _repro_problems(src, i)
+
+
+def _range_problems(src: Source, i: int) -> Iterator[Problem]:
+    """A package's affected ranges are there, parse as PEP 440 and run forwards; ranges without
+    a package say nothing a program could test."""
+    system, path = src.entry.affected_systems[i], src.doc.path
+    if system.package is None:
+        if system.affected:
+            yield problem(path, "E028", "'affected' ranges need the 'package' they count",
+                          "add 'package: <PyPI name>' (or nccl, cuda, nvidia-driver, ...)",
+                          at=src.at("affected_systems", i, "affected"))
+        return
+    if not system.affected:
+        yield problem(path, "E028", f"package '{system.package}' has no 'affected' ranges",
+                      "add 'affected: [{introduced: \"0\"}]' when every release has it",
+                      at=src.at("affected_systems", i, "package"))
+    for j, span in enumerate(system.affected):
+        bounds = []
+        for side in ("introduced", "fixed"):
+            text = getattr(span, side)
+            if text is None:
+                continue
+            try:
+                bounds.append(Version(text))
+            except InvalidVersion:
+                yield problem(path, "E028", f"'{text}' is not a version a program can compare",
+                              "write a PEP 440 version such as 2.6.0, 535.104.05 or 0",
+                              at=src.at("affected_systems", i, "affected", j, side))
+        if len(bounds) == 2 and bounds[1] <= bounds[0]:
+            yield problem(path, "E028",
+                          f"range ends at {span.fixed}, not after it starts at {span.introduced}",
+                          "'fixed' is the first release without the failure",
+                          at=src.at("affected_systems", i, "affected", j, "fixed"))
 
 
 def _repro_problems(src: Source, i: int) -> Iterator[Problem]:
@@ -163,6 +210,40 @@ def _repro_problems(src: Source, i: int) -> Iterator[Problem]:
                 at=src.at(*where),
             )
         yield from _parse_problems(src, where, code, f"repro '{repro.id}' {side} script")
+
+
+def review_problems(sources: Iterable[Source], records: Mapping[str, str | None],
+                    folder: str) -> list[Problem]:
+    """An entry's `reviewed` date is its review record's (`reviews/<id>.md`, `- Date:` line);
+    a record whose entry does not show it is a warning. `folder` is how the records' folder is
+    shown in messages."""
+    found: list[Problem] = []
+    shown: set[str] = set()
+    for src in sources:
+        e = src.entry
+        if e.reviewed is None:
+            continue
+        shown.add(e.id)
+        record = f"{folder}{e.id}.md"
+        if e.id not in records:
+            found.append(problem(src.doc.path, "E029",
+                                 f"'reviewed' names a review but {record} does not exist",
+                                 "the second engineer writes the record (CONTRIBUTING, reviews)",
+                                 at=src.at("reviewed")))
+        elif records[e.id] != e.reviewed:
+            dated = records[e.id] or "no '- Date: YYYY-MM-DD' line"
+            found.append(problem(src.doc.path, "E029",
+                                 f"'reviewed: {e.reviewed}' differs from the date of {record} "
+                                 f"({dated})",
+                                 "give the date of the record's '- Date:' line",
+                                 at=src.at("reviewed")))
+    for ident in sorted(set(records) - shown):
+        found.append(Problem(Location(f"{folder}{ident}.md", 1, 1), "E029",
+                             f"review record of '{ident}' is not shown: its entry has no "
+                             "'reviewed' date (or does not exist)",
+                             f"add 'reviewed: {records[ident] or 'YYYY-MM-DD'}' to the entry",
+                             "warning"))
+    return found
 
 
 def checked_with_problem(src: Source) -> Problem | None:
