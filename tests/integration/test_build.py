@@ -131,6 +131,8 @@ tags: [nccl]
 root_causes:
   - id: raw
     title: "<b onmouseover=alert(1)>bold</b>"
+    domain: workload
+    action: fix-code
     explanation: |
       | cell | other |
       | --- | --- |

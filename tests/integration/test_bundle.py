@@ -34,6 +34,8 @@ tags: [bf16]
 root_causes:
   - id: evil
     title: "<img src=y onerror=window.pwned=4> cause"
+    domain: workload
+    action: fix-code
     explanation: |
       Nothing executes.
 symptoms:
@@ -67,6 +69,8 @@ tags: [fsdp, bf16]
 root_causes:
   - id: mixed
     title: Adapters in fp32 on a bf16 base model
+    domain: workload
+    action: fix-code
     explanation: |
       PEFT upcasts adapter weights.
 symptoms:
@@ -111,6 +115,8 @@ tags: [nccl]
 root_causes:
   - id: words
     title: Words repeated
+    domain: workload
+    action: fix-code
     explanation: |
       Repetition.
 symptoms:

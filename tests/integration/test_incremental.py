@@ -159,7 +159,8 @@ def test_a_broken_edit_leaves_the_site_alone(corpus: Corpus) -> None:
 def _entry(ident: str, title: str, tags: list[str], causes: list[str], related: list[str],
            link: str | None) -> str:
     """A small valid entry; `link` becomes an in-text `entry:` link in the mechanism."""
-    cause_items = "".join(f"  - id: {c}\n    title: Cause {c}\n    explanation: Why {c}.\n"
+    cause_items = "".join(f"  - id: {c}\n    title: Cause {c}\n    domain: workload\n"
+                          f"    action: fix-code\n    explanation: Why {c}.\n"
                           for c in causes)
     mechanism = f"See [the other one](entry:{link})." if link else "No links."
     return (f"id: {ident}\ntitle: {title}\nsummary: The summary of entry {ident}.\n"

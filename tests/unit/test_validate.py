@@ -7,6 +7,8 @@ from .conftest import Checker
 
 CAUSE = """  - id: cast
     title: Model code casts to self.dtype
+    domain: workload
+    action: fix-code
     explanation: |
       The visible parameters are fp32 shards.
 """
@@ -92,3 +94,92 @@ def test_a_file_that_is_not_a_mapping_is_refused(check_text: Checker) -> None:
     source, found = check_text("- a list\n")
     assert source is None
     assert [(p.code, p.message) for p in found] == [("E012", "an entry must be a YAML mapping")]
+
+
+def test_a_root_cause_without_a_domain_or_an_action_is_refused_at_the_cause(
+        alpha_text: str, check_text: Checker) -> None:
+    text = alpha_text.replace("    domain: workload\n    action: fix-code\n", "")
+    _, found = check_text(text)
+    line = line_of(text, "  - id: cast")
+    assert [(p.code, p.location.line, p.message) for p in found] == [
+        ("E011", line, "missing required field 'root_causes[0].domain'"),
+        ("E011", line, "missing required field 'root_causes[0].action'")]
+
+
+def test_an_unknown_action_is_refused_with_the_closest_allowed_value(
+        alpha_text: str, check_text: Checker) -> None:
+    text = alpha_text.replace("action: fix-code", "action: drain-nodes")
+    _, found = check_text(text)
+    assert [(p.code, p.location.line, p.message, p.hint) for p in found] == [
+        ("E013", line_of(text, "action: drain-nodes"),
+         "'drain-nodes' is not an allowed value for 'root_causes[0].action'",
+         "did you mean 'drain-node'?")]
+
+
+def test_an_unknown_domain_is_refused_and_the_allowed_values_are_listed(
+        alpha_text: str, check_text: Checker) -> None:
+    _, found = check_text(alpha_text.replace("domain: workload", "domain: user-error"))
+    assert [p.code for p in found] == ["E013"]
+    assert found[0].hint == ("expected one of: workload, environment, infrastructure, "
+                             "scheduler, data")
+
+
+SYSTEM = '  - name: PyTorch FSDP1\n    versions: ">= 1.12"\n'
+
+
+def _with_system(text: str, extra: str) -> str:
+    return text.replace(SYSTEM, SYSTEM + extra)
+
+
+def test_affected_ranges_that_parse_and_run_forwards_are_accepted(
+        alpha_text: str, check_text: Checker) -> None:
+    text = _with_system(alpha_text, "    package: torch\n    affected:\n"
+                        "      - introduced: \"1.12\"\n        fixed: \"2.4.0\"\n"
+                        "      - introduced: \"0\"\n")
+    source, found = check_text(text)
+    assert found == []
+    assert source is not None
+    ranges = source.entry.affected_systems[0].affected
+    assert [(r.introduced, r.fixed) for r in ranges] == [("1.12", "2.4.0"), ("0", None)]
+
+
+def test_a_version_that_cannot_be_compared_is_refused_at_its_value(
+        alpha_text: str, check_text: Checker) -> None:
+    text = _with_system(alpha_text, "    package: torch\n    affected:\n"
+                        "      - introduced: \"2.x\"\n")
+    _, found = check_text(text)
+    assert [(p.code, p.location.line, p.message) for p in found] == [
+        ("E028", line_of(text, "introduced: \"2.x\""),
+         "'2.x' is not a version a program can compare")]
+
+
+def test_a_range_that_ends_before_it_starts_is_refused_at_fixed(
+        alpha_text: str, check_text: Checker) -> None:
+    text = _with_system(alpha_text, "    package: torch\n    affected:\n"
+                        "      - introduced: \"2.4\"\n        fixed: \"2.4.0\"\n")
+    _, found = check_text(text)
+    assert [(p.code, p.location.line) for p in found] == [
+        ("E028", line_of(text, "fixed: \"2.4.0\""))]
+
+
+def test_a_package_needs_ranges_and_ranges_need_a_package(
+        alpha_text: str, check_text: Checker) -> None:
+    bare = _with_system(alpha_text, "    package: torch\n")
+    _, found = check_text(bare)
+    assert [(p.code, p.location.line, p.message) for p in found] == [
+        ("E028", line_of(bare, "package: torch"), "package 'torch' has no 'affected' ranges")]
+    orphan = _with_system(alpha_text, "    affected:\n      - introduced: \"0\"\n")
+    _, found = check_text(orphan)
+    assert [(p.code, p.location.line) for p in found] == [
+        ("E028", line_of(orphan, "- introduced"))]
+
+
+def test_a_fix_step_that_names_an_unknown_cause_is_refused_with_a_suggestion(
+        alpha_text: str, check_text: Checker) -> None:
+    text = alpha_text.replace("  - title: Cast from the activation dtype\n",
+                              "  - title: Cast from the activation dtype\n"
+                              "    causes: [cats]\n")
+    _, found = check_text(text)
+    assert [(p.code, p.location.line, p.message, p.hint) for p in found] == [
+        ("E022", line_of(text, "causes: [cats]"),
+         "fix step points to unknown root cause 'cats'", "did you mean 'cast'?")]

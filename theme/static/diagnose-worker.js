@@ -949,23 +949,26 @@ self.NanopediaDiagnoseWorker = function (scope) {
     };
   }
 
-  /* report.with_answers: the likely cause (that of the candidate's strongest own line that
-     points to one, else the entry's first), the first fix step and the confidence word. */
+  /* report.with_answers and report.likely: the answer (cause, its fix step, failure domain and
+     action) of the root cause the candidate's strongest own line points to, else of the
+     entry's first root cause, and the confidence word. contract.fingerprint_rows computes each
+     row's answers in Python. */
   var STRENGTH = { decisive: 0, supporting: 1, context: 2, benign: 3 };
 
   function answers(rows, c) {
     var own = new Map();
     rows.forEach(function (r) { if (r.entry === c.id) own.set(r.id, r); });
-    if (!own.size) return { cause: null, fix: null };
+    var none = { cause: null, fix: null, domain: null, action: null };
+    if (!own.size) return none;
     var ordered = c.evidence.slice().sort(function (a, b) {
       return (a.collateral - b.collateral) || (STRENGTH[a.indicates] - STRENGTH[b.indicates]);
     });
     var first = own.values().next().value;
     for (var i = 0; i < ordered.length; i++) {
       var row = own.get(ordered[i].fingerprint);
-      if (row && row.cause) return { cause: row.cause, fix: row.fix };
+      if (row && row.answer) return row.answer;
     }
-    return { cause: first.first_cause, fix: first.fix };
+    return first.first;
   }
 
   function asJson(result, scans, rows) {
@@ -975,7 +978,7 @@ self.NanopediaDiagnoseWorker = function (scope) {
         return {
           id: c.id, title: c.title, score: c.score, benign: c.benign, possible: c.possible,
           url: 'entries/' + c.id + '.html', evidence: c.evidence.map(evidenceJson),
-          cause: known.cause, fix: known.fix,
+          cause: known.cause, fix: known.fix, domain: known.domain, action: known.action,
           confidence: c.benign ? 'benign' : c.possible ? 'possible' : 'certain'
         };
       }),

@@ -278,6 +278,8 @@
     word.textContent = best.confidence;
     word.dataset.confidence = best.confidence;
     titled($('verdict-cause'), best.cause || 'not recorded for this entry');
+    $('verdict-action').textContent = best.action
+      ? best.action + ' (failure domain: ' + best.domain + ')' : 'see the entry';
     titled($('verdict-fix'), best.fix || 'see the entry');
     $('confidence-help').textContent = confidenceHelp(best);
   }

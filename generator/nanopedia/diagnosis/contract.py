@@ -64,9 +64,13 @@ def as_json(result: Diagnosis, base_url: str | None, top: int | None = None) -> 
 
 def fingerprint_rows(entry: Entry) -> list[dict[str, Any]]:
     """An entry's fingerprints as the browser matcher reads them, each with what the page's
-    verdict shows as `report.cause_and_fix` does: the title of the root cause the line points
-    to (`cause`, None when none), the entry's first root cause and its first fix step."""
-    causes = {rc.id: rc.title for rc in entry.root_causes}
+    verdict shows as `report.likely` does: the answer (cause, its fix, domain, action) of the
+    root cause the line points to (`answer`, None when none), and of the entry's first root
+    cause (`first`)."""
+    from nanopedia.diagnosis.report import answer  # report imports this module
+
+    causes = {rc.id: rc for rc in entry.root_causes}
+    first = answer(entry.root_causes[0], entry)._asdict()
     return [
         {
             "entry": entry.id,
@@ -78,9 +82,9 @@ def fingerprint_rows(entry: Entry) -> list[dict[str, Any]]:
             "indicates": fp.indicates,
             "collateral": fp.collateral,
             "specificity": literal_length(fp.pattern),
-            "cause": causes.get(fp.cause) if fp.cause else None,
-            "first_cause": entry.root_causes[0].title,
-            "fix": entry.fix[0].title,
+            "answer": answer(causes[fp.cause], entry)._asdict()
+            if fp.cause in causes else None,
+            "first": first,
         }
         for fp in entry.fingerprints
     ]

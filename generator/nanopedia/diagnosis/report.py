@@ -11,12 +11,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from nanopedia.diagnosis.contract import as_json, entry_link
 from nanopedia.diagnosis.rank import Candidate, Diagnosis
 from nanopedia.diagnosis.scan import Evidence
-from nanopedia.model import Entry
+from nanopedia.model import Entry, RootCause
 
 #: Characters of an evidence line shown in text and Markdown (JSON keeps lines whole).
 SHOWN_CHARS = 160
@@ -39,19 +39,38 @@ class Group:
     """The earliest of them, shown."""
 
 
-def cause_and_fix(c: Candidate, entry: Entry | None) -> tuple[str | None, str | None]:
-    """The root cause the candidate's strongest evidence points to (else the entry's first) and
-    the entry's first fix step, as one-line titles."""
+class Answer(NamedTuple):
+    """What a verdict says to do: the likely cause, the fix step for it, and the cause's failure
+    domain and action (entries/README.md, "Failure domain and action")."""
+
+    cause: str
+    fix: str
+    domain: str
+    action: str
+
+
+def answer(cause: RootCause, entry: Entry) -> Answer:
+    """The answer for one root cause of `entry`: its first fix step that names it, else the
+    first step that names no cause (it applies to every cause), else the first step."""
+    steps = entry.fix
+    step = next((f for f in steps if cause.id in f.causes), None) \
+        or next((f for f in steps if not f.causes), steps[0])
+    return Answer(cause.title, step.title, cause.domain, cause.action)
+
+
+def likely(c: Candidate, entry: Entry | None) -> Answer | None:
+    """The answer for the root cause the candidate's strongest own line points to (collateral
+    lines last), else for the entry's first root cause."""
     if entry is None:
-        return None, None
-    causes = {rc.id: rc.title for rc in entry.root_causes}
+        return None
+    causes = {rc.id: rc for rc in entry.root_causes}
     pointed = {fp.id: fp.cause for fp in entry.fingerprints}
     order = {"decisive": 0, "supporting": 1, "context": 2, "benign": 3}
     for ev in sorted(c.evidence, key=lambda e: (e.collateral, order[e.indicates])):
         cause = pointed.get(ev.fingerprint)
         if cause in causes:
-            return causes[cause], entry.fix[0].title
-    return entry.root_causes[0].title, entry.fix[0].title
+            return answer(causes[cause], entry)
+    return answer(entry.root_causes[0], entry)
 
 
 def confidence(c: Candidate) -> str:
@@ -118,8 +137,7 @@ class Verdict:
     """What the first lines of every format say, computed once for text and Markdown."""
 
     best: Candidate
-    cause: str | None
-    fix: str | None
+    answer: Answer | None
     first: str | None
     """`rank 2 at job.log:14 (how it was decided)`, when known."""
     link: str
@@ -128,8 +146,8 @@ class Verdict:
 def verdict(result: Diagnosis, entries: Mapping[str, Entry], base_url: str | None) -> Verdict:
     """The top candidate with its likely cause, first fix, first failure and link."""
     best = result.matches[0]
-    cause, fix = cause_and_fix(best, entries.get(best.id))
-    return Verdict(best, cause, fix, _first(result), entry_link(best.id, base_url))
+    return Verdict(best, likely(best, entries.get(best.id)), _first(result),
+                   entry_link(best.id, base_url))
 
 
 def _label(c: Candidate) -> str:
@@ -159,10 +177,10 @@ def as_text(result: Diagnosis, entries: Mapping[str, Entry], base_url: str | Non
         out.append(f"  silent: rank{'s' * (len(result.silent_ranks) > 1)} "
                    f"{ranks_text(result.silent_ranks)} (their logs show no error: hung, killed "
                    "before printing, or fine)")
-    if v.cause:
-        out.append(f"  likely cause: {v.cause}")
-    if v.fix:
-        out.append(f"  first fix: {v.fix}")
+    if v.answer:
+        out.append(f"  likely cause: {v.answer.cause}")
+        out.append(f"  what to do: {v.answer.action} ({v.answer.domain})")
+        out.append(f"  first fix: {v.answer.fix}")
     out.append(f"  read: {v.link}")
     for n, c in enumerate(result.matches[:top], 1):
         out.append("")
@@ -193,10 +211,11 @@ def as_markdown(result: Diagnosis, entries: Mapping[str, Entry], base_url: str |
     if result.silent_ranks:
         out.append(f"- **Silent:** ranks {ranks_text(result.silent_ranks)} (no error in their "
                    "logs)")
-    if v.cause:
-        out.append(f"- **Likely cause:** {_md(v.cause, code=True)}")
-    if v.fix:
-        out.append(f"- **First fix:** {_md(v.fix, code=True)}")
+    if v.answer:
+        out.append(f"- **Likely cause:** {_md(v.answer.cause, code=True)}")
+        out.append(f"- **What to do:** `{v.answer.action}` (failure domain: "
+                   f"`{v.answer.domain}`)")
+        out.append(f"- **First fix:** {_md(v.answer.fix, code=True)}")
     out += ["", "| candidate | score | evidence |", "|---|---|---|"]
     for c in result.matches[:top]:
         lines = "<br>".join(
@@ -224,6 +243,8 @@ def with_answers(result: Diagnosis, entries: Mapping[str, Entry], base_url: str 
     """`contract.as_json` with each candidate's likely cause, first fix and confidence."""
     out = as_json(result, base_url, top)
     for row, c in zip(out["matches"], result.matches, strict=False):
-        row["cause"], row["fix"] = cause_and_fix(c, entries.get(c.id))
+        found = likely(c, entries.get(c.id))
+        row["cause"], row["fix"] = (found.cause, found.fix) if found else (None, None)
+        row["domain"], row["action"] = (found.domain, found.action) if found else (None, None)
         row["confidence"] = confidence(c).split(" ")[0]
     return out

@@ -13,7 +13,9 @@ Python API, for a pipeline that has its own scheduler (Spark, Airflow, a job-fai
     json.dumps(result.as_json(), indent=2, sort_keys=True)   # what `--format json` prints
 
 `TriageResult.as_json()` follows `nanopedia/diagnosis/triage.schema.json`
-(`"schema_version": 1`; removing or renaming a field bumps the version, adding one does not).
+(`"schema_version": 2`; removing or renaming a field bumps the version, adding one does not;
+version 2 only added each job's `domain` and `action` and the summary's `actions`, so a reader of
+version 1 reads version 2 as it is).
 `workers.stream()` yields the same job records one at a time, in job order, for a fleet too large
 to hold; `Summary` folds them.
 
@@ -38,7 +40,7 @@ from nanopedia.errors import Problem
 from nanopedia.model import Entry
 
 #: Version of the JSON this module writes (`triage.schema.json`).
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 SCHEMA = Path(__file__).resolve().parent / "triage.schema.json"
 """The JSON Schema of `TriageResult.as_json()`, shipped with the package."""
 
@@ -51,6 +53,8 @@ SKIPS_KEPT = 1000
 UNMATCHED_KEPT = 1000
 GAP_KEYS = 20_000
 GAPS_SHOWN = 50
+#: Distinct hosts counted per domain and action ("drain-node: 9 jobs on 3 hosts").
+HOSTS_COUNTED = 10_000
 
 
 class Summary:
@@ -67,6 +71,9 @@ class Summary:
         self.host_jobs: Counter[str] = Counter()
         self.host_first: dict[str, Counter[str]] = {}
         self.rank_first: dict[int, Counter[str]] = {}
+        self.actions: Counter[tuple[str, str]] = Counter()
+        self.action_hosts: dict[tuple[str, str], set[str]] = {}
+        self.action_entries: dict[tuple[str, str], Counter[str]] = {}
         self.gaps: dict[str, list[Any]] = {}  # text -> [jobs, example, job, file, line]
         self.unmatched: list[dict[str, Any]] = []
         self.unmatched_more = 0
@@ -95,6 +102,13 @@ class Summary:
                 self.host_first.setdefault(item["initiating_host"], Counter())[verdict] += 1
             if item["initiating_rank"] is not None:
                 self.rank_first.setdefault(item["initiating_rank"], Counter())[verdict] += 1
+            if item["action"]:
+                key = (item["domain"], item["action"])
+                self.actions[key] += 1
+                self.action_entries.setdefault(key, Counter())[verdict] += 1
+                hosts = self.action_hosts.setdefault(key, set())
+                if item["initiating_host"] and len(hosts) < HOSTS_COUNTED:
+                    hosts.add(item["initiating_host"])
         if item["status"] == "unmatched":
             self._gap(item)
 
@@ -129,6 +143,10 @@ class Summary:
                  "possible_share": round(self.possible[i] / n, 4),
                  "candidate_jobs": self.candidates[i]}
                 for i, n in sorted(self.verdicts.items(), key=lambda kv: (-kv[1], kv[0]))],
+            "actions": [
+                {"domain": d, "action": a, "jobs": n, "hosts": len(self.action_hosts[(d, a)]),
+                 "entries": _counts(self.action_entries[(d, a)])}
+                for (d, a), n in sorted(self.actions.items(), key=lambda kv: (-kv[1], kv[0]))],
             "hosts": [
                 {"host": h, "first_failures": sum(c.values()), "jobs": self.host_jobs[h],
                  "entries": _counts(c)}

@@ -29,7 +29,7 @@ UNMATCHED_SHOWN = 20
 SKIPS_SHOWN = 50
 CSV_COLUMNS = ("job", "layout", "status", "verdict", "confidence", "score", "initiating_rank",
                "initiating_host", "host_rule", "files", "bytes", "lines", "skipped_files",
-               "top_error_line")
+               "top_error_line", "domain", "action")
 
 
 def render(fmt: str, items: Iterable[dict[str, Any] | Skip], summary: Summary,
@@ -77,7 +77,8 @@ def csv_row(job: dict[str, Any]) -> list[Any]:
             "" if job["initiating_rank"] is None else job["initiating_rank"],
             job["initiating_host"] or "", job["host_rule"] or "", len(job["files"]),
             job["bytes"], job["lines"], len(job["skipped"]),
-            job["error_lines"][0]["text"] if job["error_lines"] else ""]
+            job["error_lines"][0]["text"] if job["error_lines"] else "",
+            job["domain"] or "", job["action"] or ""]
 
 
 def _csv(items: Iterable[dict[str, Any] | Skip], summary: Summary) -> Iterator[str]:
@@ -133,6 +134,12 @@ def as_text(s: dict[str, Any]) -> str:
                 "   jobs   share  possible  entry"]
         out += [f"  {e['jobs']:5,}  {100 * e['share']:5.1f}%  {100 * e['possible_share']:7.0f}%"
                 f"  {e['id']}: {shorten(e['title'], 90)}" for e in s["entries"]]
+    if s["actions"]:
+        out += ["", "what to do, by failure domain and action (of each matched job's verdict):"]
+        out += [f"  {a['domain']}, {a['action']}: {_plural(a['jobs'], 'job')}"
+                + (f" on {_plural(a['hosts'], 'host')}" if a["hosts"] else "")
+                + f" ({_counts(a['entries'][:3])}{', …' if len(a['entries']) > 3 else ''})"
+                for a in s["actions"]]
     if s["hosts"]:
         out += ["", "first failure on the same host in several jobs:"]
         out += [f"  {shorten(h['host'], 60)}: {_plural(h['first_failures'], 'job')} (its name "
@@ -199,6 +206,11 @@ def as_markdown(s: dict[str, Any], base_url: str | None) -> str:
         out += [f"| {e['jobs']:,} | {100 * e['share']:.1f}% | {100 * e['possible_share']:.0f}% "
                 f"| [{_md(e['id'])}]({entry_link(e['id'], base_url)}): "
                 f"{_md(shorten(e['title'], 90))} |" for e in s["entries"]]
+    if s["actions"]:
+        out += ["", "### What to do", "", "| domain | action | jobs | hosts | entries |",
+                "|---|---|---:|---:|---|"]
+        out += [f"| {a['domain']} | {a['action']} | {a['jobs']:,} | {a['hosts']:,} | "
+                f"{_md(_counts(a['entries']))} |" for a in s["actions"]]
     if s["hosts"]:
         out += ["", "### First failure on the same host in several jobs", "",
                 "| host | first failures | jobs naming it | entries |", "|---|---:|---:|---|"]

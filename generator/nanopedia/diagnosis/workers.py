@@ -211,6 +211,7 @@ class Worker:
             if "text" in ev:
                 ev["text"] = ev["text"][:EVIDENCE_CHARS]
         verdict = next((c for c in result.matches if not c.benign), None)
+        best = next((m for m in out["matches"] if verdict and m["id"] == verdict.id), None)
         status = "matched" if verdict else "skipped" if not scans else \
             "unmatched" if tap.counts else "clean"
         host, how = first_host(out["initiating"], result.initiating_rank, heads) if verdict \
@@ -223,6 +224,8 @@ class Worker:
             "status": status,
             "verdict": verdict.id if verdict else None,
             "confidence": ("possible" if verdict.possible else "certain") if verdict else None,
+            "domain": best["domain"] if best else None,
+            "action": best["action"] if best else None,
             "initiating_host": host,
             "host_rule": how,
             "hosts": hosts[:HOSTS_KEPT],

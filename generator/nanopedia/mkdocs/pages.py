@@ -24,7 +24,15 @@ from nanopedia.content.suggest import Suggestions
 from nanopedia.mkdocs import markdown as mdx
 from nanopedia.model import Entry
 from nanopedia.pins import repro_pins
-from nanopedia.site.views import CATEGORY_TITLES, SECTIONS, fix_lines, reproduced_with
+from nanopedia.site.views import (
+    ACTION_TITLES,
+    CATEGORY_TITLES,
+    DOMAIN_TITLES,
+    SECTIONS,
+    fix_lines,
+    range_text,
+    reproduced_with,
+)
 from nanopedia.theme_dir import THEME
 
 TEMPLATES = THEME / "mkdocs"
@@ -158,7 +166,9 @@ class _Pages:
                      for t in e.tags if t in self.catalog.tags],
             "summary": Md(mdx.block(e.summary, resolve, nested=True, ids=ids)),
             "causes": [{"anchor": f"cause-{c.id}", **_title(c.title),
+                        "answer": f"{DOMAIN_TITLES[c.domain]} · {ACTION_TITLES[c.action]}",
                         "explanation": block(c.explanation)} for c in e.root_causes],
+            "status": {"repros": len(e.repro), "reviewed": e.reviewed},
             "symptoms": [{"text": inline(s.text), "anchor": f"cause-{s.cause}",
                           "cause": _title(causes[s.cause].title)["label"] if s.cause in causes
                           else s.cause}
@@ -166,10 +176,15 @@ class _Pages:
             "mechanism": block(e.mechanism),
             "systems": [Md(f"<strong>{mdx.inline(a.name, resolve)}</strong>"
                            + (f" {mdx.inline(a.versions, resolve)}" if a.versions else "")
+                           + (f" ({mdx.code_span(a.package)}: " + "; ".join(
+                               range_text(r.introduced, r.fixed) for r in a.affected) + ")"
+                              if a.package else "")
                            + (f": {mdx.inline(a.notes, resolve)}" if a.notes else ""))
                         for a in e.affected_systems],
             "confirm": [inline(c) for c in e.confirm],
-            "fix": [{"anchor": f"fix-{i}", **_title(f.title), "detail": block(f.detail)}
+            "fix": [{"anchor": f"fix-{i}", **_title(f.title), "detail": block(f.detail),
+                     "causes": [{"label": _title(causes[c].title)["label"],
+                                 "href": f"#cause-{c}"} for c in f.causes if c in causes]}
                     for i, f in enumerate(e.fix, 1)],
             "prevention": [inline(p) for p in e.prevention],
             "code_examples": [{"anchor": f"example-{i}", **_title(x.title), "stack": x.stack,

@@ -65,7 +65,7 @@ def pages(links: Links, cards: Mapping[str, Card], dates: Mapping[str, Dates | N
     tag_counts = tuple(views.TagCount(t, tag.title, len(links.by_tag[t]))
                        for t, tag in links.tags.items())
     yield Planned("index.html", views.index_page, views.IndexInputs(
-        views.category_lists(cards), tag_counts))
+        views.category_lists(cards), tag_counts, views.domain_lists(cards)))
     for slug, tag in links.tags.items():
         yield Planned(f"tags/{slug}.html", views.tag_page, views.TagInputs(
             slug, tag.title, tag.description,

@@ -41,6 +41,26 @@ CATEGORY_TITLES = {
     "checkpointing": "Checkpoints and state dicts",
     "environment": "Environment: installs, versions and drivers",
 }
+DOMAIN_TITLES = {
+    "workload": "Workload",
+    "environment": "Environment",
+    "infrastructure": "Infrastructure",
+    "scheduler": "Scheduler",
+    "data": "Data",
+}
+"""How each failure domain of `model.Domain` is named on pages, in reading order."""
+ACTION_TITLES = {
+    "fix-code": "Fix the code",
+    "fix-config": "Fix the configuration",
+    "fix-environment": "Fix the environment",
+    "fix-data": "Fix the data",
+    "retry": "Retry",
+    "resume-elsewhere": "Resume elsewhere",
+    "drain-node": "Drain the node",
+    "reset-gpu": "Reset the GPU",
+    "investigate": "Investigate",
+}
+"""How each action of `model.Action` is named on pages."""
 SECTIONS = (
     ("symptoms", "Symptoms"),
     ("causes", "Root causes"),
@@ -81,6 +101,8 @@ class Card(NamedTuple):
     """Summary rendered for pages one folder below the root (tag pages)."""
     summary_source: str
     """The summary's markdown, for pages at other depths (feeds)."""
+    domains: tuple[str, ...]
+    """The failure domains of the entry's root causes, in `DOMAIN_TITLES` order (home page)."""
     key: str
     """A hash of the other fields: how a page's key counts the card (`plan.fingerprint`)."""
 
@@ -140,8 +162,10 @@ def reproduced_with(ranks: int, pins: Mapping[str, str]) -> str:
 
 
 def card(entry: Entry) -> Card:
+    domains = {c.domain for c in entry.root_causes}
     fields = (entry.id, entry.title, entry.category, tuple(entry.tags),
-              render(entry.summary, PageEnv(entry_base="../entries/")), entry.summary)
+              render(entry.summary, PageEnv(entry_base="../entries/")), entry.summary,
+              tuple(d for d in DOMAIN_TITLES if d in domains))
     return Card(*fields, identity(repr(fields).encode()))
 
 
@@ -209,6 +233,8 @@ def entry_page(e: Entry, near: Neighbours, config: Config, frags: dict[str, str]
                  for t, title in near.tags.items()],
         "summary": md["summary"],
         "causes": [{"anchor": f"cause-{c.id}", "title": _title(c.title),
+                    "domain": c.domain, "domain_title": DOMAIN_TITLES[c.domain],
+                    "action": c.action, "action_title": ACTION_TITLES[c.action],
                     "explanation": md[f"root_causes[{i}].explanation"]}
                    for i, c in enumerate(e.root_causes)],
         "symptoms": [{"text": md[f"symptoms[{i}].text"], "cause_anchor": f"cause-{s.cause}",
@@ -217,11 +243,15 @@ def entry_page(e: Entry, near: Neighbours, config: Config, frags: dict[str, str]
                      for i, s in enumerate(e.symptoms)],
         "mechanism": md["mechanism"],
         "systems": [{"name": md[f"affected_systems[{i}].name"],
+                     "package": a.package,
+                     "ranges": [range_text(r.introduced, r.fixed) for r in a.affected],
                      "versions": md.get(f"affected_systems[{i}].versions"),
                      "notes": md.get(f"affected_systems[{i}].notes")}
                     for i, a in enumerate(e.affected_systems)],
         "confirm": [md[f"confirm[{i}]"] for i in range(len(e.confirm))],
         "fix": [{"anchor": f"fix-{i + 1}", "title": _title(f.title),
+                 "causes": [{"anchor": f"cause-{c}", "title": _title(causes[c].title)}
+                            for c in f.causes if c in causes],
                  "detail": md[f"fix[{i}].detail"]}
                 for i, f in enumerate(e.fix)],
         "prevention": [md[f"prevention[{i}]"] for i in range(len(e.prevention))],
@@ -231,6 +261,7 @@ def entry_page(e: Entry, near: Neighbours, config: Config, frags: dict[str, str]
                            "why": md[f"code_examples[{i}].why"]}
                           for i, x in enumerate(e.code_examples)],
         "checked_with": list(e.checked_with.items()),
+        "status": {"repros": len(e.repro), "reviewed": e.reviewed},
         "repros": [{"anchor": f"repro-{r.id}", "title": _title(r.title), "stack": r.stack,
                     "broken": md[f"repro[{i}].broken"],
                     "fix": [(kind, md.get(f"repro[{i}].fix[{j}]", text))
@@ -253,6 +284,14 @@ def entry_page(e: Entry, near: Neighbours, config: Config, frags: dict[str, str]
               "referenced-by": backlinks, "also-tagged": also}
     context["sections"] = [{"anchor": a, "title": t} for a, t in SECTIONS if filled.get(a, True)]
     return Page(f"entries/{e.id}.html", "entry.html", context)
+
+
+def range_text(introduced: str, fixed: str | None) -> str:
+    """An affected range as a reader says it: `2.6.0 to before 2.8.0`, `from 2.6.0`,
+    `before 2.8.0`, `every release`."""
+    if introduced == "0":
+        return f"before {fixed}" if fixed else "every release"
+    return f"{introduced} to before {fixed}" if fixed else f"from {introduced}"
 
 
 _MD_LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
@@ -289,9 +328,20 @@ class TagCount(NamedTuple):
     """How many entries carry the tag."""
 
 
+def domain_lists(cards: Mapping[str, Card]) -> tuple[tuple[str, Listed], ...]:
+    """Every failure domain that has entries, in `DOMAIN_TITLES` order, with the entries that
+    have a root cause in it (an entry can be in several)."""
+    groups: dict[str, list[tuple[str, str]]] = {}
+    for c in cards.values():
+        for d in c.domains:
+            groups.setdefault(d, []).append((c.id, c.title))
+    return tuple((slug, tuple(groups[slug])) for slug in DOMAIN_TITLES if slug in groups)
+
+
 class IndexInputs(NamedTuple):
     categories: tuple[tuple[str, Listed], ...]
     tags: tuple[TagCount, ...]
+    domains: tuple[tuple[str, Listed], ...]
 
 
 def index_page(inputs: IndexInputs, config: Config) -> Page:
@@ -301,6 +351,10 @@ def index_page(inputs: IndexInputs, config: Config) -> Page:
         {"slug": slug, "title": CATEGORY_TITLES[slug],
          "entries": [(f"entries/{i}.html", title) for i, title in listed]}
         for slug, listed in inputs.categories]
+    context["domains"] = [
+        {"slug": f"domain-{slug}", "title": DOMAIN_TITLES[slug],
+         "entries": [(f"entries/{i}.html", title) for i, title in listed]}
+        for slug, listed in inputs.domains]
     context["tags"] = _tag_list(inputs.tags, "tags/")
     context["count"] = sum(len(listed) for _, listed in inputs.categories)
     return Page("index.html", "index.html", context)
