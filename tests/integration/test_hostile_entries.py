@@ -208,7 +208,7 @@ def _limit_memory() -> None:
 def test_build_refuses_a_symlink_to_dev_zero_without_reading_it(tmp_corpus: Path,
                                                                tmp_path: Path) -> None:
     (tmp_corpus / "zero.yaml").symlink_to("/dev/zero")
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "generator")}
     done = subprocess.run(
         [sys.executable, "-m", "nanopedia", "build", "--entries", "entries", "--out", "site",
          "--no-cache"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120,

@@ -51,7 +51,7 @@ class Served:
 def served(tmp_path: Path) -> Iterator[Served]:
     entries = tmp_path / "entries"
     shutil.copytree(FIXTURES / "corpus", entries)
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "generator")}
     process = subprocess.Popen(
         [sys.executable, "-m", "nanopedia", "serve", "--port", "0", "--entries", "entries",
          "--out", "site"],
@@ -163,7 +163,8 @@ def test_what_serve_built_is_remembered_when_it_stops(served: Served) -> None:
     assert served.process.wait(timeout=30) == 130
     after = subprocess.run([sys.executable, "-m", "nanopedia", "build", "--entries", "entries",
                             "--out", "site"], cwd=served.entries.parent, capture_output=True,
-                           text=True, env={**os.environ, "PYTHONPATH": str(ROOT)}, check=True)
+                           text=True, env={**os.environ, "PYTHONPATH": str(ROOT / "generator")},
+                           check=True)
     assert "site/ is up to date" in after.stderr, after.stderr
 
 
@@ -392,7 +393,7 @@ def test_a_stopped_serve_leaves_no_temporary_site(tmp_path: Path, sig: signal.Si
     shutil.copytree(FIXTURES / "corpus", tmp_path / "entries")
     scratch = tmp_path / "tmp"
     scratch.mkdir()
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "TMPDIR": str(scratch)}
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "generator"), "TMPDIR": str(scratch)}
     process = subprocess.Popen([sys.executable, "-m", "nanopedia", "serve", "--port", "0"],
                                cwd=tmp_path, env=env, stderr=subprocess.PIPE,
                                stdout=subprocess.DEVNULL, text=True)

@@ -276,7 +276,7 @@ def test_a_missing_chromium_fails_the_browser_tests_when_they_are_required(
     (tmp_path / "test_browser_needed.py").write_text(BROWSER_TEST)
     env = {k: v for k, v in os.environ.items() if k not in ("CI", "NANOPEDIA_REQUIRE_BROWSER")}
     env.update(required, NANOPEDIA_CHROMIUM=str(tmp_path / "no-chromium"),
-               PYTHONPATH=os.pathsep.join([str(ROOT / "tests"), str(ROOT)]))
+               PYTHONPATH=os.pathsep.join([str(ROOT / "tests"), str(ROOT / "generator")]))
     done = subprocess.run([sys.executable, "-m", "pytest", "-p", "conftest", "-p",
                            "no:cacheprovider", "-q", "-rs", "test_browser_needed.py"],
                           cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120,
