@@ -29,6 +29,7 @@ def test_text_leads_with_the_verdict_cause_fix_and_link() -> None:
     assert text[1].startswith("  confidence: certain")
     assert text[2].startswith("  first failure: rank 0 at job.log:1")
     assert "  likely cause: Model code casts to self.dtype" in text
+    assert "  what to do: fix-code (workload)" in text
     assert "  first fix: Cast from the activation dtype" in text
     assert "  read: site/entries/alpha-failure.html" in text
     grouped = [line for line in text if "scalar-type" in line]
@@ -58,11 +59,48 @@ def test_markdown_is_a_paste_that_log_text_cannot_format() -> None:
     assert "(collateral)" not in row
 
 
-def test_json_carries_cause_fix_and_confidence() -> None:
+def test_json_carries_cause_fix_domain_action_and_confidence() -> None:
     result, entries = _diagnosis([ERROR])
     top = report.with_answers(result, entries, None, None)["matches"][0]
-    assert (top["cause"], top["fix"], top["confidence"], top["possible"]) == (
-        "Model code casts to self.dtype", "Cast from the activation dtype", "certain", False)
+    assert (top["cause"], top["fix"], top["domain"], top["action"], top["confidence"],
+            top["possible"]) == ("Model code casts to self.dtype",
+                                 "Cast from the activation dtype", "workload", "fix-code",
+                                 "certain", False)
+
+
+def test_markdown_says_what_to_do() -> None:
+    result, entries = _diagnosis([ERROR])
+    md = report.as_markdown(result, entries, None, 5)
+    assert "- **What to do:** `fix-code` (failure domain: `workload`)" in md.splitlines()
+
+
+def _two_causes(entry):
+    """`entry` with a second root cause (infrastructure, drain-node) and a fix step for each,
+    the first step naming only the second cause."""
+    cast = entry.root_causes[0]
+    bad = cast.model_copy(update={"id": "bad-gpu", "title": "A bad GPU",
+                                  "domain": "infrastructure", "action": "drain-node"})
+    steps = [entry.fix[0].model_copy(update={"title": "Drain the node", "causes": ["bad-gpu"]}),
+             entry.fix[0].model_copy(update={"title": "Fix the cast", "causes": ["cast"]})]
+    return entry.model_copy(update={"root_causes": [cast, bad], "fix": steps})
+
+
+def test_the_fix_given_is_the_first_step_for_the_likely_cause() -> None:
+    result, entries = _diagnosis([ERROR])
+    entry = _two_causes(entries["alpha-failure"])
+    found = report.likely(result.matches[0], entry)
+    assert found == report.Answer("Model code casts to self.dtype", "Fix the cast", "workload",
+                                  "fix-code")
+    assert report.answer(entry.root_causes[1], entry) == report.Answer(
+        "A bad GPU", "Drain the node", "infrastructure", "drain-node")
+
+
+def test_a_step_that_names_no_cause_serves_every_cause() -> None:
+    result, entries = _diagnosis([ERROR])
+    entry = _two_causes(entries["alpha-failure"])
+    general = entry.fix[0].model_copy(update={"title": "General step", "causes": []})
+    entry = entry.model_copy(update={"fix": [entry.fix[0], general]})
+    assert report.answer(entry.root_causes[0], entry).fix == "General step"
 
 
 def test_ranks_collapse_into_runs() -> None:

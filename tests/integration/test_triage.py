@@ -10,6 +10,7 @@ import json
 import os
 import subprocess
 import sys
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -216,6 +217,32 @@ def test_fleet_summary_has_the_known_answers(fleet: tuple[Path, Any], entries: l
     assert s["files"]["bytes"] == want.bytes and s["files"]["scanned"] == want.files
     by_job = {j["job"]: j for j in result.jobs}
     assert all(by_job[j]["status"] == "clean" for j in want.healthy)
+
+
+def test_jobs_are_counted_by_the_domain_and_action_of_their_verdict(
+        fleet: tuple[Path, Any], entries: list[Any]) -> None:
+    root, want = fleet
+    result = triage.triage([root], entries=entries, jobs=1)
+    expected: Counter[tuple[str, str]] = Counter()
+    for job in result.jobs:
+        if job["verdict"] is None:
+            assert (job["domain"], job["action"]) == (None, None)
+            continue
+        best = next(m for m in job["matches"] if m["id"] == job["verdict"])
+        assert (job["domain"], job["action"]) == (best["domain"], best["action"]) != (None, None)
+        expected[(job["domain"], job["action"])] += 1
+    actions = result.summary["actions"]
+    assert {(a["domain"], a["action"]): a["jobs"] for a in actions} == dict(expected)
+    assert sum(a["jobs"] for a in actions) == result.summary["jobs"]["matched"]
+    assert [a["jobs"] for a in actions] == sorted((a["jobs"] for a in actions), reverse=True)
+    ecc = next(a for a in actions if any(e["id"] == "cuda-ecc-hardware-error"
+                                         for e in a["entries"]))
+    assert ecc["hosts"] >= 1  # the bad host is counted where its jobs' action is
+    text = triage_report.as_text(result.summary)
+    assert "what to do, by failure domain and action" in text
+    assert f"  {ecc['domain']}, {ecc['action']}: " in text
+    row = triage_report.csv_row(next(j for j in result.jobs if j["verdict"]))
+    assert triage_report.CSV_COLUMNS[-2:] == ("domain", "action") and row[-2] and row[-1]
 
 
 def test_pool_gives_the_same_records_in_the_same_order(fleet: tuple[Path, Any],

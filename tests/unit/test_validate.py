@@ -124,11 +124,13 @@ def test_an_unknown_domain_is_refused_and_the_allowed_values_are_listed(
                              "scheduler, data")
 
 
-SYSTEM = '  - name: PyTorch FSDP1\n    versions: ">= 1.12"\n'
+RANGES = '    package: torch\n    affected:\n      - introduced: "1.12"\n'
 
 
 def _with_system(text: str, extra: str) -> str:
-    return text.replace(SYSTEM, SYSTEM + extra)
+    """The fixture with its package and ranges replaced by `extra`."""
+    assert RANGES in text
+    return text.replace(RANGES, extra)
 
 
 def test_affected_ranges_that_parse_and_run_forwards_are_accepted(
@@ -176,9 +178,7 @@ def test_a_package_needs_ranges_and_ranges_need_a_package(
 
 def test_a_fix_step_that_names_an_unknown_cause_is_refused_with_a_suggestion(
         alpha_text: str, check_text: Checker) -> None:
-    text = alpha_text.replace("  - title: Cast from the activation dtype\n",
-                              "  - title: Cast from the activation dtype\n"
-                              "    causes: [cats]\n")
+    text = alpha_text.replace("causes: [cast]", "causes: [cats]")
     _, found = check_text(text)
     assert [(p.code, p.location.line, p.message, p.hint) for p in found] == [
         ("E022", line_of(text, "causes: [cats]"),

@@ -50,11 +50,10 @@ class Answer(NamedTuple):
 
 
 def answer(cause: RootCause, entry: Entry) -> Answer:
-    """The answer for one root cause of `entry`: its first fix step that names it, else the
-    first step that names no cause (it applies to every cause), else the first step."""
+    """The answer for one root cause of `entry`: the first fix step that applies to it (names
+    it, or names no cause and so applies to every cause), else the first step."""
     steps = entry.fix
-    step = next((f for f in steps if cause.id in f.causes), None) \
-        or next((f for f in steps if not f.causes), steps[0])
+    step = next((f for f in steps if not f.causes or cause.id in f.causes), steps[0])
     return Answer(cause.title, step.title, cause.domain, cause.action)
 
 
