@@ -35,7 +35,7 @@ def test_three_files_three_problems_in_one_run(tmp_corpus: Path, cli, monkeypatc
     assert result.out.splitlines() == [
         "alpha-failure.yaml:7:14: error[E023]: unknown tag 'bfl6'",
         "    hint: did you mean 'bf16'?",
-        "beta-failure.yaml:31:11: error[E013]: 'doc' is not an allowed value for "
+        "beta-failure.yaml:33:11: error[E013]: 'doc' is not an allowed value for "
         "'references[0].kind'",
         "    hint: did you mean 'docs'?",
         "gamma-failure.yaml:7:1: error[E004]: duplicate key 'category'",
