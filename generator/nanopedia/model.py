@@ -128,6 +128,14 @@ class Range(Strict):
     fixed: Version | None = None
     """The first release without the failure; left out while every later release has it."""
 
+    def words(self) -> str:
+        """The range as a reader says it: `2.6.0 to before 2.8.0`, `from 2.6.0`, `before 2.8.0`,
+        `every release` (the entry page, the MkDocs page and `diagnose` all say it so)."""
+        if self.introduced == "0":
+            return f"before {self.fixed}" if self.fixed else "every release"
+        return f"{self.introduced} to before {self.fixed}" if self.fixed else \
+            f"from {self.introduced}"
+
 
 class AffectedSystem(Strict):
     """A library, framework or hardware generation where the failure occurs."""

@@ -9,7 +9,7 @@ import json
 from conftest import FIXTURES
 
 from nanopedia.content.corpus import gather
-from nanopedia.diagnosis import report, scan
+from nanopedia.diagnosis import report, scan, versions
 from nanopedia.diagnosis.rank import Diagnosis, diagnose
 
 ERROR = "RuntimeError: expected scalar type BFloat16 but found Float"
@@ -120,3 +120,18 @@ def test_ranks_whose_logs_show_nothing_are_named(tmp_path) -> None:
     assert result.silent_ranks == (0, 1, 3)
     assert "  silent: ranks 0,1,3 (their logs show no error" in report.as_text(
         result, entries, None, 5)
+
+
+def test_the_verdict_says_whether_the_version_the_log_shows_is_affected() -> None:
+    result, entries = _diagnosis(["PyTorch version: 1.11.0", ERROR])
+    old = versions.find(["PyTorch version: 1.11.0"], "job.log")
+    text = report.as_text(result, entries, None, 5, old)
+    assert ("  version: torch 1.11.0 (job.log:1) is outside the affected range of PyTorch FSDP1: "
+            "from 1.12") in text.splitlines()
+    new = versions.find(["[pip3] torch==2.4.0"], "job.log")
+    out = report.with_answers(result, entries, None, None, new)
+    assert out["versions"] == [{"package": "torch", "version": "2.4.0", "file": "job.log",
+                                "line": 1}]
+    assert out["matches"][0]["versions"][0]["affected"] is True
+    assert "- **Version:** torch 2.4.0 (job.log:1) is in the affected range" in \
+        report.as_markdown(result, entries, None, 5, new)

@@ -61,19 +61,35 @@ def run_diagnose(args: argparse.Namespace) -> int:
                 print(file=sys.stderr)
     result = rank.diagnose(scans)
     by_id = {e.id: e for e in usable}
+    seen = _versions(args.logs, scans) if result.matches else []
     base_url = args.base_url or _config_base_url()
     fmt = "json" if args.json else args.format
     if fmt == "json":
-        out = report.with_answers(result, by_id, base_url, args.top)
+        out = report.with_answers(result, by_id, base_url, args.top, seen)
         out["skipped_entries"] = [p.as_dict() for p in skipped]
         print(json.dumps(out, indent=2, sort_keys=True, ensure_ascii=False))
     elif not result.matches:
         print("no known failure matched", file=sys.stderr)
     elif fmt == "markdown":
-        print(report.as_markdown(result, by_id, base_url, args.top))
+        print(report.as_markdown(result, by_id, base_url, args.top, seen))
     else:
-        print(report.as_text(result, by_id, base_url, args.top))
+        print(report.as_text(result, by_id, base_url, args.top, seen))
     return 0 if result.matches else 1
+
+
+def _versions(paths: list[str], scans: list[Any]) -> list[Any]:
+    """The package versions the logs show (the first sighting of each package); a log that
+    cannot be read again gives none."""
+    from nanopedia.diagnosis import versions
+
+    found: dict[str, versions.Seen] = {}
+    for raw, one in zip(paths, scans, strict=True):
+        try:
+            for s in versions.read(raw, one.file, one.lines):
+                found.setdefault(s.package, s)
+        except (OSError, EOFError):
+            continue
+    return list(found.values())
 
 
 def _progress(name: str, size: int) -> Callable[[int], None]:

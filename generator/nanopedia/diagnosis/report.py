@@ -9,13 +9,14 @@ Slack paste, JSON (every line whole) for a program.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from nanopedia.diagnosis.contract import as_json, entry_link
 from nanopedia.diagnosis.rank import Candidate, Diagnosis
 from nanopedia.diagnosis.scan import Evidence
+from nanopedia.diagnosis.versions import Fit, Seen, fits
 from nanopedia.model import Entry, RootCause
 
 #: Characters of an evidence line shown in text and Markdown (JSON keeps lines whole).
@@ -161,8 +162,14 @@ def _first(result: Diagnosis) -> str | None:
     return f"rank {rank}{where} ({result.initiating_reason})"
 
 
+def _fit_text(f: Fit) -> str:
+    where = "in" if f.affected else "outside"
+    return (f"{f.package} {f.version} ({f.file}:{f.line}) is {where} the affected range of "
+            f"{f.system}: {f.ranges}")
+
+
 def as_text(result: Diagnosis, entries: Mapping[str, Entry], base_url: str | None,
-            top: int) -> str:
+            top: int, seen: Sequence[Seen] = ()) -> str:
     """The terminal report: the verdict on top, then each candidate's evidence by fingerprint."""
     if not result.matches:
         return "no known failure matched"
@@ -180,6 +187,9 @@ def as_text(result: Diagnosis, entries: Mapping[str, Entry], base_url: str | Non
         out.append(f"  likely cause: {v.answer.cause}")
         out.append(f"  what to do: {v.answer.action} ({v.answer.domain})")
         out.append(f"  first fix: {v.answer.fix}")
+    best = entries.get(v.best.id)
+    for f in fits(seen, best) if best else ():
+        out.append(f"  version: {shorten(_fit_text(f), 200)}")
     out.append(f"  read: {v.link}")
     for n, c in enumerate(result.matches[:top], 1):
         out.append("")
@@ -198,7 +208,7 @@ def as_text(result: Diagnosis, entries: Mapping[str, Entry], base_url: str | Non
 
 
 def as_markdown(result: Diagnosis, entries: Mapping[str, Entry], base_url: str | None,
-                top: int) -> str:
+                top: int, seen: Sequence[Seen] = ()) -> str:
     """The same answer for a GitHub issue or a Slack thread."""
     if not result.matches:
         return "**nanopedia:** no known failure matched"
@@ -215,6 +225,9 @@ def as_markdown(result: Diagnosis, entries: Mapping[str, Entry], base_url: str |
         out.append(f"- **What to do:** `{v.answer.action}` (failure domain: "
                    f"`{v.answer.domain}`)")
         out.append(f"- **First fix:** {_md(v.answer.fix, code=True)}")
+    best = entries.get(v.best.id)
+    for f in fits(seen, best) if best else ():
+        out.append(f"- **Version:** {_md(_fit_text(f))}")
     out += ["", "| candidate | score | evidence |", "|---|---|---|"]
     for c in result.matches[:top]:
         lines = "<br>".join(
@@ -238,12 +251,16 @@ def _code(text: str) -> str:
 
 
 def with_answers(result: Diagnosis, entries: Mapping[str, Entry], base_url: str | None,
-                 top: int | None) -> dict[str, Any]:
-    """`contract.as_json` with each candidate's likely cause, first fix and confidence."""
+                 top: int | None, seen: Sequence[Seen] = ()) -> dict[str, Any]:
+    """`contract.as_json` with each candidate's likely cause, first fix, confidence and the
+    versions the log shows set against its affected ranges."""
     out = as_json(result, base_url, top)
+    out["versions"] = [s._asdict() for s in seen]
     for row, c in zip(out["matches"], result.matches, strict=False):
         found = likely(c, entries.get(c.id))
         row["cause"], row["fix"] = (found.cause, found.fix) if found else (None, None)
         row["domain"], row["action"] = (found.domain, found.action) if found else (None, None)
         row["confidence"] = confidence(c).split(" ")[0]
+        entry = entries.get(c.id)
+        row["versions"] = [f._asdict() for f in fits(seen, entry)] if entry else []
     return out

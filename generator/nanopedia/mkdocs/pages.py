@@ -30,7 +30,6 @@ from nanopedia.site.views import (
     DOMAIN_TITLES,
     SECTIONS,
     fix_lines,
-    range_text,
     reproduced_with,
 )
 from nanopedia.theme_dir import THEME
@@ -177,7 +176,7 @@ class _Pages:
             "systems": [Md(f"<strong>{mdx.inline(a.name, resolve)}</strong>"
                            + (f" {mdx.inline(a.versions, resolve)}" if a.versions else "")
                            + (f" ({mdx.code_span(a.package)}: " + "; ".join(
-                               range_text(r.introduced, r.fixed) for r in a.affected) + ")"
+                               r.words() for r in a.affected) + ")"
                               if a.package else "")
                            + (f": {mdx.inline(a.notes, resolve)}" if a.notes else ""))
                         for a in e.affected_systems],

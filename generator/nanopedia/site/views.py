@@ -244,7 +244,7 @@ def entry_page(e: Entry, near: Neighbours, config: Config, frags: dict[str, str]
         "mechanism": md["mechanism"],
         "systems": [{"name": md[f"affected_systems[{i}].name"],
                      "package": a.package,
-                     "ranges": [range_text(r.introduced, r.fixed) for r in a.affected],
+                     "ranges": [r.words() for r in a.affected],
                      "versions": md.get(f"affected_systems[{i}].versions"),
                      "notes": md.get(f"affected_systems[{i}].notes")}
                     for i, a in enumerate(e.affected_systems)],
@@ -284,14 +284,6 @@ def entry_page(e: Entry, near: Neighbours, config: Config, frags: dict[str, str]
               "referenced-by": backlinks, "also-tagged": also}
     context["sections"] = [{"anchor": a, "title": t} for a, t in SECTIONS if filled.get(a, True)]
     return Page(f"entries/{e.id}.html", "entry.html", context)
-
-
-def range_text(introduced: str, fixed: str | None) -> str:
-    """An affected range as a reader says it: `2.6.0 to before 2.8.0`, `from 2.6.0`,
-    `before 2.8.0`, `every release`."""
-    if introduced == "0":
-        return f"before {fixed}" if fixed else "every release"
-    return f"{introduced} to before {fixed}" if fixed else f"from {introduced}"
 
 
 _MD_LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")

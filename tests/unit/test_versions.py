@@ -1,0 +1,114 @@
+"""`nanopedia/diagnosis/versions.py`: the versions a log shows, read from the dumps people paste,
+and set against an entry's affected ranges."""
+
+from __future__ import annotations
+
+import gzip
+from pathlib import Path
+
+import pytest
+
+from nanopedia.diagnosis import versions
+from nanopedia.model import AffectedSystem, Range
+
+#: A line of each dump people paste, and the (package, version) it shows.
+LINES = [
+    ("PyTorch version: 2.4.0+cu121", ("torch", "2.4.0+cu121")),
+    ("- PyTorch version (GPU?): 2.3.0+cu121 (True)", ("torch", "2.3.0+cu121")),
+    ("CUDA used to build PyTorch: 12.1", ("cuda", "12.1")),
+    ("Nvidia driver version: 535.104.05", ("nvidia-driver", "535.104.05")),
+    ("| NVIDIA-SMI 535.104.05   Driver Version: 535.104.05   CUDA Version: 12.2     |",
+     ("nvidia-driver", "535.104.05")),
+    ("Python version: 3.10.12 (main, Nov 20 2023, 15:14:05) [GCC 11.4.0] (64-bit runtime)",
+     ("python", "3.10.12")),
+    ("[pip3] torch==2.1.2", ("torch", "2.1.2")),
+    ("[pip3] Huggingface_Hub==0.24.5", ("huggingface-hub", "0.24.5")),
+    ("transformers==4.46.3", ("transformers", "4.46.3")),
+    ("[conda] torch                     2.2.0           py3.10_cuda12.1_cudnn8.9.2_0    pytorch",
+     ("torch", "2.2.0")),
+    ("- `transformers` version: 4.40.0", ("transformers", "4.40.0")),
+    ("- Accelerate version: 0.30.1", ("accelerate", "0.30.1")),
+    ("- DeepSpeed version: 0.14.2", ("deepspeed", "0.14.2")),
+    ("[2024-05-01 10:00:00,000] [INFO] [logging.py:96:log_dist] [Rank 0] DeepSpeed info: "
+     "version=0.14.0, git-hash=unknown, git-branch=unknown", ("deepspeed", "0.14.0")),
+    ("deepspeed info ................... 0.12.3, unknown, unknown", ("deepspeed", "0.12.3")),
+    ("torch version .................... 2.1.0+cu121", ("torch", "2.1.0+cu121")),
+    ("node1:123:456 [0] NCCL INFO NCCL version 2.18.5+cuda12.2", ("nccl", "2.18.5+cuda12.2")),
+]
+
+
+@pytest.mark.parametrize(("line", "shown"), LINES, ids=[s[0] for _, s in LINES])
+def test_each_dump_names_its_package_and_version(line: str, shown: tuple[str, str]) -> None:
+    found = versions.find(["step 1 loss 2.31", line], "job.log")
+    assert [(s.package, s.version, s.line) for s in found] == [(*shown, 2)]
+
+
+@pytest.mark.parametrize("line", [
+    "epoch 2.5 loss==0.31",  # no package name before ==
+    "Traceback (most recent call last):",
+    "loss: 1.25, lr: 0.0001",
+    "torch version is fine",
+    "x" * 500 + " torch==2.1.0",  # longer than any banner
+])
+def test_lines_that_show_no_version_give_none(line: str) -> None:
+    assert versions.find([line], "job.log") == []
+
+
+def test_the_first_sighting_of_a_package_is_kept() -> None:
+    found = versions.find(["PyTorch version: 2.4.0", "[pip3] torch==2.3.0"], "a.log")
+    assert [(s.package, s.version, s.line) for s in found] == [("torch", "2.4.0", 1)]
+
+
+@pytest.mark.parametrize(("version", "introduced", "fixed", "inside"), [
+    ("2.4.0", "2.1", "2.5", True),
+    ("2.5.0", "2.1", "2.5", False),  # fixed is the first release without it
+    ("2.1", "2.1.0", None, True),  # introduced is the first release with it
+    ("2.0.9", "2.1", None, False),
+    ("2.4.0+cu121", "0", "2.4.0", False),  # a local build is its release: 2.4.0 is fixed
+    ("2.3.1+cu118", "0", "2.4.0", True),
+    ("2.6.0rc1", "2.6.0", None, False),  # a pre-release comes before its release
+    ("not-a-version", "0", None, None),
+])
+def test_ranges_are_compared_as_pep_440_versions(version: str, introduced: str,
+                                                 fixed: str | None, inside: bool | None) -> None:
+    assert versions.in_range(version, introduced, fixed) is inside
+
+
+def _system(package: str | None, *spans: tuple[str, str | None]) -> AffectedSystem:
+    return AffectedSystem(name="PyTorch", package=package,
+                          affected=[Range(introduced=i, fixed=f) for i, f in spans])
+
+
+class _Entry:
+    def __init__(self, *systems: AffectedSystem) -> None:
+        self.affected_systems = list(systems)
+
+
+def test_fits_say_in_or_outside_for_each_system_with_a_package_the_log_shows() -> None:
+    seen = versions.find(["PyTorch version: 2.4.0", "[pip3] Huggingface_Hub==0.24.5"], "job.log")
+    entry = _Entry(_system("torch", ("2.1", "2.3"), ("2.4.0", None)),
+                   _system("torch", ("0", "2.4")), _system(None),
+                   _system("deepspeed", ("0", None)), _system("huggingface_hub", ("0.25", None)))
+    got = versions.fits(seen, entry)  # type: ignore[arg-type]
+    assert [(f.package, f.affected, f.ranges) for f in got] == [
+        ("torch", True, "2.1 to before 2.3; from 2.4.0"), ("torch", False, "before 2.4"),
+        ("huggingface-hub", False, "from 0.25")]
+    assert (got[0].file, got[0].line) == ("job.log", 1)
+
+
+def test_a_file_is_read_at_both_ends_and_the_tail_keeps_its_line_numbers(tmp_path: Path) -> None:
+    log = tmp_path / "big.log"
+    middle = [f"step {i} loss 1.0" for i in range(300_000)]  # about 5 MB between the dumps
+    lines = ["PyTorch version: 2.4.0", *middle, "[pip3] deepspeed==0.14.0", "Killed"]
+    log.write_text("\n".join(lines) + "\n")
+    assert log.stat().st_size > 3 * versions.EDGE_BYTES
+    found = versions.read(str(log), "big.log", len(lines))
+    assert [(s.package, s.version, s.line) for s in found] == [
+        ("torch", "2.4.0", 1), ("deepspeed", "0.14.0", len(lines) - 1)]
+
+
+def test_a_gzip_log_and_a_small_log_are_read_whole(tmp_path: Path) -> None:
+    packed = tmp_path / "job.log.gz"
+    packed.write_bytes(gzip.compress(b"a\nNCCL INFO NCCL version 2.21.5+cuda12.4\n"))
+    assert [(s.package, s.line) for s in versions.read(str(packed), "job", 2)] == [("nccl", 2)]
+    assert versions.read("-", "<stdin>", 10) == []  # read once by the scan: not again
