@@ -142,6 +142,8 @@ def test_verdict_and_rank_timeline_follow_the_cli(site, tmp_path, cli, watched_p
     assert page.text_content("#verdict-confidence") == best["confidence"] == "certain"
     assert page.text_content("#verdict-cause") == best["cause"].replace("`", "")
     assert page.text_content("#verdict-fix") == best["fix"].replace("`", "")
+    assert page.text_content("#verdict-action") == \
+        f"{best['action']} (failure domain: {best['domain']})"
     help_text = page.text_content("#confidence-help") or ""
     assert f"score, {best['score']:g}," in help_text
     assert all(word in help_text for word in ("Possible would mean", "collateral", "decisive 10"))

@@ -26,6 +26,7 @@ import pytest
 from conftest import FIXTURES
 
 from nanopedia.content.corpus import gather
+from nanopedia.site.views import ACTION_TITLES, DOMAIN_TITLES
 
 CORPUS = FIXTURES / "corpus"
 STRICT_VALIDATION = """\
@@ -161,6 +162,20 @@ def test_every_entry_and_tag_has_a_page(built: Built, catalog: Any) -> None:
         assert f"#{tag.title}" in built.page(f"failures/tags/{slug}")
     assert "Tags" in built.page("failures/tags")
     assert "Mixed precision" in built.page("failures")
+
+
+def test_entry_pages_say_what_to_do_and_how_far_the_entry_was_checked(
+        built: Built, catalog: Any) -> None:
+    for entry in catalog.entries:
+        page = built.page(f"failures/entries/{entry.id}")
+        for cause in entry.root_causes:
+            answer = f"{DOMAIN_TITLES[cause.domain]} · {ACTION_TITLES[cause.action]}"
+            assert page.count(answer) >= 2  # in the quick answer and at the cause
+        assert ("Reproduced in CI" if entry.repro else "No CPU repro") in page
+        assert "Not yet reviewed by a second engineer" in page
+        for system in entry.affected_systems:
+            for span in system.affected:
+                assert span.words() in page
 
 
 class _Links(HTMLParser):
