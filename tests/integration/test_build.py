@@ -202,9 +202,9 @@ def test_cross_link_errors_exact_text(tmp_corpus: Path, tmp_path: Path, cli) -> 
     assert run.out.splitlines() == [
         f"{path}:5:1: error[E025]: link in 'summary' to entry 'beta-falure' does not exist",
         "    hint: did you mean 'beta-failure'?",
-        f"{path}:44:11: error[E021]: related entry 'alpha-old' is a former id",
+        f"{path}:50:11: error[E021]: related entry 'alpha-old' is a former id",
         "    hint: link the current id 'alpha-failure'",
-        f"{path}:44:22: error[E021]: related entry 'gamma' does not exist",
+        f"{path}:50:22: error[E021]: related entry 'gamma' does not exist",
         "    hint: check the spelling against entries/*.yaml",
     ]
     assert run.err == f"3 problem(s) found; {out}/ was not changed\n"

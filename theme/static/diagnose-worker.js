@@ -1,12 +1,15 @@
 /*
- * Nanopedia log diagnosis: the matcher, run in a Web Worker. A mirror of generator/nanopedia/diagnosis/scan.py.
+ * Nanopedia log diagnosis in a Web Worker: a mirror of the Python diagnosis (nanopedia.diagnosis:
+ * logs, lines, scan, rank, contract and report.likely). theme/diagnose-worker.port.yaml maps each
+ * function here to the Python function it mirrors, and tests/unit/test_port.py fails when one side
+ * changes alone.
  *
  * This file only defines `NanopediaDiagnoseWorker`. diagnose.js starts a worker from that
  * function's source through a blob: URL (browsers refuse workers from file: URLs, and the page
  * fetches nothing), then posts it the data of static/diagnose-data.js and the logs as Blobs.
  *
  * Everything the CLI decides is decided here the same way, from the same constants
- * (`diagnose.export_data()`): logs are read in buffers of `buffer_bytes` cut at the last newline,
+ * (`nanopedia.diagnosis.contract.export_data`: no constant of the rules is copied here): logs are read in buffers of `buffer_bytes` cut at the last newline,
  * with the rest carried over; CRLF becomes LF and a lone CR a space; each fingerprint is checked
  * against each line on its own (a pattern is first run over the whole buffer to find candidate
  * lines fast, then every candidate line is confirmed alone, because JavaScript's `\s` and `[^x]`
@@ -31,9 +34,9 @@ self.NanopediaDiagnoseWorker = function (scope) {
     '\\u202f\\u205f\\u3000]+';
   var STRIP = new RegExp('^' + PY_SPACE + '|' + PY_SPACE + '$', 'g');
   var NEWLINE = 10;
-  /* diagnose.WRAP_SAMPLE and WRAP_MIN, set from the data when the matcher is compiled. */
-  var wrapSample = 65536;
-  var wrapMin = 60;
+  /* logs.WRAP_SAMPLE and WRAP_MIN, set from the data when the matcher is compiled. */
+  var wrapSample = null;
+  var wrapMin = null;
   var CR = 13;
   var ESC = 27;
 
@@ -373,13 +376,13 @@ self.NanopediaDiagnoseWorker = function (scope) {
   }
 
   /* CRLF to LF and a lone CR (progress bars) to a space, then ANSI control sequences (ESC [
-     params intermediates final) removed, in that order, as diagnose.py's normalise does; a copy
+     params intermediates final) removed, in that order, as logs.normalise does; a copy
      only when a CR or an ESC is present. */
   function normalise(bytes) {
     return unwrapLines(stripCsi(crlf(bytes)));
   }
 
-  /* diagnose.wrap_width: the column a terminal hard-wrapped the text at, or null. */
+  /* logs.wrap_width: the column a terminal hard-wrapped the text at, or null. */
   function wrapWidth(bytes) {
     var sample = bytes.subarray(0, Math.min(bytes.length, wrapSample));
     var lines = [];
@@ -417,21 +420,21 @@ self.NanopediaDiagnoseWorker = function (scope) {
     return width;
   }
 
-  /* diagnose._same_class: two ASCII letters or two digits. */
+  /* logs.same_class: two ASCII letters or two digits. */
   function sameClass(a, b) {
     var letter = function (c) { return (c >= 65 && c <= 90) || (c >= 97 && c <= 122); };
     var digit = function (c) { return c >= 48 && c <= 57; };
     return (letter(a) && letter(b)) || (digit(a) && digit(b));
   }
 
-  /* diagnose.columns: the bytes of a UTF-8 line that do not continue a character. */
+  /* logs.columns: the bytes of a UTF-8 line that do not continue a character. */
   function columns(line) {
     var n = 0;
     for (var i = 0; i < line.length; i++) if ((line[i] & 0xC0) !== 0x80) n++;
     return n;
   }
 
-  /* diagnose.unwrap: each hard-wrapped record joined back, the removed newlines put after it. */
+  /* logs.unwrap: each hard-wrapped record joined back, the removed newlines put after it. */
   function unwrapLines(bytes) {
     var width = wrapWidth(bytes);
     if (width === null) return bytes;
@@ -520,7 +523,7 @@ self.NanopediaDiagnoseWorker = function (scope) {
     return step();
   }
 
-  /* ---- Ranks and timestamps (diagnose.py: line_rank, file_rank, timestamp). ---- */
+  /* ---- Ranks and timestamps (lines: line_rank, file_rank, timestamp). ---- */
 
   function firstGroup(found) {
     for (var i = 1; i < found.length; i++) {
@@ -529,7 +532,7 @@ self.NanopediaDiagnoseWorker = function (scope) {
     return null;
   }
 
-  /* diagnose.line_rank: the last `[rankN]:` prefix before `at`, the leading prefix, the
+  /* lines.line_rank: the last `[rankN]:` prefix before `at`, the leading prefix, the
      message, then the file's rank. */
   function lineRank(m, text, rankOfFile, at) {
     var joined = null;
@@ -541,7 +544,7 @@ self.NanopediaDiagnoseWorker = function (scope) {
     return found ? firstGroup(found) : rankOfFile;
   }
 
-  /* diagnose._rank_at: the line's own rank, else the file's, else that of the nearest line
+  /* lines.nearby_rank: the line's own rank, else the file's, else that of the nearest line
      within neighbour_lines naming one (unless the two sides disagree). */
   function rankAt(m, text, lineText, sPos, end, at, rankOfFile) {
     var own = lineRank(m, lineText, null, at);
@@ -605,7 +608,7 @@ self.NanopediaDiagnoseWorker = function (scope) {
     return Array.from(stripped).slice(0, n).join('');
   }
 
-  /* ---- Scanning one log (diagnose.py: scan). ---- */
+  /* ---- Scanning one log (scan: scan, _scan_part, _merge). ---- */
 
   /* The probes that may match somewhere in the buffer, like the CLI's RE2 set: those without
      literals, and those with an alternative whose literals all occur in it. */
@@ -744,7 +747,7 @@ self.NanopediaDiagnoseWorker = function (scope) {
         if (performance.now() > deadline) throw new Timeout(file.name);
       });
     }).then(function () {
-      /* diagnose.pair_roots: both lists sorted, walked once. */
+      /* scan.pair_roots: both lists sorted, walked once. */
       var rootRanks = [];
       var j = 0;
       roots.slice(0, d.evidence_cap).forEach(function (root) {
@@ -771,14 +774,14 @@ self.NanopediaDiagnoseWorker = function (scope) {
     return worst === null ? null : m.probes[worst];
   }
 
-  /* ---- Ranking (diagnose.py: entry_score, first_failure, diagnose, _initiating). ---- */
+  /* ---- Ranking (rank: entry_score, tier, rank_key, first_failure, diagnose, _initiating). ---- */
 
   function where(ev) { return ev.file + '\u0000' + ev.line; }
 
   /* Python's round(x, 2); scores are sums of weights x (1 + 0.1 k), never an exact tie. */
   function round2(x) { return Number(x.toFixed(2)); }
 
-  /* Extra lines count once per rank and text (diagnose.py: entry_score). */
+  /* Extra lines count once per rank and text (rank.entry_score). */
   function entryScore(d, evidence, shared) {
     var counts = new Map();
     var weight = new Map();
@@ -791,13 +794,13 @@ self.NanopediaDiagnoseWorker = function (scope) {
     });
     var score = 0;
     weight.forEach(function (w, fp) {
-      score += w * (1 + 0.1 * Math.min(counts.get(fp).size - 1, 5));
+      score += w * (1 + d.extra_line_share * Math.min(counts.get(fp).size - 1, d.extra_lines));
     });
     return round2(score);
   }
 
   /* 2: a decisive line of its own (not collateral, not shared); 1: other evidence of its own;
-     0: collateral only (diagnose.py: tier). */
+     0: collateral only (rank.tier). */
   function tier(evidence, shared) {
     var own = evidence.filter(function (e) { return !e.collateral; });
     if (own.some(function (e) { return e.indicates === 'decisive' && !shared.has(where(e)); })) {
@@ -806,7 +809,7 @@ self.NanopediaDiagnoseWorker = function (scope) {
     return own.length ? 1 : 0;
   }
 
-  /* diagnose.py: rank_key. */
+  /* rank.rank_key. */
   function rankKey(d, c) {
     var strongest = Math.max.apply(null, c.evidence.map(function (e) { return d.weights[e.indicates]; }));
     var specific = Math.max.apply(null, c.evidence.filter(function (e) {
@@ -836,7 +839,7 @@ self.NanopediaDiagnoseWorker = function (scope) {
 
   function hasRank(e) { return e.rank !== null && e.rank !== undefined; }
 
-  /* [first line, its rank, how] (diagnose.py _initiating): a first line that names no rank takes
+  /* [first line, its rank, how] (rank._initiating): a first line that names no rank takes
      the rank of the first line of the same error that names one. */
   function initiating(m, matches, primary) {
     if (primary.length) {
@@ -927,7 +930,7 @@ self.NanopediaDiagnoseWorker = function (scope) {
       var pool = primary.length ? primary : (matches.length ? matches[0].evidence : []);
       first = firstFailure(pool.filter(function (e) { return e.rank === rank; }));
     }
-    /* Ranks known from per-rank file names whose logs gave no evidence (diagnose.py). */
+    /* Ranks known from per-rank file names whose logs gave no evidence (rank.diagnose). */
     var spoke = new Set(evidence.map(function (e) { return e.rank; }));
     var known = new Set();
     scans.forEach(function (s) {
@@ -941,7 +944,7 @@ self.NanopediaDiagnoseWorker = function (scope) {
              silent_ranks: silent };
   }
 
-  /* The CLI's --json object (diagnose.as_json), with links relative to the site root. */
+  /* The CLI's --json object (contract.as_json), with links relative to the site root. */
   function evidenceJson(ev) {
     return {
       file: ev.file, line: ev.line, rank: ev.rank, text: ev.text, fingerprint: ev.fingerprint,
@@ -953,15 +956,15 @@ self.NanopediaDiagnoseWorker = function (scope) {
      action) of the root cause the candidate's strongest own line points to, else of the
      entry's first root cause, and the confidence word. contract.fingerprint_rows computes each
      row's answers in Python. */
-  var STRENGTH = { decisive: 0, supporting: 1, context: 2, benign: 3 };
-
-  function answers(rows, c) {
+  function answers(d, c) {
+    var rows = d.fingerprints;
     var own = new Map();
     rows.forEach(function (r) { if (r.entry === c.id) own.set(r.id, r); });
     var none = { cause: null, fix: null, domain: null, action: null };
     if (!own.size) return none;
     var ordered = c.evidence.slice().sort(function (a, b) {
-      return (a.collateral - b.collateral) || (STRENGTH[a.indicates] - STRENGTH[b.indicates]);
+      return (a.collateral - b.collateral) ||
+        (d.strength.indexOf(a.indicates) - d.strength.indexOf(b.indicates));
     });
     var first = own.values().next().value;
     for (var i = 0; i < ordered.length; i++) {
@@ -971,10 +974,10 @@ self.NanopediaDiagnoseWorker = function (scope) {
     return first.first;
   }
 
-  function asJson(result, scans, rows) {
+  function asJson(d, result, scans) {
     return {
       matches: result.matches.map(function (c) {
-        var known = answers(rows || [], c);
+        var known = answers(d, c);
         return {
           id: c.id, title: c.title, score: c.score, benign: c.benign, possible: c.possible,
           url: 'entries/' + c.id + '.html', evidence: c.evidence.map(evidenceJson),
@@ -1016,14 +1019,14 @@ self.NanopediaDiagnoseWorker = function (scope) {
   };
 
   /* The ranking rules alone, on evidence already found: the data-driven cases of
-     tests/cases/ranking.json run through here under `node --test` and through diagnose.py under
+     tests/cases/ranking.json run through here under `node --test` and through nanopedia.diagnosis.rank under
      pytest, so the two engines are proven to rank alike without a browser. */
   scope.rankEvidence = function (data, scans) {
     var m = { data: data, enqueued: new RegExp(data.enqueued) };
     scans.forEach(function (s, order) {
       s.evidence.forEach(function (e) { e.order = order; e.collateral = false; });
     });
-    return asJson(diagnose(m, scans), scans, data.fingerprints);
+    return asJson(data, diagnose(m, scans), scans);
   };
 
   /* ---- The worker's one job. ---- */
@@ -1061,7 +1064,7 @@ self.NanopediaDiagnoseWorker = function (scope) {
           return !dropped.has(e.entry + '\u0000' + e.fingerprint);
         });
       });
-      var out = asJson(diagnose(m, scans), scans, m.data.fingerprints);
+      var out = asJson(m.data, diagnose(m, scans), scans);
       out.skipped = m.skipped;
       out.slow = m.slow;
       out.seconds = (performance.now() - began) / 1000;

@@ -12,7 +12,13 @@ from typing import Any
 from nanopedia.content.fingerprints import program as browser_program
 from nanopedia.content.portable import literal_length
 from nanopedia.diagnosis import lines, logs, scan
-from nanopedia.diagnosis.rank import COLLATERAL_FACTOR, WEIGHTS, Diagnosis
+from nanopedia.diagnosis.rank import (
+    COLLATERAL_FACTOR,
+    EXTRA_LINE_SHARE,
+    EXTRA_LINES,
+    WEIGHTS,
+    Diagnosis,
+)
 from nanopedia.diagnosis.scan import Evidence
 from nanopedia.model import Entry
 
@@ -92,11 +98,17 @@ def fingerprint_rows(entry: Entry) -> list[dict[str, Any]]:
 
 def export_data(entries: Iterable[Entry]) -> dict[str, Any]:
     """Everything the browser matcher needs, so its rules cannot drift from these constants."""
+    from nanopedia.diagnosis.report import CONFIDENCE, STRENGTH  # report imports this module
+
     return {
         "fingerprints": [row for e in sorted(entries, key=lambda e: e.id)
                          for row in fingerprint_rows(e)],
         "weights": WEIGHTS,
         "collateral_factor": COLLATERAL_FACTOR,
+        "extra_line_share": EXTRA_LINE_SHARE,
+        "extra_lines": EXTRA_LINES,
+        "strength": list(STRENGTH),
+        "confidence": CONFIDENCE,
         "evidence_cap": scan.EVIDENCE_CAP,
         "text_chars": scan.TEXT_CHARS,
         "buffer_bytes": logs.BUFFER_BYTES,

@@ -17,6 +17,10 @@ from nanopedia.diagnosis.scan import Evidence, FileScan
 WEIGHTS: dict[str, float] = {"decisive": 10.0, "context": 4.0, "supporting": 3.0, "benign": 1.0}
 #: Weight left to collateral evidence, so the cause ranks above its consequences.
 COLLATERAL_FACTOR = 0.1
+#: Each further distinct line of a fingerprint adds this share of its weight, for at most
+#: `EXTRA_LINES` lines: repeated evidence counts, but never more than half again.
+EXTRA_LINE_SHARE = 0.1
+EXTRA_LINES = 5
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,7 +83,8 @@ def entry_score(evidence: list[Evidence], shared: set[tuple[str, int]]) -> float
         if (ev.file, ev.line) in shared:
             w = min(w, WEIGHTS["supporting"])
         weight[ev.fingerprint] = max(weight.get(ev.fingerprint, 0.0), w)
-    score = sum(w * (1 + 0.1 * min(len(seen[fp]) - 1, 5)) for fp, w in weight.items())
+    score = sum(w * (1 + EXTRA_LINE_SHARE * min(len(seen[fp]) - 1, EXTRA_LINES))
+                for fp, w in weight.items())
     return round(score, 2)
 
 

@@ -40,6 +40,16 @@ class Group:
     """The earliest of them, shown."""
 
 
+#: Evidence strengths, strongest first: the likely cause is that of the strongest own line.
+STRENGTH = ("decisive", "supporting", "context", "benign")
+#: What each confidence word means, as the CLI and the browser page explain it.
+CONFIDENCE = {
+    "certain": "an exact error line of this failure",
+    "possible": "no exact error line of its own: generic or shared lines only",
+    "benign": "normal in moderation; see the entry for when it is not",
+}
+
+
 class Answer(NamedTuple):
     """What a verdict says to do: the likely cause, the fix step for it, and the cause's failure
     domain and action (entries/README.md, "Failure domain and action")."""
@@ -65,21 +75,22 @@ def likely(c: Candidate, entry: Entry | None) -> Answer | None:
         return None
     causes = {rc.id: rc for rc in entry.root_causes}
     pointed = {fp.id: fp.cause for fp in entry.fingerprints}
-    order = {"decisive": 0, "supporting": 1, "context": 2, "benign": 3}
-    for ev in sorted(c.evidence, key=lambda e: (e.collateral, order[e.indicates])):
+    for ev in sorted(c.evidence, key=lambda e: (e.collateral, STRENGTH.index(e.indicates))):
         cause = pointed.get(ev.fingerprint)
         if cause in causes:
             return answer(causes[cause], entry)
     return answer(entry.root_causes[0], entry)
 
 
+def confidence_word(c: Candidate) -> str:
+    """`certain`, `possible` or `benign`: the word the JSON and the browser page carry."""
+    return "benign" if c.benign else "possible" if c.possible else "certain"
+
+
 def confidence(c: Candidate) -> str:
-    """`certain`, `possible` or `benign`, with what it means."""
-    if c.benign:
-        return "benign (normal in moderation; see the entry for when it is not)"
-    if c.possible:
-        return "possible (no exact error line of its own: generic or shared lines only)"
-    return "certain (an exact error line of this failure)"
+    """The confidence word with what it means."""
+    word = confidence_word(c)
+    return f"{word} ({CONFIDENCE[word]})"
 
 
 def groups(c: Candidate) -> list[Group]:
@@ -260,7 +271,7 @@ def with_answers(result: Diagnosis, entries: Mapping[str, Entry], base_url: str 
         found = likely(c, entries.get(c.id))
         row["cause"], row["fix"] = (found.cause, found.fix) if found else (None, None)
         row["domain"], row["action"] = (found.domain, found.action) if found else (None, None)
-        row["confidence"] = confidence(c).split(" ")[0]
+        row["confidence"] = confidence_word(c)
         entry = entries.get(c.id)
         row["versions"] = [f._asdict() for f in fits(seen, entry)] if entry else []
     return out
