@@ -1,6 +1,6 @@
 """Checkers the tests install on demand, and the repository's own site built once per session.
 
-The W3C Nu checker (`vnu-jar`) and axe-core come from the npm registry into `.cache/npm/`
+The W3C Nu checker (`vnu-jar`), axe-core and ESLint come from the npm registry into `.cache/npm/`
 (git-ignored), pinned, the first time a test needs them: nothing of theirs is committed, and a
 fresh clone gets them with the first test run. Without npm, Java or the registry, the tests
 skip with the reason; under `CI=true` they fail instead, since CI must run them.
@@ -25,7 +25,8 @@ from nanopedia.incremental.pipeline import build
 
 NPM_DIR = ROOT / ".cache" / "npm"
 #: npm packages the tests use, pinned; bump the version here to update.
-PACKAGES = {"vnu-jar": "26.9.27", "axe-core": "4.14.1"}
+PACKAGES = {"vnu-jar": "26.9.27", "axe-core": "4.14.1", "eslint": "10.15.0", "@eslint/js": "10.0.1",
+            "globals": "17.14.0"}
 
 
 def unavailable(reason: str) -> None:

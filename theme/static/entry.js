@@ -25,8 +25,8 @@
     area.className = 'copy-buffer';
     document.body.appendChild(area);
     area.select();
-    var ok = false;
-    try { ok = document.execCommand('copy'); } catch (e) { ok = false; }
+    var ok;
+    try { ok = document.execCommand('copy'); } catch { ok = false; }
     document.body.removeChild(area);
     return ok;
   }
