@@ -16,7 +16,8 @@ from typing import get_args
 
 from jinja2 import Environment, StrictUndefined
 
-from nanopedia.content.corpus import TAGS_FILE, display, entry_files
+from nanopedia.content.corpus import display, entry_files
+from nanopedia.content.files import TAGS_FILE
 from nanopedia.content.load import read
 from nanopedia.content.schema import PLACEHOLDER, slugify
 from nanopedia.errors import NanopediaError, problem, suggest

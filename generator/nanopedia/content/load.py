@@ -201,7 +201,8 @@ def _hidden_problems(text: str, path: str, data: Any, marks: dict[Path_, tuple[i
     return found
 
 
-def _document(events: Iterator[Any], marks: dict, key_marks: dict, blocks: set,
+def _document(events: Iterator[Any], marks: dict[Path_, tuple[int, int]],
+              key_marks: dict[Path_, tuple[int, int]], blocks: set[Path_],
               refuse: Any) -> Any:
     """Build plain data from the event stream; the one place the YAML structure is interpreted.
 

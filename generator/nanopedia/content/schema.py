@@ -136,7 +136,10 @@ def _translate(doc: Document, model: type[BaseModel], prefix: Path_, err: Any) -
     ctx = err.get("ctx") or {}
     value = err.get("input")
     line, col = doc.position(loc, key=kind == "extra_forbidden")
-    fail = lambda code, msg, hint=None: problem(doc.path, code, msg, hint, at=(line, col))  # noqa: E731
+
+    def fail(code: str, msg: str, hint: str | None = None) -> Problem:
+        return problem(doc.path, code, msg, hint, at=(line, col))
+
     if kind == "extra_forbidden":
         owner = _model_at(model, rel[:-1])
         known = list(owner.model_fields) if owner else []

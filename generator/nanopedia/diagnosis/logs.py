@@ -342,6 +342,6 @@ class FileSlice:
         self.file, self.left = file, end - file.tell()
 
     def readinto(self, into: memoryview) -> int:
-        got = self.file.readinto(into[: min(len(into), self.left)])  # type: ignore[attr-defined]
+        got: int = self.file.readinto(into[: min(len(into), self.left)])  # type: ignore[attr-defined]
         self.left -= got
         return got

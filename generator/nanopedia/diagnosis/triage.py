@@ -39,6 +39,10 @@ from nanopedia.diagnosis.workers import JOB_DEADLINE, MAX_FILE_BYTES, TOP, Optio
 from nanopedia.errors import Problem
 from nanopedia.model import Entry
 
+__all__ = ["SCHEMA", "SCHEMA_VERSION", "Options", "Skip", "Summary", "TriageError",
+           "TriageResult", "load_entries", "stream", "triage"]
+"""The triage API: what a pipeline imports from here (the parts live in jobs and workers)."""
+
 #: Version of the JSON this module writes (`triage.schema.json`).
 SCHEMA_VERSION = 2
 SCHEMA = Path(__file__).resolve().parent / "triage.schema.json"
