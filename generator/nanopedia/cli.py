@@ -144,6 +144,10 @@ def parser() -> argparse.ArgumentParser:
                               help="repros run at once (default: one per core)")
     check_repros.add_argument("--timeout", type=float, default=120.0, metavar="SECONDS",
                               help="per script; a script past it is killed (default 120)")
+    check_repros.add_argument("--no-sandbox", action="store_true",
+                              help="run the repros without the bubblewrap sandbox, as you, with "
+                              "your files and network: only for repros you trust (yours, or a "
+                              "reviewed pull request's); never on an unreviewed pull request")
     check_repros.set_defaults(run=_handler("entry_cli", "run_verify"))
 
     create = sub.add_parser("new", help="start a new entry from the skeleton (exit 2 if taken)")

@@ -77,10 +77,11 @@ def run_schema(args: argparse.Namespace) -> int:
 
 def run_verify(args: argparse.Namespace) -> int:
     """Exit 0 when every repro and example passed, 1 when some failed, 2 for a usage or an
-    environment error (no torch where repros need it)."""
+    environment error (no torch where repros need it, no sandbox without --no-sandbox)."""
     from nanopedia import pins
-    from nanopedia.commands import verify
+    from nanopedia.commands import sandbox, verify
     from nanopedia.content.corpus import gather
+    from nanopedia.diagnosis.report import shorten
     from nanopedia.errors import Location, Problem
 
     root = Path(args.entries)
@@ -102,6 +103,17 @@ def run_verify(args: argparse.Namespace) -> int:
              f"{', '.join(absent)} {'is' if len(absent) == 1 else 'are'} not installed here",
              "the repros need the pinned environment: run 'make verify' (it creates "
              ".venv-repro/), or pip install -e '.[repro]' and run verify from there")
+    sandboxed = not args.no_sandbox
+    if sandboxed:
+        box = sandbox.find()
+        if box is None:
+            fail("bwrap", "E050", "cannot run the repros in a sandbox: bwrap is not installed"
+                 + (" (or setpriv, needed as root)" if os.geteuid() == 0 else ""),
+                 sandbox.MISSING_HINT)
+        why = sandbox.probe(box, sys.executable, verify.script_env(1, "/tmp", sys.executable))
+        if why is not None:
+            fail(box.bwrap, "E050", f"cannot run the repros in a sandbox: {shorten(why)}",
+                 "bwrap needs user namespaces (or root); " + sandbox.MISSING_HINT)
     text = args.format == "text"
     for line in pins.installed_mismatches():
         print(f"nanopedia: warning: {line}; results may differ from the pages", file=sys.stderr)
@@ -116,17 +128,19 @@ def run_verify(args: argparse.Namespace) -> int:
         if outcome.passed:
             print(f"PASS {head}, {times})", flush=True)
             return
-        print(f"FAIL {head}, {times}): " + "; ".join(outcome.failures), flush=True)
+        print(f"FAIL {head}, {times}): " + shorten("; ".join(outcome.failures), 2000), flush=True)
         for name, run in (("broken", outcome.broken), ("fixed", outcome.fixed)):
             if run is not None:
+                # a script's output is a stranger's text: its escapes must not drive the terminal
                 shown = verify.tail(run.output) or "(no output)"
                 print(f"  {name} output, last lines:", flush=True)
-                print("\n".join("    | " + line for line in shown.splitlines()), flush=True)
+                print("\n".join("    | " + shorten(line, 1000) for line in shown.splitlines()),
+                      flush=True)
 
     start = time.monotonic()
     outcomes = verify.verify_all(catalog.entries, [s.entry for s in chosen], args.jobs,
-                                 args.timeout, done)
-    checked = verify.check_examples(chosen, args.timeout)
+                                 args.timeout, done, sandboxed)
+    checked = verify.check_examples(chosen, args.timeout, sandboxed)
     found = [Problem(Location(*f.where), "E070", f.message) for f in checked.findings]
     seconds = time.monotonic() - start
     failed = [o for o in outcomes if not o.passed] + checked.failed_runs
@@ -134,7 +148,7 @@ def run_verify(args: argparse.Namespace) -> int:
         if found:
             print(format_problems(found, "text"))
         for run in checked.failed_runs:
-            print(f"FAIL {run.name}: {run.reason}")
+            print(f"FAIL {run.name}: {shorten(run.reason, 1000)}")
         print(f"examples: {checked.checked} checked, {checked.ran} run on CPU"
               + (f", not checked ({checked.missing_text()})" if checked.missing else ""))
         passed = sum(o.passed for o in outcomes)

@@ -1,16 +1,21 @@
 """`nanopedia verify`: run every entry's repros against the installed libraries and judge them.
 
-A repro is two short scripts, `broken` and `fixed`. Each runs in a scratch folder, in a process
-group of its own (two ranks: two processes, with the variables torchrun would set), under a
-timeout that kills the whole group, with its output captured to files so a chatty or hung script
-cannot block the runner. The judgement is pure: `judge` takes the two runs and the entry and says
-what is wrong, so the rules are tested on tiny scripts without torch.
+A repro is two short scripts, `broken` and `fixed`, written by strangers. Each runs in a sandbox
+of its own (`sandbox`: no network, no secrets, nothing writable but its `/tmp`, resource limits,
+an unprivileged user) through a launcher (`repro_launch`) that starts its ranks (two ranks: two
+processes in the one sandbox, with the variables torchrun would set) under a timeout; when it
+ends, every process in the sandbox dies. Output comes back through pipes, capped as it is read,
+so a chatty, hostile or hung script cannot block or fill the runner. The judgement is pure:
+`judge` takes the two runs and the entry and says what is wrong, so the rules are tested on tiny
+scripts without torch.
 """
 
 from __future__ import annotations
 
 import io
+import json
 import os
+import selectors
 import signal
 import socket
 import subprocess
@@ -22,7 +27,9 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
+from typing import IO, cast
 
+from nanopedia.commands import repro_launch, sandbox
 from nanopedia.content import apicheck
 from nanopedia.content.fingerprints import compile_pattern
 from nanopedia.content.validate import Source, text_line
@@ -99,81 +106,153 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+def script_env(ranks: int, home: str, python: str) -> dict[str, str]:
+    """Everything a script's environment holds: an allow-list, never the caller's variables
+    (its tokens and keys), so a repro can neither read a secret nor depend on the caller's
+    setup. `RANK` and `LOCAL_RANK` are added per rank."""
+    path = os.pathsep.join([str(Path(python).absolute().parent), "/usr/local/bin", "/usr/bin",
+                            "/bin"])
+    return {**SCRIPT_ENV, "PATH": path, "HOME": home, "TMPDIR": home, "LANG": "C.UTF-8",
+            "USER": "nobody", "LOGNAME": "nobody", "WORLD_SIZE": str(ranks),
+            "LOCAL_WORLD_SIZE": str(ranks), "MASTER_ADDR": "127.0.0.1",
+            "MASTER_PORT": str(free_port())}
+
+
+class _Tail:
+    """The last `cap` bytes read from a pipe: memory stays bounded whatever a script prints,
+    and nothing of it reaches the disk."""
+
+    def __init__(self, cap: int) -> None:
+        self.cap = cap
+        self.data = bytearray()
+
+    def add(self, chunk: bytes) -> None:
+        self.data += chunk
+        if len(self.data) > 2 * self.cap:
+            del self.data[: len(self.data) - self.cap]
+
+    def text(self) -> str:
+        return bytes(self.data[-self.cap:]).decode("utf-8", errors="replace")
+
+
+#: Seconds past the script's own timeout before the launcher itself is killed (it stops the
+#: ranks at the timeout, then waits for them to die).
+LAUNCH_SLACK = 15.0
+#: Seconds the pipes are still read once the launcher has exited (without the sandbox, a
+#: process that left the ranks' sessions may hold a pipe open for ever).
+DRAIN = 1.0
+
+
 def run_script(code: str, ranks: int = 1, timeout: float = DEFAULT_TIMEOUT,
-               python: str = sys.executable) -> Run:
-    """Run one script as `ranks` processes in a scratch folder and collect its output."""
-    with tempfile.TemporaryDirectory(prefix="nanopedia-repro-") as scratch:
-        folder = Path(scratch)
-        (folder / "script.py").write_text(code, encoding="utf-8")
-        env = {**os.environ, **SCRIPT_ENV, "WORLD_SIZE": str(ranks), "MASTER_ADDR": "127.0.0.1",
-               "MASTER_PORT": str(free_port()), "LOCAL_WORLD_SIZE": str(ranks)}
+               python: str = sys.executable, sandboxed: bool = True) -> Run:
+    """Run one script as `ranks` processes and collect their output.
+
+    One launcher (`repro_launch`) starts the ranks; `sandboxed`, it runs in the sandbox
+    (`sandbox.command`), so both ranks share one network namespace and every process dies with
+    it. Output comes back through one pipe per rank, of which the last `OUTPUT_CAP` bytes are
+    kept as they are read."""
+    box = sandbox.find() if sandboxed else None
+    if sandboxed and box is None:
+        raise OSError(f"bwrap is not installed: {sandbox.MISSING_HINT}")
+    launcher = Path(repro_launch.__file__).read_text(encoding="utf-8")
+    with tempfile.TemporaryDirectory(prefix="nanopedia-repro-",
+                                     ignore_cleanup_errors=True) as scratch:
+        home = "/tmp" if box else scratch
+        env = script_env(ranks, home, python)
+        pipes = [os.pipe() for _ in range(ranks)]
+        writes = [w for _, w in pipes]
+        settings = {"fds": writes, "env": env, "timeout": timeout,
+                    "grace": GRACE, "limits": sandbox.limits_for(timeout).as_dict()}
+        inner = [python, "-I", "-c", launcher, json.dumps(settings)]
+        argv = sandbox.command(box, inner, python) if box else inner
         start = time.monotonic()
-        procs, logs = [], []
-        for rank in range(ranks):
-            log = open(folder / f"rank{rank}.out", "wb")  # noqa: SIM115 (closed below)
-            logs.append(log)
-            procs.append(subprocess.Popen(
-                [python, "script.py"], cwd=folder, stdin=subprocess.DEVNULL, stdout=log,
-                stderr=subprocess.STDOUT, start_new_session=True,
-                env={**env, "RANK": str(rank), "LOCAL_RANK": str(rank)}))
-        codes = _wait(procs, start + timeout)
+        try:
+            proc = subprocess.Popen(argv, cwd=scratch, stdin=subprocess.PIPE,
+                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
+                                    pass_fds=writes, start_new_session=True)
+        finally:
+            for _, w in pipes:
+                os.close(w)
+        tails = _collect(proc, code, [r for r, _ in pipes], start + timeout + LAUNCH_SLACK)
         seconds = time.monotonic() - start
-        for log in logs:
-            log.close()
-        outputs = [_tail(folder / f"rank{rank}.out") for rank in range(ranks)]
+    status, errors = tails[-2].text(), tails[-1].text()
+    codes = _codes(status, ranks)
+    outputs = [t.text() for t in tails[:ranks]]
+    if codes is None:  # the launcher never reported: killed at the backstop, or bwrap failed
+        late = proc.returncode in (-signal.SIGKILL, None)
+        codes = [None] * ranks if late else [proc.returncode or 1] * ranks
+        if errors.strip():
+            outputs.append(f"nanopedia: the repro's launcher failed: {errors.strip()}\n")
     if ranks > 1:
         outputs = [_prefixed(text, f"[default{rank}]:") for rank, text in enumerate(outputs)]
     worst = None if None in codes else next((c for c in codes if c != 0), 0)
     return Run(worst, "".join(outputs), seconds)
 
 
-def _wait(procs: Sequence[subprocess.Popen[bytes]], deadline: float) -> list[int | None]:
-    """Exit codes in the order the ranks ended, or None for a rank still running at `deadline`.
-
-    As torchrun does, once one rank fails the others are stopped (SIGTERM, then SIGKILL after
-    `GRACE` seconds) instead of waiting in a collective for a peer that is gone. Every process
-    group is killed at the end: nothing a repro started outlives it.
-    """
-    codes: list[int | None] = []
-    running = list(procs)
-    stop_at: float | None = None
-    while running:
-        now = time.monotonic()
-        for proc in [p for p in running if p.poll() is not None]:
-            running.remove(proc)
-            codes.append(proc.returncode)
-            if proc.returncode != 0 and stop_at is None and running:
-                stop_at = now + GRACE
-                for other in running:
-                    _signal(other, signal.SIGTERM)
-        if running and (now >= deadline or (stop_at is not None and now >= stop_at)):
-            if stop_at is None or now >= deadline:
-                codes += [None] * len(running)
-            else:
-                codes += [-signal.SIGKILL] * len(running)
-            break
-        time.sleep(0.02)
-    for proc in procs:
-        _signal(proc, signal.SIGKILL)
-        proc.wait()
-    return codes
-
-
-def _signal(proc: subprocess.Popen[bytes], sig: int) -> None:
+def _collect(proc: subprocess.Popen[bytes], code: str, reads: list[int],
+             deadline: float) -> list[_Tail]:
+    """Hand the launcher the script, then read every rank's pipe, the launcher's stdout and its
+    stderr until they close (or `deadline`: then the launcher is killed, and with it the
+    sandbox). Closes every pipe it read."""
+    stdin, stdout, stderr = cast(IO[bytes], proc.stdin), cast(IO[bytes], proc.stdout), \
+        cast(IO[bytes], proc.stderr)
     try:
-        os.killpg(proc.pid, sig)
+        stdin.write(code.encode("utf-8"))
+        stdin.close()
+    except BrokenPipeError:  # the launcher died first: its stderr says why
+        pass
+    fds = [*reads, stdout.fileno(), stderr.fileno()]
+    tails = [_Tail(OUTPUT_CAP) for _ in reads] + [_Tail(1 << 16), _Tail(1 << 16)]
+    where = dict(zip(fds, tails, strict=True))
+    ended_at: float | None = None
+    with selectors.DefaultSelector() as sel:
+        for fd in fds:
+            os.set_blocking(fd, False)
+            sel.register(fd, selectors.EVENT_READ)
+        while sel.get_map():
+            now = time.monotonic()
+            if ended_at is None and proc.poll() is not None:
+                ended_at = now
+            if now >= deadline and proc.poll() is None:
+                _kill(proc)
+            if ended_at is not None and now >= ended_at + DRAIN:
+                break
+            for key, _ in sel.select(timeout=0.1):
+                fd = int(key.fd)
+                try:
+                    chunk = os.read(fd, 1 << 16)
+                except BlockingIOError:
+                    continue
+                if chunk:
+                    where[fd].add(chunk)
+                else:
+                    sel.unregister(fd)
+    for fd in reads:
+        os.close(fd)
+    stdout.close()
+    stderr.close()
+    _kill(proc)
+    return tails
+
+
+def _kill(proc: subprocess.Popen[bytes]) -> None:
+    """SIGKILL the launcher (or bwrap) and its session; wait for it."""
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
         pass
+    proc.wait()
 
 
-def _tail(path: Path) -> str:
-    """The last `OUTPUT_CAP` bytes of a file, as text."""
-    with open(path, "rb") as f:
-        f.seek(0, io.SEEK_END)
-        size = f.tell()
-        f.seek(max(size - OUTPUT_CAP, 0))
-        data = f.read()
-    return data.decode("utf-8", errors="replace")
+def _codes(status: str, ranks: int) -> list[int | None] | None:
+    """The exit codes the launcher printed, or None when it printed none that make sense."""
+    try:
+        codes = json.loads(status.strip().splitlines()[-1])["codes"]
+    except (ValueError, IndexError, KeyError, TypeError):
+        return None
+    ok = isinstance(codes, list) and len(codes) == ranks and all(
+        c is None or (isinstance(c, int) and not isinstance(c, bool)) for c in codes)
+    return codes if ok else None
 
 
 def _prefixed(text: str, prefix: str) -> str:
@@ -240,25 +319,27 @@ def judge(entry: Entry, repro: Repro, broken: Run, fixed: Run | None,
 
 
 def verify_one(matcher: scan.Matcher, entry: Entry, repro: Repro,
-               timeout: float = DEFAULT_TIMEOUT, python: str = sys.executable) -> Outcome:
+               timeout: float = DEFAULT_TIMEOUT, python: str = sys.executable,
+               sandboxed: bool = True) -> Outcome:
     """Run one repro's two scripts and judge them; `matcher` holds every entry's fingerprints
     (built once for all repros)."""
-    broken = run_script(repro.broken, repro.ranks, timeout, python)
+    broken = run_script(repro.broken, repro.ranks, timeout, python, sandboxed)
     first = top_entry(matcher, broken.output) if repro.shows else None
-    fixed = run_script(repro.fixed, repro.ranks, timeout, python)
+    fixed = run_script(repro.fixed, repro.ranks, timeout, python, sandboxed)
     return Outcome(entry.id, repro, judge(entry, repro, broken, fixed, first), broken, fixed)
 
 
 def verify_all(entries: Sequence[Entry], chosen: Sequence[Entry], jobs: int,
                timeout: float = DEFAULT_TIMEOUT,
-               done: Callable[[Outcome], None] | None = None) -> list[Outcome]:
+               done: Callable[[Outcome], None] | None = None,
+               sandboxed: bool = True) -> list[Outcome]:
     """Every repro of `chosen`, `jobs` at a time, in entry then repro order; `done` hears of
     each as it finishes (the CLI prints a line per repro while the rest run)."""
     work = [(e, r) for e in chosen for r in e.repro]
     matcher = scan.Matcher(entries)
 
     def one(item: tuple[Entry, Repro]) -> Outcome:
-        outcome = verify_one(matcher, item[0], item[1], timeout)
+        outcome = verify_one(matcher, item[0], item[1], timeout, sandboxed=sandboxed)
         if done is not None:
             done(outcome)
         return outcome
@@ -312,7 +393,8 @@ class ExampleCheck:
         return ", ".join(f"{name} not installed: {n}" for name, n in sorted(self.missing.items()))
 
 
-def check_examples(sources: Sequence[Source], timeout: float = DEFAULT_TIMEOUT) -> ExampleCheck:
+def check_examples(sources: Sequence[Source], timeout: float = DEFAULT_TIMEOUT,
+                   sandboxed: bool = True) -> ExampleCheck:
     """Every python example of `sources` read against the installed libraries; those marked
     `runs_on_cpu` run too."""
     findings: list[Located] = []
@@ -334,7 +416,7 @@ def check_examples(sources: Sequence[Source], timeout: float = DEFAULT_TIMEOUT) 
                 findings.append(Located((src.doc.path, line, indent + f.col), f.message))
             if example.runs_on_cpu:
                 ran += 1
-                run = run_script(example.code, 1, timeout)
+                run = run_script(example.code, 1, timeout, sandboxed=sandboxed)
                 if run.code != 0:
                     status = "ran past its timeout" if run.timed_out else f"exited {run.code}"
                     last = tail(run.output, 1)
