@@ -396,33 +396,66 @@ class ExampleCheck:
 def check_examples(sources: Sequence[Source], timeout: float = DEFAULT_TIMEOUT,
                    sandboxed: bool = True) -> ExampleCheck:
     """Every python example of `sources` read against the installed libraries; those marked
-    `runs_on_cpu` run too."""
+    `runs_on_cpu` run too. Both happen in the sandbox: reading an example imports what it
+    imports, and a module's import-time code (`import this` prints, `import unittest.__main__`
+    runs a test program) must not run in this process."""
     findings: list[Located] = []
     missing: dict[str, int] = {}
     failed: list[FailedRun] = []
-    checked = ran = 0
-    for src in sources:
-        for i, example in enumerate(src.entry.code_examples):
-            if example.language != "python":
-                continue
-            checked += 1
-            report = apicheck.check(example.code)
-            for name in report.missing:
-                missing[name] = missing.get(name, 0) + 1
-            where = ("code_examples", i, "code")
-            indent = _block_indent(src, where)
-            for f in report.findings:
-                line, _ = text_line(src, where, f.line - 1)
-                findings.append(Located((src.doc.path, line, indent + f.col), f.message))
-            if example.runs_on_cpu:
-                ran += 1
-                run = run_script(example.code, 1, timeout, sandboxed=sandboxed)
-                if run.code != 0:
-                    status = "ran past its timeout" if run.timed_out else f"exited {run.code}"
-                    last = tail(run.output, 1)
-                    failed.append(FailedRun(f"{src.entry.id}/example-{i + 1}",
-                                            f"the example {status}: {last}"))
-    return ExampleCheck(tuple(findings), checked, ran, missing, failed)
+    examples = [(src, i, example) for src in sources
+                for i, example in enumerate(src.entry.code_examples)
+                if example.language == "python"]
+    reports = _api_reports([e.code for _, _, e in examples], timeout, sandboxed)
+    ran = 0
+    for (src, i, example), report in zip(examples, reports, strict=True):
+        where = ("code_examples", i, "code")
+        if isinstance(report, str):
+            line, _ = text_line(src, where, 0)
+            findings.append(Located((src.doc.path, line, _block_indent(src, where) + 1),
+                                    f"the example cannot be checked: {report}"))
+            continue
+        for name in report.missing:
+            missing[name] = missing.get(name, 0) + 1
+        indent = _block_indent(src, where)
+        for f in report.findings:
+            line, _ = text_line(src, where, f.line - 1)
+            findings.append(Located((src.doc.path, line, indent + f.col), f.message))
+        if example.runs_on_cpu:
+            ran += 1
+            run = run_script(example.code, 1, timeout, sandboxed=sandboxed)
+            if run.code != 0:
+                status = "ran past its timeout" if run.timed_out else f"exited {run.code}"
+                last = tail(run.output, 1)
+                failed.append(FailedRun(f"{src.entry.id}/example-{i + 1}",
+                                        f"the example {status}: {last}"))
+    return ExampleCheck(tuple(findings), len(examples), ran, missing, failed)
+
+
+#: Seconds the check of all examples may take (it imports torch and friends once).
+API_TIMEOUT = 600.0
+
+
+def _api_reports(codes: list[str], timeout: float,
+                 sandboxed: bool) -> list[apicheck.Report | str]:
+    """`apicheck.check` of each code, run in one sandboxed process; when that one gives no
+    answer (an example's module killed it), each code in a process of its own. A code whose
+    check never answers gets why, as a string."""
+    if not codes:
+        return []
+    run = run_script(apicheck.script(codes), 1, max(timeout, API_TIMEOUT), sandboxed=sandboxed)
+    found = apicheck.reports(run.output, len(codes))
+    if found is not None:
+        return found
+    out: list[apicheck.Report | str] = []
+    for code in codes:
+        run = run_script(apicheck.script([code]), 1, timeout, sandboxed=sandboxed)
+        one = apicheck.reports(run.output, 1)
+        if one is not None:
+            out.append(one[0])
+        else:
+            status = "ran past its timeout" if run.timed_out else f"exited {run.code}"
+            out.append(f"checking it {status}: {tail(run.output, 1)}")
+    return out
 
 
 def _block_indent(src: Source, where: tuple[str | int, ...]) -> int:

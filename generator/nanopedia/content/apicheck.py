@@ -273,3 +273,59 @@ def _binding(func: Any, call: ast.Call) -> str | None:
     except TypeError as err:
         return str(err)
     return None
+
+
+#: Starts the line on which a checking process reports (`script`): whatever else an imported
+#: module prints goes around it.
+RESULT_MARK = "\x00nanopedia-apicheck:"
+
+
+def check_all(codes: list[str]) -> str:
+    """`check` of each code, as JSON: `[{"findings": [[line, col, message]], "missing": [...]}
+    or {"stopped": why}]`. An example whose imports end the check (a module that raises or exits
+    when imported) gets `stopped`, and the next one is checked."""
+    import json
+
+    out: list[dict[str, object]] = []
+    for code in codes:
+        try:
+            report = check(code)
+        except BaseException as err:  # noqa: BLE001 (SystemExit too: `import unittest.__main__`)
+            out.append({"stopped": f"its imports raised {type(err).__name__}: {err}"[:500]})
+            continue
+        out.append({"findings": [[f.line, f.col, f.message] for f in report.findings],
+                    "missing": list(report.missing)})
+    return json.dumps(out)
+
+
+def script(codes: list[str]) -> str:
+    """A script that checks `codes` and prints the result after `RESULT_MARK`: the check imports
+    what the examples import, which runs their modules' code, so it runs where repros run (in
+    the sandbox), never in `verify`'s own process."""
+    from pathlib import Path
+
+    source = Path(__file__).read_text(encoding="utf-8")
+    return (source + "\n\nimport os as _os\n"
+            f"_os.write(1, ('\\n' + RESULT_MARK + check_all({codes!r}) + '\\n').encode())\n")
+
+
+def reports(output: str, count: int) -> list[Report | str] | None:
+    """What a `script` run printed: per code a `Report`, or why its check stopped; None when
+    the output holds no well-formed result for `count` codes."""
+    import json
+
+    lines = [line for line in output.splitlines() if RESULT_MARK in line]
+    if not lines:
+        return None
+    try:
+        raw = json.loads(lines[-1].partition(RESULT_MARK)[2])
+        out: list[Report | str] = []
+        for item in raw:
+            if "stopped" in item:
+                out.append(str(item["stopped"]))
+                continue
+            found = tuple(Finding(int(a), int(b), str(c)) for a, b, c in item["findings"])
+            out.append(Report(found, tuple(str(m) for m in item["missing"])))
+    except (ValueError, TypeError, KeyError, AttributeError):
+        return None
+    return out if len(out) == count else None
