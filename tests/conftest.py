@@ -22,6 +22,9 @@ from nanopedia.cli import main
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "tests" / "fixtures"
 CHROMIUM = os.environ.get("NANOPEDIA_CHROMIUM", "/usr/bin/chromium")
+SANDBOX_REQUIRED = bool(os.environ.get("NANOPEDIA_REQUIRE_SANDBOX") or os.environ.get("CI"))
+"""Whether a missing bwrap fails the tests that run repro scripts instead of skipping them (CI
+installs bubblewrap: .ci/run)."""
 BROWSER_REQUIRED = bool(os.environ.get("NANOPEDIA_REQUIRE_BROWSER") or os.environ.get("CI"))
 """Whether a missing Chromium fails the browser tests instead of skipping them."""
 CHROMIUM_ARGS = [
@@ -62,6 +65,19 @@ def cli(capsys: pytest.CaptureFixture[str]) -> Any:
         return Run(code, captured.out, captured.err)
 
     return run
+
+
+@pytest.fixture
+def bwrap() -> None:
+    """The repro sandbox's tools: a test that runs repro scripts needs them. Required in CI;
+    elsewhere, without them, such a test skips, saying why."""
+    from nanopedia.commands import sandbox
+
+    if sandbox.find() is None:
+        if SANDBOX_REQUIRED:
+            pytest.fail("bwrap (bubblewrap) is required to run repro scripts (CI or "
+                        "NANOPEDIA_REQUIRE_SANDBOX): apt-get install bubblewrap (.ci/run does)")
+        pytest.skip("bwrap not found: apt-get install bubblewrap to run the repro tests")
 
 
 @pytest.fixture(scope="session")

@@ -19,6 +19,8 @@ from nanopedia.commands import verify
 from nanopedia.diagnosis import scan
 from nanopedia.model import Entry, Repro
 
+pytestmark = pytest.mark.usefixtures("bwrap")  # every script runs in the sandbox
+
 FAIL_LINE = "RuntimeError: expected scalar type BFloat16 but found Float"
 
 
