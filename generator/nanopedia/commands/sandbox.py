@@ -87,7 +87,7 @@ MISSING_HINT = ("install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap; 
 
 def hidden_dirs() -> list[str]:
     """Folders replaced by empty ones: where the caller keeps secrets and sockets."""
-    return sorted({str(Path.home()), "/root", "/run"})
+    return sorted({str(Path.home()), "/root", "/run"} - {"/"})  # a HOME of / hides nothing
 
 
 def kept_dirs(python: str) -> list[str]:
