@@ -1,11 +1,12 @@
 """`verify` runs strangers' repros: the sandbox holds against hostile ones (issue #38).
 
-The hostile entries in `tests/fixtures/hostile-repros/` come from the reliability review (turn 3,
-cases V01-V17); each case here puts one as `alpha-failure` into a copy of the fixture corpus, or
-runs a small hostile script, and checks what must not happen: a secret seen, the network or the
-host's loopback reached, a file written outside the scratch folder, a process left behind, a hang
-past the timeout, output filling the disk, an escape sequence reaching the terminal, an imported
-module's code running inside verify. Commands that could hang run in a subprocess with a timeout.
+The hostile scripts in `tests/fixtures/hostile-repros/` come from the reliability review (turn 3,
+cases V01-V17); each case here puts one into alpha-failure (its repro's broken script, or its code
+example) in a copy of the fixture corpus, or runs a small hostile script, and checks what must not
+happen: a secret seen, the network or the host's loopback reached, a file written outside the
+scratch folder, a process left behind, a hang past the timeout, output filling the disk, an escape
+sequence reaching the terminal, an imported module's code running inside verify. Commands that
+could hang run in a subprocess with a timeout.
 """
 
 from __future__ import annotations
@@ -32,13 +33,26 @@ SECRET = "ghp_fake_secret_for_the_sandbox_test"
 pytestmark = pytest.mark.usefixtures("bwrap")
 
 
-def _checkout(tmp_path: Path, alpha: str | None = None) -> Path:
-    """A checkout (a git repository) holding the fixture corpus, with `alpha` as alpha-failure."""
+def _checkout(tmp_path: Path, broken: str | None = None, example: str | None = None) -> Path:
+    """A checkout holding the fixture corpus, alpha-failure's repro given `broken` as its broken
+    script and its code example replaced by `example` (each a script's text)."""
     repo = tmp_path / "checkout"
     shutil.copytree(FIXTURES / "corpus", repo / "entries")
-    if alpha is not None:
-        shutil.copy(HOSTILE / alpha, repo / "entries" / "alpha-failure.yaml")
+    alpha = repo / "entries" / "alpha-failure.yaml"
+    text = alpha.read_text()
+    if broken is not None:
+        start, end = text.index("    broken: |\n"), text.index("    fixed: |\n")
+        text = text[:start] + "    broken: |\n" + textwrap.indent(broken, " " * 6) + text[end:]
+    if example is not None:
+        start = text.index("    code: |\n")
+        end = text.index("    why:", start)
+        text = text[:start] + "    code: |\n" + textwrap.indent(example, " " * 6) + text[end:]
+    alpha.write_text(text)
     return repo
+
+
+def _script(name: str) -> str:
+    return (HOSTILE / f"{name}.script").read_text()
 
 
 def _snapshot(folder: Path) -> dict[str, bytes]:
@@ -60,7 +74,7 @@ def test_hostile_repro_sees_no_secret_and_changes_nothing(tmp_path: Path) -> Non
     """V01, V03, V04: the review's hostile repro reads the secrets, writes into the checkout
     (found through /proc/<ppid>/cwd) and leaves a daemon; inside the sandbox it sees no secret,
     its writes stay in its /tmp, and HOME is untouched."""
-    repo = _checkout(tmp_path, "hostile.yaml")
+    repo = _checkout(tmp_path, broken=_script("hostile"))
     home = tmp_path / "home"
     home.mkdir()
     (home / ".bashrc").write_text("# mine\n")
@@ -230,13 +244,7 @@ def test_huge_output_is_capped_while_written(tmp_path: Path, monkeypatch) -> Non
 ])
 def test_a_script_that_attacks_its_scratch_fails_cleanly(tmp_path: Path, broken: str) -> None:
     """V13: deleting the scratch folder is a plain FAIL, not an internal error."""
-    repo = _checkout(tmp_path)
-    alpha = repo / "entries" / "alpha-failure.yaml"
-    text = alpha.read_text()
-    start = text.index("    broken: |")
-    end = text.index("    fixed: |")
-    body = textwrap.indent(broken, " " * 6)
-    alpha.write_text(text[:start] + "    broken: |\n" + body + text[end:])
+    repo = _checkout(tmp_path, broken=broken)
     ran = _verify(repo, "alpha-failure", "--timeout", "10", timeout=60)
     assert ran.returncode == 1, ran.stdout + ran.stderr
     assert "FAIL alpha-failure/float-input" in ran.stdout
@@ -245,22 +253,18 @@ def test_a_script_that_attacks_its_scratch_fails_cleanly(tmp_path: Path, broken:
 
 def test_a_fifo_for_an_output_file_does_not_hang_verify(tmp_path: Path) -> None:
     """V14: the review's FIFO repro ends within its timeout with a clear FAIL."""
-    repo = _checkout(tmp_path, "fifo.yaml")
+    repo = _checkout(tmp_path, broken=_script("fifo"))
     start = time.monotonic()
     ran = _verify(repo, "alpha-failure", "--timeout", "5", timeout=60)
     assert time.monotonic() - start < 40
-    assert ran.returncode == 1 and "FAIL alpha-failure/r" in ran.stdout, ran.stderr
+    assert ran.returncode == 1 and "FAIL alpha-failure/float-input" in ran.stdout, ran.stderr
 
 
 def test_escape_sequences_in_output_do_not_reach_the_terminal(tmp_path: Path) -> None:
     """V10: OSC title and clipboard writes and a screen clear are shown escaped."""
-    repo = _checkout(tmp_path)
-    alpha = repo / "entries" / "alpha-failure.yaml"
     payload = (r"print('\x1b]0;PWNED\x07\x1b]52;c;ZWNobyBoaQ==\x07\x1b[2J\x9b31m'); "
-               "raise SystemExit(1)")
-    text = alpha.read_text()
-    start, end = text.index("    broken: |"), text.index("    fixed: |")
-    alpha.write_text(text[:start] + "    broken: |\n      " + payload + "\n" + text[end:])
+               "raise SystemExit(1)\n")
+    repo = _checkout(tmp_path, broken=payload)
     ran = _verify(repo, "alpha-failure", timeout=60)
     assert ran.returncode == 1 and "FAIL" in ran.stdout
     assert "\x1b" not in ran.stdout and "\x07" not in ran.stdout and "\x9b" not in ran.stdout
@@ -270,10 +274,7 @@ def test_escape_sequences_in_output_do_not_reach_the_terminal(tmp_path: Path) ->
 def test_examples_are_checked_without_running_their_modules_here(tmp_path: Path) -> None:
     """V16, V17: `import this` prints nothing into `--format json`, and `import unittest.__main__`
     does not take verify over: it finishes and reports the example."""
-    repo = _checkout(tmp_path, "import-side-effect.yaml")
-    alpha = repo / "entries" / "alpha-failure.yaml"
-    alpha.write_text(alpha.read_text().replace("    import unittest.__main__\n",
-                                               "    import this\n    import unittest.__main__\n"))
+    repo = _checkout(tmp_path, example="import this\n" + _script("import-side-effect"))
     ran = _verify(repo, "alpha-failure", "--format", "json", timeout=120)
     report = json.loads(ran.stdout)  # only JSON on stdout
     assert report["examples"]["checked"] == 1
