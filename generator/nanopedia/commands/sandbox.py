@@ -4,7 +4,8 @@ Repros come from pull requests: strangers' code. Inside the sandbox a script see
 
 - the whole file system read-only, with the caller's home, `/root` and `/run` (agent and
   docker sockets) replaced by empty folders, except the interpreter's own folders;
-- a private, size-capped `/tmp` as its working directory and home: the only place it can write;
+- a private, size-capped `/tmp` as its working directory and home: with `/dev/shm`, the only
+  place it can write;
 - new PID, network, IPC and UTS namespaces: only its own processes, and only a loopback
   interface (two ranks in one sandbox still meet on 127.0.0.1; nothing outside is reachable);
 - an allow-listed environment (no secret of the caller) and resource limits (`Limits`);
@@ -31,7 +32,8 @@ from pathlib import Path
 
 #: The user (and group) scripts run as: `nobody`.
 NOBODY = 65534
-#: Bytes the sandbox's `/tmp` (the script's working directory and home) may hold.
+#: Bytes the sandbox's `/tmp` (the script's working directory and home) may hold; its `/dev/shm`
+#: (DataLoader workers pass batches there) may hold as much again. Both are memory.
 TMP_BYTES = 512 << 20
 
 
@@ -114,7 +116,8 @@ def command(box: Sandbox, inner: Sequence[str], python: str) -> list[str]:
         args += ["--unshare-all", "--unshare-user", "--disable-userns",
                  "--uid", str(NOBODY), "--gid", str(NOBODY)]
     args += ["--hostname", "localhost", "--ro-bind", "/", "/", "--dev", "/dev",
-             "--perms", "1777", "--tmpfs", "/dev/shm", "--proc", "/proc"]
+             "--perms", "1777", "--size", str(TMP_BYTES), "--tmpfs", "/dev/shm",
+             "--proc", "/proc"]
     hidden = hidden_dirs()
     for folder in hidden:
         if os.path.isdir(folder):
