@@ -399,7 +399,7 @@ HIDDEN_TEXT = {
     "override typed in a block": (
         "  FSDP casts parameters at module boundaries.",
         "  FSDP casts parameters\n  at module \u2067boundaries.",
-        "19:13: error[E018]: 'mechanism' holds U+2067 RIGHT-TO-LEFT ISOLATE, a bidirectional "
+        "21:13: error[E018]: 'mechanism' holds U+2067 RIGHT-TO-LEFT ISOLATE, a bidirectional "
         "control that reorders the text shown\n    hint: delete it: it is invisible and makes "
         "the text read differently than it is"),
     "NUL escaped in the title": (
@@ -410,11 +410,11 @@ HIDDEN_TEXT = {
         '      - "[rank0]: RuntimeError: expected scalar type BFloat16 but found Float"',
         '      - "\\e]0;pwned\\x07[rank0]: RuntimeError: expected scalar type BFloat16 but found '
         'Float"',
-        "51:9: error[E018]: 'fingerprints[0].must_match[0]' holds the control character U+001B "
+        "57:9: error[E018]: 'fingerprints[0].must_match[0]' holds the control character U+001B "
         "(ESC)\n    hint: remove it: text may hold tab and newline, no other control character"),
     "CR in an answer": (
         "    answer: No.", '    answer: "No.\\rYes."',
-        "39:13: error[E018]: 'faq[0].answer' holds the control character U+000D (CR)\n"
+        "45:13: error[E018]: 'faq[0].answer' holds the control character U+000D (CR)\n"
         "    hint: remove it: text may hold tab and newline, no other control character"),
     "C1 control in a tag list": (
         "tags: [fsdp, bf16]", 'tags: [fsdp, "bf16\\x9b"]',
@@ -422,7 +422,7 @@ HIDDEN_TEXT = {
         "    hint: remove it: text may hold tab and newline, no other control character"),
     "override in a key": (
         "mechanism: |", '"mechanism\\u202d": |',
-        "17:1: error[E018]: the key 'mechanism\\u202d' holds U+202D LEFT-TO-RIGHT OVERRIDE, a "
+        "19:1: error[E018]: the key 'mechanism\\u202d' holds U+202D LEFT-TO-RIGHT OVERRIDE, a "
         "bidirectional control that reorders the text shown\n    hint: delete it: it is "
         "invisible and makes the text read differently than it is"),
 }
