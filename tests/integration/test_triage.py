@@ -172,9 +172,69 @@ def test_missing_paths_are_named_together(tmp_path: Path) -> None:
     ("[trainer.py:2128] loss is nan", None),
     ("[rank3]: RuntimeError: CUDA error: an illegal memory access", None),
     ("2024-04-30 12:00:00 [3] step 1", None),
+    ("srun: error: Node failure on gpu-a-017", "gpu-a-017"),
+    ("Dec  5 10:00:01 gpu-node-17 kernel: NVRM: Xid (PCI:0000:3b:00): 79, pid=1234, name=python, "
+     "GPU has fallen off the bus.", "gpu-node-17"),
+    ("2026-12-05T10:00:01.123456+00:00 dgx-a100-04 kernel: NVRM: Xid (PCI:0000:07:00): 48, pid=9, "
+     "An uncorrectable double bit error (DBE) has been detected on GPU in the framebuffer",
+     "dgx-a100-04"),
+    ("[1234567.890123] NVRM: Xid (PCI:0000:3b:00): 79, pid=1234, GPU has fallen off the bus.",
+     None),  # dmesg has no host: the file's or the job's name it
+    ("Dec  5 10:00:01 INFO trainer: step 10", None),  # a log level is no host
 ])
 def test_line_host(line: str, host: str | None) -> None:
     assert hosts.line_host(line) == host
+
+
+SUMMARY = """[2024-01-01 00:00:10,000] torch.distributed.elastic.multiprocessing.api: [ERROR] failed
+train.py FAILED
+------------------------------------------------------------
+Failures:
+[1]:
+  time      : 2024-01-01_00:00:09
+  host      : gpu-node-09
+  rank      : 5 (local_rank: 1)
+  exitcode  : -6 (pid: 4321)
+------------------------------------------------------------
+Root Cause (first observed failure):
+[0]:
+  time      : 2024-01-01_00:00:08
+  host      : gpu-node-08
+  rank      : 2 (local_rank: 2)
+  exitcode  : 1 (pid: 1234)
+"""
+
+
+@pytest.mark.parametrize("cut", [0, 1, 137, 250, 300, len(SUMMARY) - 5])
+def test_torchrun_summaries_name_each_ranks_host_even_across_buffers(cut: int) -> None:
+    found = hosts.SummaryHosts()
+    data = SUMMARY.encode()
+    found.feed(data[:cut])
+    found.feed(data[cut:])
+    assert found.by_rank == {5: "gpu-node-09", 2: "gpu-node-08"}
+
+
+def test_the_summary_names_the_host_when_the_failing_line_does_not() -> None:
+    line = {"file": "job.log", "line": 3, "text": "[rank2]: RuntimeError: boom"}
+    assert hosts.first_host(line, 2, {}, {2: "gpu-node-08"}) == ("gpu-node-08", "summary")
+    named = {"file": "job.log", "line": 3, "text": "gpu-node-01:1:2 [2] NCCL WARN boom"}
+    assert hosts.first_host(named, 2, {}, {2: "gpu-node-08"}) == ("gpu-node-01", "line")
+    assert hosts.first_host(line, 3, {}, {2: "gpu-node-08"}) == (None, None)
+
+
+def test_infrastructure_failures_are_counted_by_host(tmp_path: Path, entries: list[Any]) -> None:
+    xid = ("Dec  5 10:00:01 {host} kernel: NVRM: Xid (PCI:0000:3b:00): 79, pid=1234, name=python, "
+           "GPU has fallen off the bus.\n")
+    for n, host in enumerate(["gpu-bad-1", "gpu-bad-1", "gpu-bad-1", "gpu-ok-2"]):
+        _write(tmp_path / f"job{n}.log", "step 1\n" + xid.format(host=host))
+    _write(tmp_path / "job9.log", ERROR)
+    result = triage.triage([tmp_path], entries=entries, jobs=1)
+    rows = result.summary["infrastructure_hosts"]
+    assert [(r["host"], r["jobs"]) for r in rows] == [("gpu-bad-1", 3), ("gpu-ok-2", 1)]
+    assert all(j["host_rule"] == "line" for j in result.jobs if j["initiating_host"])
+    text = triage_report.as_text(result.summary)
+    assert "  gpu-bad-1: 3 jobs (repeated): " in text
+    assert "  gpu-ok-2: 1 job: " in text
 
 
 def test_error_lines_are_normalised_and_counted() -> None:

@@ -2,10 +2,13 @@
 
 The first failure's host is, in this order: a host the initiating line names itself (NCCL's
 `host:pid:tid [dev]` prefix, Open MPI's `[host:pid]`, a pdsh/DeepSpeed `host: ` prefix, SLURM's
-`srun: error: host: task N`, `slurmstepd-host:` and `*** JOB n ON host CANCELLED`); else the host
-that the head of the same file (its first `HEAD_BYTES`) names for that rank (NCCL's init lines);
-else the host the heads of the job's files name for that rank; else the only host the head of the
-file names. Names ending like source files (`train.py`) are never hosts.
+`srun: error: host: task N`, `srun: error: Node failure on host`, `slurmstepd-host:` and
+`*** JOB n ON host CANCELLED`, the host of a syslog or journal line such as the kernel's
+`host kernel: NVRM: Xid (PCI:...)`); else the host torchrun's error summary gives for that rank
+(its `host :` line above `rank : N`); else the host that the head of the same file (its first
+`HEAD_BYTES`) names for that rank (NCCL's init lines); else the host the heads of the job's files
+name for that rank; else the only host the head of the file names. Names ending like source files
+(`train.py`) are never hosts.
 """
 
 from __future__ import annotations
@@ -21,6 +24,11 @@ _LINE_HOSTS = [re.compile(p, re.ASCII) for p in (
     rf"\bsrun: error: ({_H}): task \d+",
     rf"\bslurmstepd-({_H}):",
     rf"\*\*\* (?:JOB|STEP) [\d.]+ ON ({_H}) CANCELLED",
+    rf"\bsrun: error: Node failure on ({_H})",
+    # syslog (`Dec  5 10:00:01 host kernel: ...`) and ISO journal lines (`2026-12-05T10:00:01+00:00
+    # host kernel: ...`): the host stands before the process that wrote the line
+    rf"^\s*(?:[A-Z][a-z]{{2}} +\d{{1,2}} \d\d:\d\d:\d\d|\d{{4}}-\d\d-\d\dT[\d:.,+-]+Z?) ({_H}) "
+    r"[\w./-]+(?:\[\d+\])?: ",
     rf"(?<![\w.-])({_H}):\d+:\d+ \[\d+\]",
     rf"\[({_H}):\d+\]",
     rf"^\s*({_H}\d[\w.-]*): ",
@@ -40,7 +48,10 @@ _SOURCE_FILE = re.compile(r"\.(?:py|pyx|c|cc|cpp|cxx|h|hpp|cu|cuh|rs|go|java|js|
 
 
 def _host(name: str | None) -> str | None:
-    return None if name is None or _SOURCE_FILE.search(name) else name
+    """A host name, or None for a source file's name or a log level (`INFO`, `ERROR`)."""
+    if name is None or _SOURCE_FILE.search(name) or (name.isalpha() and name.isupper()):
+        return None
+    return name
 
 
 def line_host(text: str) -> str | None:
@@ -96,12 +107,43 @@ def head_hosts(head: bytes, file_rank: int | None) -> HeadHosts:
     return out
 
 
+#: torchrun's error summary: `host : name` and, within the next line, `rank : N (local_rank: M)`.
+_SUMMARY = re.compile(rb"\bhost\s*: (" + _H.encode() + rb")[ \t]*\r?\n[^\n]{0,80}?\n?"
+                      rb"\s*rank\s*: (\d{1,6}) \(local_rank", re.ASCII)
+#: Bytes kept from the end of one buffer for a summary block cut by the next; ranks kept per job.
+_SUMMARY_CARRY = 512
+SUMMARY_RANKS = 4096
+
+
+class SummaryHosts:
+    """The host of each rank that torchrun's error summaries (`Root Cause`, `Other Failures`)
+    name, from a job's bytes as the scan reads them: torchrun knows where each rank ran."""
+
+    def __init__(self) -> None:
+        self.by_rank: dict[int, str] = {}
+        self.carry = b""
+
+    def feed(self, data: bytes) -> None:
+        if b"host" not in data and b"host" not in self.carry:
+            self.carry = b""
+            return
+        block = self.carry + data
+        for m in _SUMMARY.finditer(block):
+            host = _host(m.group(1).decode("ascii"))
+            if host and len(self.by_rank) < SUMMARY_RANKS:
+                self.by_rank.setdefault(int(m.group(2)), host)
+        self.carry = block[-_SUMMARY_CARRY:]
+
+
 def first_host(initiating: dict[str, Any] | None, rank: int | None,
-               heads: Mapping[str, HeadHosts]) -> tuple[str | None, str | None]:
-    """The first failure's host and the rule that found it (`line`, `file-rank`, `job-rank`,
-    `file`), or (None, None)."""
+               heads: Mapping[str, HeadHosts],
+               summary: Mapping[int, str] | None = None) -> tuple[str | None, str | None]:
+    """The first failure's host and the rule that found it (`line`, `summary`, `file-rank`,
+    `job-rank`, `file`), or (None, None)."""
     if initiating and (host := line_host(initiating["text"])):
         return host, "line"
+    if rank is not None and summary and rank in summary:
+        return summary[rank], "summary"
     file = heads.get(initiating["file"]) if initiating else None
     if rank is not None:
         if file and rank in file.by_rank:

@@ -39,7 +39,7 @@ from nanopedia.diagnosis.workers import JOB_DEADLINE, MAX_FILE_BYTES, TOP, Optio
 from nanopedia.errors import Problem
 from nanopedia.model import Entry
 
-__all__ = ["SCHEMA", "SCHEMA_VERSION", "Options", "Skip", "Summary", "TriageError",
+__all__ = ["REPEATED", "SCHEMA", "SCHEMA_VERSION", "Options", "Skip", "Summary", "TriageError",
            "TriageResult", "load_entries", "stream", "triage"]
 """The triage API: what a pipeline imports from here (the parts live in jobs and workers)."""
 
@@ -57,8 +57,10 @@ SKIPS_KEPT = 1000
 UNMATCHED_KEPT = 1000
 GAP_KEYS = 20_000
 GAPS_SHOWN = 50
-#: Distinct hosts counted per domain and action ("drain-node: 9 jobs on 3 hosts").
+#: Distinct hosts counted per domain and action ("drain-node: 9 jobs on 3 hosts") and for
+#: infrastructure failures, and hosts of infrastructure failures listed in the summary.
 HOSTS_COUNTED = 10_000
+INFRA_SHOWN = 100
 
 
 class Summary:
@@ -78,6 +80,7 @@ class Summary:
         self.actions: Counter[tuple[str, str]] = Counter()
         self.action_hosts: dict[tuple[str, str], set[str]] = {}
         self.action_entries: dict[tuple[str, str], Counter[str]] = {}
+        self.infra_hosts: dict[str, Counter[str]] = {}
         self.gaps: dict[str, list[Any]] = {}  # text -> [jobs, example, job, file, line]
         self.unmatched: list[dict[str, Any]] = []
         self.unmatched_more = 0
@@ -113,6 +116,10 @@ class Summary:
                 hosts = self.action_hosts.setdefault(key, set())
                 if item["initiating_host"] and len(hosts) < HOSTS_COUNTED:
                     hosts.add(item["initiating_host"])
+            host = item["initiating_host"]
+            if item["domain"] == "infrastructure" and host and (
+                    host in self.infra_hosts or len(self.infra_hosts) < HOSTS_COUNTED):
+                self.infra_hosts.setdefault(host, Counter())[verdict] += 1
         if item["status"] == "unmatched":
             self._gap(item)
 
@@ -151,6 +158,10 @@ class Summary:
                 {"domain": d, "action": a, "jobs": n, "hosts": len(self.action_hosts[(d, a)]),
                  "entries": _counts(self.action_entries[(d, a)])}
                 for (d, a), n in sorted(self.actions.items(), key=lambda kv: (-kv[1], kv[0]))],
+            "infrastructure_hosts": [
+                {"host": h, "jobs": sum(c.values()), "entries": _counts(c)}
+                for h, c in sorted(self.infra_hosts.items(),
+                                   key=lambda kv: (-sum(kv[1].values()), kv[0]))[:INFRA_SHOWN]],
             "hosts": [
                 {"host": h, "first_failures": sum(c.values()), "jobs": self.host_jobs[h],
                  "entries": _counts(c)}

@@ -18,7 +18,7 @@ from typing import Any
 from nanopedia.diagnosis.contract import entry_link
 from nanopedia.diagnosis.jobs import Skip
 from nanopedia.diagnosis.report import shorten
-from nanopedia.diagnosis.triage import SCHEMA_VERSION, Summary
+from nanopedia.diagnosis.triage import REPEATED, SCHEMA_VERSION, Summary
 
 FORMATS = ("text", "json", "csv", "markdown")
 #: Rows shown in text and Markdown (JSON lists them all, up to the summary's own bounds).
@@ -140,6 +140,12 @@ def as_text(s: dict[str, Any]) -> str:
                 + (f" on {_plural(a['hosts'], 'host')}" if a["hosts"] else "")
                 + f" ({_counts(a['entries'][:3])}{', …' if len(a['entries']) > 3 else ''})"
                 for a in s["actions"]]
+    if s["infrastructure_hosts"]:
+        out += ["", "infrastructure failures by host (check or drain the hosts that repeat):"]
+        out += [f"  {shorten(h['host'], 60)}: {_plural(h['jobs'], 'job')}"
+                f"{' (repeated)' if h['jobs'] >= REPEATED else ''}: {_counts(h['entries'])}"
+                for h in s["infrastructure_hosts"][:HOSTS_SHOWN]]
+        out += _more(s["infrastructure_hosts"], HOSTS_SHOWN, "host")
     if s["hosts"]:
         out += ["", "first failure on the same host in several jobs:"]
         out += [f"  {shorten(h['host'], 60)}: {_plural(h['first_failures'], 'job')} (its name "
@@ -211,6 +217,11 @@ def as_markdown(s: dict[str, Any], base_url: str | None) -> str:
                 "|---|---|---:|---:|---|"]
         out += [f"| {a['domain']} | {a['action']} | {a['jobs']:,} | {a['hosts']:,} | "
                 f"{_md(_counts(a['entries']))} |" for a in s["actions"]]
+    if s["infrastructure_hosts"]:
+        out += ["", "### Infrastructure failures by host", "", "| host | jobs | entries |",
+                "|---|---:|---|"]
+        out += [f"| {_md(h['host'])} | {h['jobs']:,} | {_md(_counts(h['entries']))} |"
+                for h in s["infrastructure_hosts"][:HOSTS_SHOWN]]
     if s["hosts"]:
         out += ["", "### First failure on the same host in several jobs", "",
                 "| host | first failures | jobs naming it | entries |", "|---|---:|---:|---|"]

@@ -22,7 +22,7 @@ from typing import IO, Any, cast
 
 from nanopedia.diagnosis import logs, rank, scan
 from nanopedia.diagnosis.error_lines import ErrorLines
-from nanopedia.diagnosis.hosts import HeadHosts, first_host, head_hosts
+from nanopedia.diagnosis.hosts import HeadHosts, SummaryHosts, first_host, head_hosts
 from nanopedia.diagnosis.jobs import (
     HEAD_BYTES,
     MAX_LINE_BYTES,
@@ -73,10 +73,12 @@ class TooLarge(OSError):
 
 class _Tapped(logs.Stream):
     """The head already read, then the rest of the stream; every byte goes to the error-line
-    counter, and reading stops past `limit` bytes."""
+    counter and to the reader of torchrun's summaries, and reading stops past `limit` bytes."""
 
-    def __init__(self, head: bytes, stream: IO[bytes], limit: int, tap: ErrorLines) -> None:
+    def __init__(self, head: bytes, stream: IO[bytes], limit: int, tap: ErrorLines,
+                 summary: SummaryHosts) -> None:
         self.head, self.stream, self.limit, self.tap, self.total = head, stream, limit, tap, 0
+        self.summary = summary
 
     def read(self, size: int = -1) -> bytes:
         if self.head:
@@ -87,6 +89,7 @@ class _Tapped(logs.Stream):
         if self.limit and self.total > self.limit:
             raise TooLarge(f"more than {self.limit:,} bytes (--max-file-bytes)")
         self.tap.feed(data)
+        self.summary.feed(data)
         return data
 
 
@@ -168,6 +171,7 @@ class Worker:
         """Scan each file, diagnose them together, and keep what the summary needs."""
         deadline = time.monotonic() + self.options.deadline
         tap = ErrorLines()
+        summary = SummaryHosts()
         scans: list[scan.FileScan] = []
         skips: list[Skip] = []
         heads: dict[str, HeadHosts] = {}
@@ -186,7 +190,7 @@ class Worker:
                         continue
                     heads[file] = head_hosts(head[:HEAD_BYTES], file_rank(file))
                     tap.start(file)
-                    tapped = _Tapped(head, stream, self.options.max_file_bytes, tap)
+                    tapped = _Tapped(head, stream, self.options.max_file_bytes, tap, summary)
                     scans.append(scan.scan(tapped, file, self.matcher, deadline))  # type: ignore[arg-type]
                     tap.finish()
             except (TooLarge, logs.LogTooLarge) as err:
@@ -196,10 +200,11 @@ class Worker:
             except (OSError, EOFError) as err:
                 reason = getattr(err, "strerror", None) or str(err) or type(err).__name__
                 skips.append(Skip(file, "unreadable", reason, name))
-        return self._record(name, layout, scans, skips, heads, tap)
+        return self._record(name, layout, scans, skips, heads, tap, summary)
 
     def _record(self, name: str, layout: str, scans: list[scan.FileScan], skips: list[Skip],
-                heads: dict[str, HeadHosts], tap: ErrorLines) -> dict[str, Any]:
+                heads: dict[str, HeadHosts], tap: ErrorLines,
+                summary: SummaryHosts) -> dict[str, Any]:
         from nanopedia.diagnosis.report import with_answers
 
         result = rank.diagnose(scans)
@@ -214,8 +219,8 @@ class Worker:
         best = next((m for m in out["matches"] if verdict and m["id"] == verdict.id), None)
         status = "matched" if verdict else "skipped" if not scans else \
             "unmatched" if tap.counts else "clean"
-        host, how = first_host(out["initiating"], result.initiating_rank, heads) if verdict \
-            else (None, None)
+        host, how = first_host(out["initiating"], result.initiating_rank, heads,
+                               summary.by_rank) if verdict else (None, None)
         named: set[str] = set().union(*(h.hosts for h in heads.values()))
         hosts = sorted(named | ({host} if host else set()))
         out.update({
