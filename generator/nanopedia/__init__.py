@@ -29,11 +29,12 @@ _LAZY = {
 def diagnose(paths: list[str | Path], entries: str | Path | None = None) -> Diagnosis:
     """Diagnose log files (one per rank, or one combined) against the shipped encyclopedia, or
     against the entries folder `entries`; entries that fail to load are left out."""
-    from nanopedia.diagnosis import rank, scan
+    from nanopedia.diagnosis import catalogue, rank, scan
+    from nanopedia.incremental.catalogue import user_store
     from nanopedia.theme_dir import locate_entries
 
-    usable, _ = scan.usable_entries(Path(entries) if entries else locate_entries())
-    matcher = scan.Matcher(usable)
+    root = Path(entries) if entries else locate_entries()
+    matcher = scan.Matcher(catalogue.load(root, user_store()).entries)
     return rank.diagnose([scan.scan_file(str(p), matcher) for p in paths])
 
 

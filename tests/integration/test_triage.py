@@ -64,7 +64,7 @@ def fleet(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Any]:
 @pytest.fixture
 def cached_entries(monkeypatch: pytest.MonkeyPatch, entries: list[Any]) -> None:
     """The CLI's entries loaded once for the module (loading them takes seconds)."""
-    monkeypatch.setattr(triage, "load_entries", lambda _: (entries, []))
+    monkeypatch.setattr(triage, "load_entries", lambda *_: (entries, []))
 
 
 def _write(path: Path, data: str | bytes) -> Path:

@@ -28,9 +28,11 @@ def run_diagnose(args: argparse.Namespace) -> int:
     root = Path(args.entries) if args.entries else locate_entries()
     if not root.is_dir():
         fail(str(root), "E050", "no such entries directory", "pass --entries DIR")
-    from nanopedia.diagnosis import rank, report, scan
+    from nanopedia.diagnosis import catalogue, rank, report, scan
+    from nanopedia.incremental.catalogue import user_store
 
-    usable, skipped = scan.usable_entries(root)
+    compiled = catalogue.load(root, user_store())
+    usable, skipped = compiled.entries, compiled.skipped
     for first in skipped:
         print(f"nanopedia: warning: {first.location}: entry left out of the diagnosis: "
               f"{first.message} (run 'nanopedia check')", file=sys.stderr)
@@ -132,8 +134,10 @@ def run_triage(args: argparse.Namespace) -> int:
              "put a bare --ray after the paths, or write --ray=ADDRESS")
     options = triage.Options(args.top, args.base_url or _config_base_url(),
                              args.max_file_bytes, args.deadline)
+    from nanopedia.incremental.catalogue import user_store
+
     try:
-        used, left_out = triage.load_entries(args.entries)
+        used, left_out = triage.load_entries(args.entries, user_store())
         for first in left_out:
             print(f"nanopedia: warning: {first.location}: entry left out of the triage: "
                   f"{first.message} (run 'nanopedia check')", file=sys.stderr)

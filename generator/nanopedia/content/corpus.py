@@ -13,6 +13,8 @@ from pathlib import Path
 
 from nanopedia.content.catalog import Catalog, link_entries
 from nanopedia.content.files import TAGS_FILE, entry_names
+from nanopedia.content.files import display as display  # where the commands import it from
+from nanopedia.content.files import display_prefix as display_prefix
 from nanopedia.content.load import Document, read
 from nanopedia.content.validate import Source, check_entry, check_tags, review_problems
 from nanopedia.errors import Location, NanopediaError, Problem
@@ -22,27 +24,6 @@ from nanopedia.model import Tag
 def entry_files(root: Path) -> list[Path]:
     """The entry files of a directory, sorted."""
     return [root / name for name in entry_names(root)]
-
-
-def display(path: Path) -> str:
-    """How a path is shown in messages: relative to the working directory when below it (a
-    symlink is shown where it is, not where it points)."""
-    return display_prefix(path.parent) + path.name
-
-
-def display_prefix(folder: Path) -> str:
-    """What `display` puts before the name of a file in `folder`: "" or "entries/"."""
-    shown = _display(folder, os.getcwd())
-    return "" if shown == "." else f"{shown}/"
-
-
-@lru_cache(maxsize=64)
-def _display(path: Path, cwd: str) -> str:
-    """`display` of one path (resolving it is most of the cost: done once per folder)."""
-    try:
-        return path.resolve().relative_to(Path(cwd).resolve()).as_posix()
-    except ValueError:
-        return path.as_posix()
 
 
 def _where(path: Path) -> Path:

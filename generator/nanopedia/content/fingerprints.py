@@ -11,6 +11,7 @@ from __future__ import annotations
 import random
 import time
 import zlib
+from typing import TYPE_CHECKING
 
 import re2
 
@@ -22,7 +23,9 @@ from nanopedia.content.portable import (
     portable_error,
     re2_hex,
 )
-from nanopedia.model import Fingerprint
+
+if TYPE_CHECKING:  # diagnosis compiles its programs without the model (pydantic)
+    from nanopedia.model import Fingerprint
 
 
 def program(fp: Fingerprint) -> str:

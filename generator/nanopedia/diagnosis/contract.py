@@ -7,11 +7,10 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from nanopedia.content.fingerprints import program as browser_program
-from nanopedia.content.portable import literal_length
 from nanopedia.diagnosis import lines, logs, scan
+from nanopedia.diagnosis.catalogue import EntryView, view
 from nanopedia.diagnosis.rank import (
     COLLATERAL_FACTOR,
     EXTRA_LINE_SHARE,
@@ -20,7 +19,9 @@ from nanopedia.diagnosis.rank import (
     Diagnosis,
 )
 from nanopedia.diagnosis.scan import Evidence
-from nanopedia.model import Entry
+
+if TYPE_CHECKING:
+    from nanopedia.model import Entry
 
 
 def entry_link(entry_id: str, base_url: str | None) -> str:
@@ -68,26 +69,27 @@ def as_json(result: Diagnosis, base_url: str | None, top: int | None = None) -> 
     }
 
 
-def fingerprint_rows(entry: Entry) -> list[dict[str, Any]]:
+def fingerprint_rows(entry: EntryView | Entry) -> list[dict[str, Any]]:
     """An entry's fingerprints as the browser matcher reads them, each with what the page's
     verdict shows as `report.likely` does: the answer (cause, its fix, domain, action) of the
     root cause the line points to (`answer`, None when none), and of the entry's first root
     cause (`first`)."""
     from nanopedia.diagnosis.report import answer  # report imports this module
 
-    causes = {rc.id: rc for rc in entry.root_causes}
-    first = answer(entry.root_causes[0], entry)._asdict()
+    entry = view(entry)
+    causes = {rc.id: rc for rc in entry.causes}
+    first = answer(entry.causes[0], entry)._asdict()
     return [
         {
             "entry": entry.id,
             "title": entry.title,
             "id": fp.id,
             "pattern": fp.pattern,
-            "program": browser_program(fp),
+            "program": fp.program,
             "ignore_case": fp.ignore_case,
             "indicates": fp.indicates,
             "collateral": fp.collateral,
-            "specificity": literal_length(fp.pattern),
+            "specificity": fp.specificity,
             "answer": answer(causes[fp.cause], entry)._asdict()
             if fp.cause in causes else None,
             "first": first,
@@ -96,7 +98,7 @@ def fingerprint_rows(entry: Entry) -> list[dict[str, Any]]:
     ]
 
 
-def export_data(entries: Iterable[Entry]) -> dict[str, Any]:
+def export_data(entries: Iterable[EntryView | Entry]) -> dict[str, Any]:
     """Everything the browser matcher needs, so its rules cannot drift from these constants."""
     from nanopedia.diagnosis.report import CONFIDENCE, STRENGTH  # report imports this module
 

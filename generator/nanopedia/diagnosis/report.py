@@ -11,13 +11,20 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
+from nanopedia.diagnosis.catalogue import CauseView, EntryView, view
 from nanopedia.diagnosis.contract import as_json, entry_link
 from nanopedia.diagnosis.rank import Candidate, Diagnosis
 from nanopedia.diagnosis.scan import Evidence
 from nanopedia.diagnosis.versions import Fit, Seen, fits
-from nanopedia.model import Entry, RootCause
+
+if TYPE_CHECKING:
+    from nanopedia.model import Entry
+
+#: What the report functions take for each entry id: the catalogue's views (a loaded `Entry`
+#: is turned into one).
+Entries = Mapping[str, "EntryView | Entry"]
 
 #: Characters of an evidence line shown in text and Markdown (JSON keeps lines whole).
 SHOWN_CHARS = 160
@@ -60,26 +67,27 @@ class Answer(NamedTuple):
     action: str
 
 
-def answer(cause: RootCause, entry: Entry) -> Answer:
+def answer(cause: CauseView, entry: EntryView) -> Answer:
     """The answer for one root cause of `entry`: the first fix step that applies to it (names
     it, or names no cause and so applies to every cause), else the first step."""
-    steps = entry.fix
+    steps = entry.fixes
     step = next((f for f in steps if not f.causes or cause.id in f.causes), steps[0])
     return Answer(cause.title, step.title, cause.domain, cause.action)
 
 
-def likely(c: Candidate, entry: Entry | None) -> Answer | None:
+def likely(c: Candidate, entry: EntryView | Entry | None) -> Answer | None:
     """The answer for the root cause the candidate's strongest own line points to (collateral
     lines last), else for the entry's first root cause."""
     if entry is None:
         return None
-    causes = {rc.id: rc for rc in entry.root_causes}
+    entry = view(entry)
+    causes = {rc.id: rc for rc in entry.causes}
     pointed = {fp.id: fp.cause for fp in entry.fingerprints}
     for ev in sorted(c.evidence, key=lambda e: (e.collateral, STRENGTH.index(e.indicates))):
         cause = pointed.get(ev.fingerprint)
         if cause in causes:
             return answer(causes[cause], entry)
-    return answer(entry.root_causes[0], entry)
+    return answer(entry.causes[0], entry)
 
 
 def confidence_word(c: Candidate) -> str:
@@ -154,7 +162,7 @@ class Verdict:
     link: str
 
 
-def verdict(result: Diagnosis, entries: Mapping[str, Entry], base_url: str | None) -> Verdict:
+def verdict(result: Diagnosis, entries: Entries, base_url: str | None) -> Verdict:
     """The top candidate with its likely cause, first fix, first failure and link."""
     best = result.matches[0]
     return Verdict(best, likely(best, entries.get(best.id)), _first(result),
@@ -179,7 +187,7 @@ def _fit_text(f: Fit) -> str:
             f"{f.system}: {f.ranges}")
 
 
-def as_text(result: Diagnosis, entries: Mapping[str, Entry], base_url: str | None,
+def as_text(result: Diagnosis, entries: Entries, base_url: str | None,
             top: int, seen: Sequence[Seen] = ()) -> str:
     """The terminal report: the verdict on top, then each candidate's evidence by fingerprint."""
     if not result.matches:
@@ -218,7 +226,7 @@ def as_text(result: Diagnosis, entries: Mapping[str, Entry], base_url: str | Non
     return "\n".join(out)
 
 
-def as_markdown(result: Diagnosis, entries: Mapping[str, Entry], base_url: str | None,
+def as_markdown(result: Diagnosis, entries: Entries, base_url: str | None,
                 top: int, seen: Sequence[Seen] = ()) -> str:
     """The same answer for a GitHub issue or a Slack thread."""
     if not result.matches:
@@ -261,7 +269,7 @@ def _code(text: str) -> str:
     return text.replace("`", "'").replace("|", "¦")
 
 
-def with_answers(result: Diagnosis, entries: Mapping[str, Entry], base_url: str | None,
+def with_answers(result: Diagnosis, entries: Entries, base_url: str | None,
                  top: int | None, seen: Sequence[Seen] = ()) -> dict[str, Any]:
     """`contract.as_json` with each candidate's likely cause, first fix, confidence and the
     versions the log shows set against its affected ranges."""

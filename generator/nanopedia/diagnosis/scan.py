@@ -12,15 +12,15 @@ from __future__ import annotations
 import os
 import re
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
 from pathlib import PurePath
-from typing import IO
+from typing import IO, TYPE_CHECKING
 
 import re2
 
-from nanopedia.content.fingerprints import line_program, scan_options
-from nanopedia.content.portable import literal_length
+from nanopedia.content.fingerprints import scan_options
+from nanopedia.diagnosis.catalogue import EntryView, FingerprintView, view
 from nanopedia.diagnosis.lines import (
     TIMESTAMP_WINDOW,
     earlier_timestamp,
@@ -39,18 +39,15 @@ from nanopedia.diagnosis.logs import (
     streamed,
 )
 from nanopedia.errors import Problem
-from nanopedia.model import Entry, Fingerprint, Indicates
+
+if TYPE_CHECKING:
+    from nanopedia.model import Entry, Indicates
 
 #: Evidence lines kept per fingerprint and file; the count stops there too ("50+").
 EVIDENCE_CAP = 50
 #: Characters of an evidence line kept (JSON shows them whole; the text report cuts them visibly).
 TEXT_CHARS = 2000
 
-
-#: Problem codes that make an entry's fingerprints unusable: a pattern outside the portable
-#: subset. (A pattern `check` finds slow, E033, still matches in linear time; that verdict is
-#: timed, and the load of the machine must never take an entry out of a diagnosis.)
-UNUSABLE_PATTERN = frozenset({"E030"})
 
 ROOT_CAUSE = r"Root Cause \(first observed failure\):"
 ROOT_RANK = r"^\s*rank\s*: (\d{1,6}) \(local_rank: \d+\)"
@@ -74,7 +71,7 @@ class Probe:
     """Id of the entry that owns the fingerprint."""
     title: str
     """The entry's title, shown with a candidate."""
-    fingerprint: Fingerprint
+    fingerprint: FingerprintView
     """The fingerprint itself."""
 
 
@@ -150,21 +147,21 @@ class Matcher:
     `global_ranks=[...]`) ride in the same set so the multi-rank bookkeeping costs no extra pass.
     """
 
-    def __init__(self, entries: Iterable[Entry]) -> None:
+    def __init__(self, entries: Iterable[EntryView | Entry]) -> None:
         self.probes: tuple[Probe, ...] = tuple(
             Probe(e.id, e.title, fp)
-            for e in sorted(entries, key=lambda e: e.id)
+            for e in sorted((view(e) for e in entries), key=lambda e: e.id)
             for fp in e.fingerprints
         )
-        programs = [line_program(p.fingerprint) for p in self.probes]
-        programs += ["(?m)" + ROOT_CAUSE, "(?m)" + ROOT_RANK, LAUNCHER_RANKS]
+        self.programs = ["(?m)" + p.fingerprint.program for p in self.probes]
+        self.programs += ["(?m)" + ROOT_CAUSE, "(?m)" + ROOT_RANK, LAUNCHER_RANKS]
         self.root_index = len(self.probes)
         self.set = re2.Set.SearchSet(scan_options())
-        for program in programs:
+        for program in self.programs:
             self.set.Add(program)
         self.set.Compile()
-        self.regexes = [re2.compile(program, scan_options()) for program in programs]
-        self.specificity = [literal_length(p.fingerprint.pattern) for p in self.probes]
+        self.regexes = _Programs(self.programs)
+        self.specificity = [p.fingerprint.specificity for p in self.probes]
         self.index = {(p.entry_id, p.fingerprint.id): i for i, p in enumerate(self.probes)}
 
     def slowest(self, sample: bytes) -> Probe | None:
@@ -180,20 +177,39 @@ class Matcher:
         return worst
 
 
-def usable_entries(root: PurePath) -> tuple[list[Entry], list[Problem]]:
+def usable_entries(root: PurePath) -> tuple[list[EntryView], list[Problem]]:
     """The entries of a folder that can take part in a diagnosis, and the first problem of each
     entry file left out: one that did not load, or one with an invalid pattern (a link that goes
-    nowhere does not make its fingerprints wrong)."""
+    nowhere does not make its fingerprints wrong). Compiled now; `catalogue.load` with a store
+    reuses what an earlier run compiled."""
     from pathlib import Path
 
-    from nanopedia.content.corpus import gather
+    from nanopedia.diagnosis.catalogue import usable
 
-    catalog, problems = gather(Path(root))
-    loaded = {s.doc.path for s in catalog.sources}
-    left_out = {p.location.path: p for p in reversed(problems) if p.severity == "error" and (
-        p.location.path not in loaded or p.code in UNUSABLE_PATTERN)}
-    usable = [s.entry for s in catalog.sources if s.doc.path not in left_out]
-    return usable, [first for path, first in sorted(left_out.items()) if path.endswith(".yaml")]
+    return usable(Path(root))
+
+
+class _Programs:
+    """Each pattern's own RE2 program, compiled the first time a buffer holds a match of it: a
+    log meets a few of them, and compiling all costs more than reading a one-screen log."""
+
+    __slots__ = ("_programs", "_compiled")
+
+    def __init__(self, programs: list[str]) -> None:
+        self._programs = programs
+        self._compiled: list[re2._Regexp | None] = [None] * len(programs)
+
+    def __len__(self) -> int:
+        return len(self._programs)
+
+    def __getitem__(self, index: int) -> re2._Regexp:
+        regex = self._compiled[index]
+        if regex is None:
+            regex = self._compiled[index] = re2.compile(self._programs[index], scan_options())
+        return regex
+
+    def __iter__(self) -> Iterator[re2._Regexp]:
+        return (self[i] for i in range(len(self._programs)))
 
 
 def scan(

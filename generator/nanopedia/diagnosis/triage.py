@@ -31,13 +31,15 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from nanopedia.diagnosis import scan
+from nanopedia.diagnosis.catalogue import EntryView, Store, load, views
 from nanopedia.diagnosis.jobs import Skip, TriageError
 from nanopedia.diagnosis.workers import JOB_DEADLINE, MAX_FILE_BYTES, TOP, Options, Source, stream
 from nanopedia.errors import Problem
-from nanopedia.model import Entry
+
+if TYPE_CHECKING:
+    from nanopedia.model import Entry
 
 __all__ = ["REPEATED", "SCHEMA", "SCHEMA_VERSION", "Options", "Skip", "Summary", "TriageError",
            "TriageResult", "load_entries", "stream", "triage"]
@@ -206,33 +208,38 @@ class TriageResult:
                 "jobs": list(self.jobs), "summary": self.summary}
 
 
-def load_entries(entries: str | os.PathLike[str] | Sequence[Entry] | None
-                 ) -> tuple[list[Entry], list[Problem]]:
+def load_entries(entries: str | os.PathLike[str] | Sequence[Entry | EntryView] | None,
+                 store: Store | None = None) -> tuple[list[EntryView], list[Problem]]:
     """The entries to match (default: the encyclopedia the package ships) and the problems of
-    those left out."""
+    those left out, from the compiled catalogue (`store` keeps it between calls)."""
     if entries is not None and not isinstance(entries, (str, os.PathLike)):
-        return list(entries), []
+        return views(entries), []
     from nanopedia.theme_dir import locate_entries
 
     root = Path(entries) if entries is not None else locate_entries()
     if not root.is_dir():
         raise TriageError(f"no such entries directory: {root}")
-    return scan.usable_entries(root)
+    found = load(root, store)
+    return list(found.entries), list(found.skipped)
 
 
-def triage(source: Source, *, entries: str | os.PathLike[str] | Sequence[Entry] | None = None,
+def triage(source: Source, *,
+           entries: str | os.PathLike[str] | Sequence[Entry | EntryView] | None = None,
            jobs: int | None = None, ray: str | None = None, job_pattern: str | None = None,
            top: int = TOP, base_url: str | None = None, max_file_bytes: int = MAX_FILE_BYTES,
-           deadline: float = JOB_DEADLINE) -> TriageResult:
+           deadline: float = JOB_DEADLINE, store: Store | None = None) -> TriageResult:
     """Triage a fleet and return every job's record with the summary.
 
     `source`: a folder or file, a list of them, or a mapping job name -> lines (or -> {file
     name: lines}). `entries`: a folder or a list of `Entry` (default: the shipped encyclopedia).
+    `store`: where the compiled catalogue of an entries folder is kept between calls (e.g.
+    `nanopedia.incremental.catalogue.user_store()`; default: the shipped artifact, else compiled
+    in memory).
     `jobs`: worker processes (default: one per core). `ray`: a cluster address, or "" for a
     local Ray instance of `jobs` CPUs (needs `nanopedia[ray]`). Raises `TriageError` for bad
     usage; unreadable, binary or oversized files are skipped and named, never raised.
     """
-    used, left_out = load_entries(entries)
+    used, left_out = load_entries(entries, store)
     options = Options(top, base_url, max_file_bytes, deadline)
     summary = Summary()
     records = []

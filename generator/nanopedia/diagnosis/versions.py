@@ -12,11 +12,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from packaging.version import InvalidVersion, Version
 
-from nanopedia.model import Entry
+from nanopedia.diagnosis.catalogue import EntryView, view
+
+if TYPE_CHECKING:
+    from nanopedia.model import Entry
 
 #: How much of each end of a log file is read for versions.
 EDGE_BYTES = 1 << 20
@@ -111,14 +114,12 @@ def in_range(version: str, introduced: str, fixed: str | None) -> bool | None:
     return low <= v and (high is None or v < high)
 
 
-def fits(seen: Sequence[Seen], entry: Entry) -> list[Fit]:
+def fits(seen: Sequence[Seen], entry: EntryView | Entry) -> list[Fit]:
     """Each version the log shows of a package the entry's affected systems name, and whether
     it falls in one of that system's ranges."""
     by_package = {s.package: s for s in seen}
     out: list[Fit] = []
-    for system in entry.affected_systems:
-        if system.package is None or not system.affected:
-            continue
+    for system in view(entry).systems:
         s = by_package.get(normalise(system.package))
         if s is None:
             continue
@@ -126,7 +127,7 @@ def fits(seen: Sequence[Seen], entry: Entry) -> list[Fit]:
         if all(c is None for c in checks):
             continue
         out.append(Fit(s.package, s.version, system.name, any(c for c in checks),
-                       "; ".join(r.words() for r in system.affected),
+                       "; ".join(r.words for r in system.affected),
                        s.file, s.line))
     return out
 

@@ -18,9 +18,10 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass
-from typing import IO, Any, cast
+from typing import IO, TYPE_CHECKING, Any, cast
 
 from nanopedia.diagnosis import logs, rank, scan
+from nanopedia.diagnosis.catalogue import EntryView, views
 from nanopedia.diagnosis.error_lines import ErrorLines
 from nanopedia.diagnosis.hosts import HeadHosts, SummaryHosts, first_host, head_hosts
 from nanopedia.diagnosis.jobs import (
@@ -33,7 +34,9 @@ from nanopedia.diagnosis.jobs import (
     find_jobs,
 )
 from nanopedia.diagnosis.lines import file_rank
-from nanopedia.model import Entry
+
+if TYPE_CHECKING:
+    from nanopedia.model import Entry
 
 #: Default limit of a file's (unpacked) size; larger files are skipped, named.
 MAX_FILE_BYTES = 2 << 30
@@ -155,9 +158,10 @@ def _read_head(stream: IO[bytes]) -> tuple[bytes, bool]:
 class Worker:
     """What one process needs to triage jobs: the matcher, built once, and the entries by id."""
 
-    def __init__(self, entries: Sequence[Entry], options: Options) -> None:
-        self.matcher = scan.Matcher(entries)
-        self.by_id = {e.id: e for e in entries}
+    def __init__(self, entries: Sequence[EntryView | Entry], options: Options) -> None:
+        used = views(entries)
+        self.matcher = scan.Matcher(used)
+        self.by_id = {e.id: e for e in used}
         self.options = options
 
     def run(self, job: Job) -> dict[str, Any]:
@@ -248,7 +252,7 @@ class Worker:
 _WORKER: Worker | None = None
 
 
-def _init_worker(entries: Sequence[Entry], options: Options) -> None:
+def _init_worker(entries: Sequence[EntryView | Entry], options: Options) -> None:
     import signal
 
     global _WORKER
@@ -261,7 +265,7 @@ def _run_job(job: Job) -> dict[str, Any]:
     return _WORKER.run(job)
 
 
-def _local(items: Iterator[Job | Skip], entries: Sequence[Entry], options: Options,
+def _local(items: Iterator[Job | Skip], entries: Sequence[EntryView | Entry], options: Options,
            jobs: int) -> Iterator[dict[str, Any] | Skip]:
     """Jobs over a process pool, at most `4 x jobs` in flight, results in job order."""
     if jobs <= 1:
@@ -315,8 +319,8 @@ class _RayWorker:
                 "result": numpy.array(results, dtype=object)}
 
 
-def _ray(items: Iterator[Job | Skip], entries: Sequence[Entry], options: Options, jobs: int,
-         address: str) -> Iterator[dict[str, Any] | Skip]:
+def _ray(items: Iterator[Job | Skip], entries: Sequence[EntryView | Entry], options: Options,
+         jobs: int, address: str) -> Iterator[dict[str, Any] | Skip]:
     """Jobs as a Ray Data map on the cluster at `address` (empty: a local instance of `jobs`
     CPUs, no dashboard), `RAY_WINDOW` jobs per dataset, results in job order."""
     import logging
@@ -370,7 +374,7 @@ Source = (str | os.PathLike[str] | Iterable[str | os.PathLike[str]]
           | Mapping[str, Any])
 
 
-def stream(source: Source, entries: Sequence[Entry], *, jobs: int | None = None,
+def stream(source: Source, entries: Sequence[EntryView | Entry], *, jobs: int | None = None,
            ray: str | None = None, job_pattern: str | None = None,
            options: Options = Options()) -> Iterator[dict[str, Any] | Skip]:
     """Job records and skips, one at a time, in job order: `source` is a path, paths, or a
@@ -388,7 +392,7 @@ def stream(source: Source, entries: Sequence[Entry], *, jobs: int | None = None,
     return _local(items, entries, options, workers)
 
 
-def _from_lines(source: Mapping[str, Any], entries: Sequence[Entry], options: Options
+def _from_lines(source: Mapping[str, Any], entries: Sequence[EntryView | Entry], options: Options
                 ) -> Iterator[dict[str, Any]]:
     worker = Worker(entries, options)
     for name, value in source.items():
