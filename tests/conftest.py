@@ -42,6 +42,21 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                      help="rewrite golden files from the current output instead of comparing")
 
 
+@pytest.fixture(scope="session", autouse=True)
+def catalogue_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """The compiled catalogues `diagnose` keeps (`incremental/catalogue.py`) go to a folder of
+    the test session, for the commands run in-process and in subprocesses alike, never to the
+    user's cache."""
+    folder = tmp_path_factory.mktemp("catalogue-cache")
+    before = os.environ.get("NANOPEDIA_CACHE")
+    os.environ["NANOPEDIA_CACHE"] = str(folder)
+    yield folder
+    if before is None:
+        os.environ.pop("NANOPEDIA_CACHE", None)
+    else:
+        os.environ["NANOPEDIA_CACHE"] = before
+
+
 @pytest.fixture
 def update_golden(request: pytest.FixtureRequest) -> bool:
     """True under `pytest --update-golden`: golden tests then write what they would compare."""

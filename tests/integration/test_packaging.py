@@ -63,14 +63,15 @@ class Installed:
     python: Path
     site_packages: Path
 
-    def run(self, cwd: Path, *args: str) -> str:
+    def run(self, cwd: Path, *args: str, env: dict[str, str] | None = None) -> str:
         """Run a command of the venv (`python`, `nanopedia`) in `cwd`; fail with its output."""
-        return _run([str(self.root / "bin" / args[0]), *args[1:]], cwd)
+        return _run([str(self.root / "bin" / args[0]), *args[1:]], cwd, env)
 
 
-def _run(command: list[str], cwd: Path) -> str:
+def _run(command: list[str], cwd: Path, extra: dict[str, str] | None = None) -> str:
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME")}
     env["NO_MKDOCS_2_WARNING"] = "1"
+    env.update(extra or {})
     done = subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, timeout=180)
     assert done.returncode == 0, f"{' '.join(command)} exited {done.returncode}:\n" \
                                  f"{done.stdout}{done.stderr}"
@@ -203,3 +204,18 @@ def test_installed_diagnose_works_in_an_empty_directory(installed: Installed,
                                       "dtype but got torch.bfloat16 and torch.float32\n")
     out = installed.run(tmp_path, "nanopedia", "diagnose", "--json", "job.log")
     assert json.loads(out)["matches"][0]["id"] == "fsdp-uniform-dtype"
+
+
+def test_the_wheel_ships_the_compiled_catalogue_of_its_entries(dists: Dists, installed: Installed,
+                                                                tmp_path: Path) -> None:
+    """setup.py compiles the catalogue into the wheel: an installed diagnosis reads it as it is
+    and compiles nothing into the user's cache."""
+    with zipfile.ZipFile(dists.wheel) as wheel:
+        assert "nanopedia/diagnosis/catalogue.json" in wheel.namelist()
+    cache = tmp_path / "cache"
+    (tmp_path / "job.log").write_text("[rank3]: ValueError: Must flatten tensors with uniform "
+                                      "dtype but got torch.bfloat16 and torch.float32\n")
+    out = installed.run(tmp_path, "nanopedia", "diagnose", "--json", "job.log",
+                        env={"NANOPEDIA_CACHE": str(cache)})
+    assert json.loads(out)["matches"][0]["id"] == "fsdp-uniform-dtype"
+    assert not cache.exists()
