@@ -14,7 +14,7 @@ import pytest
 from conftest import ROOT
 
 from nanopedia.content.corpus import gather
-from nanopedia.diagnosis import catalogue, contract, rank, report, scan
+from nanopedia.diagnosis import catalogue, contract, rank, report, scan, versions
 from nanopedia.errors import Problem
 from nanopedia.incremental.catalogue import FolderStore
 
@@ -72,10 +72,14 @@ def test_diagnose_output_is_the_same_as_from_the_loaded_entries(full, compiled,
         before = rank.diagnose([scan.scan_file(p, old) for p in paths])
         after = rank.diagnose([scan.scan_file(p, new) for p in paths])
         assert after == before, case.name
+        seen = [s for p in paths for s in versions.find(
+            Path(p).read_text(encoding="utf-8", errors="replace").splitlines(), p)]
         for fmt in (report.as_text, report.as_markdown):
-            assert fmt(after, views, None, 3) == fmt(before, loaded, None, 3), case.name
-        assert json.dumps(report.with_answers(after, views, None, None), sort_keys=True) == \
-            json.dumps(report.with_answers(before, loaded, None, None), sort_keys=True)
+            assert fmt(after, views, None, 3, seen) == fmt(before, loaded, None, 3, seen), \
+                case.name
+        assert json.dumps(report.with_answers(after, views, None, None, seen),
+                          sort_keys=True) == \
+            json.dumps(report.with_answers(before, loaded, None, None, seen), sort_keys=True)
 
 
 def test_an_artifact_reads_back_as_it_was_written(compiled) -> None:

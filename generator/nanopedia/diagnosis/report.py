@@ -20,7 +20,7 @@ from nanopedia.diagnosis.scan import Evidence
 from nanopedia.diagnosis.versions import Fit, Seen, fits
 
 if TYPE_CHECKING:
-    from nanopedia.model import Entry
+    from nanopedia.model import Entry, RootCause
 
 #: What the report functions take for each entry id: the catalogue's views (a loaded `Entry`
 #: is turned into one).
@@ -67,10 +67,10 @@ class Answer(NamedTuple):
     action: str
 
 
-def answer(cause: CauseView, entry: EntryView) -> Answer:
+def answer(cause: CauseView | RootCause, entry: EntryView | Entry) -> Answer:
     """The answer for one root cause of `entry`: the first fix step that applies to it (names
     it, or names no cause and so applies to every cause), else the first step."""
-    steps = entry.fixes
+    steps = view(entry).fixes
     step = next((f for f in steps if not f.causes or cause.id in f.causes), steps[0])
     return Answer(cause.title, step.title, cause.domain, cause.action)
 
