@@ -109,14 +109,16 @@ def contrast(a: str, b: str) -> float:
     return (hi + 0.05) / (lo + 0.05)
 
 
-def test_rows_carry_cause_and_fix_as_the_report_finds_them(entries) -> None:
-    """The browser's data gives each fingerprint what `report.cause_and_fix` would pick."""
+def test_rows_carry_the_answers_the_report_gives(entries) -> None:
+    """The browser's data gives each fingerprint the answer `report.answer` gives for the cause
+    it points to (None when it points to none), and the answer of the entry's first cause."""
     for entry in entries.values():
-        causes = {rc.id: rc.title for rc in entry.root_causes}
+        causes = {rc.id: rc for rc in entry.root_causes}
+        first = report.answer(entry.root_causes[0], entry)._asdict()
         for fp, row in zip(entry.fingerprints, contract.fingerprint_rows(entry), strict=True):
-            assert row["cause"] == causes.get(fp.cause or "")
-            assert (row["first_cause"], row["fix"]) == (entry.root_causes[0].title,
-                                                        entry.fix[0].title)
+            want = report.answer(causes[fp.cause], entry)._asdict() if fp.cause else None
+            assert (row["answer"], row["first"]) == (want, first)
+            assert row["first"]["action"] == entry.root_causes[0].action
 
 
 def test_verdict_and_rank_timeline_follow_the_cli(site, tmp_path, cli, watched_page) -> None:

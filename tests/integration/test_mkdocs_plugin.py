@@ -344,8 +344,8 @@ def test_hostile_entry_text_stays_text(hostile: Built) -> None:
     assert "https://example.com/a%28b%29%22c" in parsed.hrefs
     assert "../beta-failure/" in parsed.hrefs
     # A cause title's code span is code (the quick answer's link, the symptom table, the
-    # heading), the rest text: no tag, no link, no emphasis.
-    assert html.count("Casts to <code>self.dtype</code> ") == 3
+    # heading, the fix step that names the cause), the rest text: no tag, no link, no emphasis.
+    assert html.count("Casts to <code>self.dtype</code> ") == 4
     assert html.count("</b> [x](https://evil.example) *e*") == 0
     assert "https://evil.example" not in parsed.hrefs
 

@@ -25,6 +25,8 @@ def fill(text: str) -> str:
     text = text.replace('"TODO: version, e.g. 2.13.0"', "2.13.0")
     text = text.replace('"TODO: https://..."', "https://docs.pytorch.org/docs/stable/amp.html")
     text = re.sub(r'"TODO: one of [^"]*"', "docs", text)
+    text = re.sub(r'"TODO: where the fault lives: [^"]*"', "workload", text)
+    text = re.sub(r'"TODO: what a failure hook should do: [^"]*"', "fix-code", text)
     return re.sub(r"TODO:[^\"\n]*", "Written by a person who saw this failure.", text)
 
 
@@ -42,7 +44,8 @@ def test_new_then_check_reports_only_the_blanks(repo: Path, cli) -> None:
     assert {code for _, code, _ in located} == {"E060"}
     assert [field for _, _, field in located] == [
         "summary", "category", "root_causes[0].id", "root_causes[0].title",
-        "root_causes[0].explanation", "symptoms[0].text", "symptoms[0].cause", "mechanism",
+        "root_causes[0].domain", "root_causes[0].action", "root_causes[0].explanation",
+        "symptoms[0].text", "symptoms[0].cause", "mechanism",
         "affected_systems[0].name", "affected_systems[0].versions", "confirm[0]", "fix[0].title",
         "fix[0].detail", "prevention[0]", "references[0].title", "references[0].url",
         "references[0].kind", "checked_with.torch",
@@ -93,7 +96,7 @@ def test_new_reports_every_bad_argument_at_once(repo: Path, cli) -> None:
         "    hint: use lower-case words joined by hyphens (at most 80 characters), e.g. 'bad-id'",
         "entries/Bad_Id.yaml: error[E050]: unknown category 'mixed'",
         "    hint: one of: mixed-precision, distributed, numerics, memory, performance, "
-        "configuration, compilation, data, cuda, hardware, autograd, checkpointing",
+        "configuration, compilation, data, cuda, hardware, autograd, checkpointing, environment",
         "entries/tags.yaml: error[E050]: unknown tag 'bfl6'",
         "    hint: did you mean 'bf16'?",
     ]

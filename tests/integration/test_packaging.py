@@ -113,8 +113,8 @@ def installed(dists: Dists, tmp_path_factory: pytest.TempPathFactory) -> Install
 
 
 def test_locate_prefers_the_copy_inside_the_package(tmp_path: Path) -> None:
-    package = tmp_path / "nanopedia"
-    package.mkdir()
+    package = tmp_path / "generator" / "nanopedia"
+    package.mkdir(parents=True)
     assert locate(package) == tmp_path / "theme"
     (package / "theme").mkdir()
     assert locate(package) == package / "theme"

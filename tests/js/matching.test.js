@@ -17,7 +17,8 @@ const python = process.env.NANOPEDIA_PYTHON || path.join(root, '.venv/bin/python
 const cases = JSON.parse(fs.readFileSync(path.join(root, 'tests/cases/case_folding.json'), 'utf8')).cases;
 
 function py(script, input) {
-  return JSON.parse(execFileSync(python, ['-c', script], { cwd: root, input: JSON.stringify(input) }));
+  return JSON.parse(execFileSync(python, ['-c', script],
+    { cwd: root, input: JSON.stringify(input), maxBuffer: 256 << 20 }));
 }
 
 // One contract.export_data() per case: the fixture entry with the case's pattern as its only

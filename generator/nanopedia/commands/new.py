@@ -21,7 +21,7 @@ from nanopedia.content.files import TAGS_FILE
 from nanopedia.content.load import read
 from nanopedia.content.schema import PLACEHOLDER, slugify
 from nanopedia.errors import NanopediaError, problem, suggest
-from nanopedia.model import MAX_ID, SLUG_PATTERN, Category, RefKind, Stack
+from nanopedia.model import MAX_ID, SLUG_PATTERN, Action, Category, Domain, RefKind, Stack
 from nanopedia.theme_dir import THEME
 
 SKELETON = THEME / "skeleton" / "entry.yaml"
@@ -47,6 +47,8 @@ def skeleton(
         categories=", ".join(get_args(Category)),
         stacks=", ".join(get_args(Stack)),
         kinds=", ".join(get_args(RefKind)),
+        domains=", ".join(get_args(Domain)),
+        actions=", ".join(get_args(Action)),
     )
 
 

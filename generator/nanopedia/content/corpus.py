@@ -91,14 +91,16 @@ _REVIEW_DATE = re.compile(r"^- Date: (\d{4}-\d{2}-\d{2})\b", re.MULTILINE)
 _MAX_RECORD = 256 * 1024
 
 
-def load_reviews(root: Path) -> dict[str, str | None]:
+def load_reviews(root: Path) -> dict[str, str | None] | None:
     """The review records beside the entries folder `root`: entry id to the date of its
-    record's `- Date:` line (None when the record has none, or cannot be read as text)."""
+    record's `- Date:` line (None when the record has none, or cannot be read as text); None
+    when there is no such folder (entries copied on their own, as a team's MkDocs site does:
+    their dates are then shown as given)."""
     folder = root.parent / REVIEWS
     try:
         names = sorted(n for n in os.listdir(folder) if n.endswith(".md"))
     except OSError:
-        return {}
+        return None
     found: dict[str, str | None] = {}
     for name in names:
         path = folder / name
@@ -138,7 +140,9 @@ def gather(
         if wanted is None or _where(path) in wanted:
             found.extend(problems)
     catalog, linked = link_entries(sources, tags, tags_doc, frozenset(invalid))
-    linked += review_problems(sources, load_reviews(root), display_prefix(root.parent / REVIEWS))
+    records = load_reviews(root)
+    if records is not None:
+        linked += review_problems(sources, records, display_prefix(root.parent / REVIEWS))
     if wanted is not None:
         shown = {display(p) for p in wanted}
         linked = [p for p in linked if p.location.path in shown]

@@ -1,0 +1,65 @@
+"""Review records: `check` reads `reviews/<id>.md` beside the entries folder and holds each
+entry's `reviewed` date to its record's `- Date:` line, at the entry's line."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+RECORD = "# Review: alpha-failure\n\n- Date: 2026-12-05 (second engineer)\n- Releases checked: x\n"
+
+
+def _reviewed(corpus: Path, date: str) -> int:
+    """Add `reviewed: date` to the alpha entry; the 1-based line it is on."""
+    path = corpus / "alpha-failure.yaml"
+    text = path.read_text(encoding="utf-8")
+    path.write_text(text + f'reviewed: "{date}"\n', encoding="utf-8")
+    return text.count("\n") + 1
+
+
+def test_a_date_that_matches_its_record_is_clean(tmp_corpus: Path, cli, monkeypatch) -> None:
+    (tmp_corpus.parent / "reviews").mkdir()
+    (tmp_corpus.parent / "reviews" / "alpha-failure.md").write_text(RECORD, encoding="utf-8")
+    _reviewed(tmp_corpus, "2026-12-05")
+    monkeypatch.chdir(tmp_corpus.parent)
+    assert cli("check", "entries").code == 0
+
+
+@pytest.mark.parametrize(("record", "message"), [
+    (None, "'reviewed' names a review but reviews/alpha-failure.md does not exist"),
+    (RECORD.replace("2026-12-05", "2026-12-01"),
+     "'reviewed: 2026-12-05' differs from the date of reviews/alpha-failure.md (2026-12-01)"),
+    ("# Review: alpha-failure\n\nno date here\n",
+     "'reviewed: 2026-12-05' differs from the date of reviews/alpha-failure.md "
+     "(no '- Date: YYYY-MM-DD' line)"),
+])
+def test_a_date_without_its_record_is_refused_at_the_entry(tmp_corpus: Path, cli, monkeypatch,
+                                                           record: str | None,
+                                                           message: str) -> None:
+    (tmp_corpus.parent / "reviews").mkdir()
+    if record is not None:
+        (tmp_corpus.parent / "reviews" / "alpha-failure.md").write_text(record, encoding="utf-8")
+    line = _reviewed(tmp_corpus, "2026-12-05")
+    monkeypatch.chdir(tmp_corpus.parent)
+    run = cli("check", "entries")
+    assert run.code == 1
+    assert f"entries/alpha-failure.yaml:{line}:11: error[E029]: {message}" in run.out
+
+
+def test_a_record_its_entry_does_not_show_is_a_warning(tmp_corpus: Path, cli,
+                                                       monkeypatch) -> None:
+    (tmp_corpus.parent / "reviews").mkdir()
+    (tmp_corpus.parent / "reviews" / "alpha-failure.md").write_text(RECORD, encoding="utf-8")
+    monkeypatch.chdir(tmp_corpus.parent)
+    run = cli("check", "entries")
+    assert run.code == 0
+    assert ("reviews/alpha-failure.md:1:1: warning[E029]: review record of 'alpha-failure' is "
+            "not shown") in run.out + run.err
+
+
+def test_entries_copied_without_their_records_keep_their_dates(tmp_corpus: Path, cli,
+                                                               monkeypatch) -> None:
+    _reviewed(tmp_corpus, "2026-12-05")  # no reviews/ folder at all: a team's copy
+    monkeypatch.chdir(tmp_corpus.parent)
+    assert cli("check", "entries").code == 0
