@@ -14,7 +14,7 @@ import io
 import os
 import sys
 from collections.abc import Callable, Sequence
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from nanopedia import __version__
 from nanopedia.errors import USAGE, NanopediaError, format_problems
@@ -45,6 +45,27 @@ def _byte_size(text: str) -> int:
     return value
 
 
+def _options() -> dict[str, argparse.ArgumentParser]:
+    """The options several commands share, each declared once (as mkdocs declares its shared
+    options once); a command names the ones it takes as its parents."""
+    def one(*names: str, **how: Any) -> argparse.ArgumentParser:
+        holder = argparse.ArgumentParser(add_help=False)
+        holder.add_argument(*names, **how)
+        return holder
+
+    return {
+        "entries": one("--entries", default="entries", metavar="DIR",
+                       help="entries directory (default: entries)"),
+        "shipped": one("--entries", default=None, metavar="DIR",
+                       help="match against the entries in DIR (default: the encyclopedia this "
+                       "nanopedia ships)"),
+        "config": one("--config", help="site settings (default: nanopedia.toml when present)"),
+        "no-cache": one("--no-cache", action="store_true", help="ignore .nanopedia-cache/"),
+        "base-url": one("--base-url", default=None,
+                        help="link entries under this URL (default: nanopedia.toml's base_url)"),
+    }
+
+
 def parser() -> argparse.ArgumentParser:
     """The argument parser; each command module registers its own subcommand here."""
     p = argparse.ArgumentParser(
@@ -54,10 +75,14 @@ def parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--version", action="version", version=f"nanopedia {__version__}")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    shared = _options()
 
-    check = sub.add_parser("check", help="validate entries and report every problem")
+    def takes(*names: str) -> dict[str, Any]:
+        return {"parents": [shared[n] for n in names]}
+
+    check = sub.add_parser("check", help="validate entries and report every problem",
+                           **takes("entries"))
     check.add_argument("paths", nargs="*", help="entry files or directories (default: entries/)")
-    check.add_argument("--entries", default="entries", help=argparse.SUPPRESS)
     check.add_argument(
         "--format",
         choices=("text", "github", "json"),
@@ -69,7 +94,8 @@ def parser() -> argparse.ArgumentParser:
     schema = sub.add_parser("schema", help="print the JSON Schema of an entry")
     schema.set_defaults(run=_handler("entry_cli", "run_schema"))
 
-    diag = sub.add_parser("diagnose", help="match training logs against every entry's fingerprints")
+    diag = sub.add_parser("diagnose", help="match training logs against every entry's fingerprints",
+                          **takes("shipped", "base-url"))
     diag.add_argument("logs", nargs="+", metavar="LOG", help="log files, plain or .gz ('-': stdin)")
     diag.add_argument(
         "--top", type=int, default=5, metavar="N", help="candidates shown (default 5)"
@@ -78,10 +104,6 @@ def parser() -> argparse.ArgumentParser:
                       help="text (default), json (every line whole), or markdown (for a GitHub "
                       "or Slack paste)")
     diag.add_argument("--json", action="store_true", help="the same as --format json")
-    diag.add_argument(
-        "--base-url", default=None,
-        help="link entries under this URL (default: nanopedia.toml's base_url, else site/)"
-    )
     diag.add_argument(
         "--deadline",
         type=float,
@@ -92,15 +114,13 @@ def parser() -> argparse.ArgumentParser:
     diag.add_argument("--jobs", type=int, default=len(os.sched_getaffinity(0)), metavar="N",
                       help="processes that scan a large plain log together (default: one per "
                       "core); the answer does not depend on it")
-    diag.add_argument("--entries", default=None, metavar="DIR",
-                      help="match against the entries in DIR (default: the encyclopedia this "
-                      "nanopedia ships)")
     diag.set_defaults(run=_handler("log_cli", "run_diagnose"))
 
     fleet = sub.add_parser(
         "triage", help="diagnose every job under some folders and summarise the fleet: entries "
         "by jobs, hosts failing first again and again, failures no entry knows (exit 0 all "
-        "read, 1 some file skipped, 2 usage error, 3 internal error)")
+        "read, 1 some file skipped, 2 usage error, 3 internal error)",
+        **takes("shipped", "base-url"))
     fleet.add_argument("paths", nargs="+", metavar="PATH",
                        help="folders of jobs, or log files (each file is a job)")
     fleet.add_argument("--format", choices=("text", "json", "csv", "markdown"), default="text",
@@ -125,19 +145,13 @@ def parser() -> argparse.ArgumentParser:
                        help="skip files larger than this once unpacked (default 2G; 0: no limit)")
     fleet.add_argument("--deadline", type=float, default=300.0, metavar="SECONDS",
                        help="per job: files not read by then are skipped (default 300)")
-    fleet.add_argument("--base-url", default=None,
-                       help="link entries under this URL (default: nanopedia.toml's base_url)")
-    fleet.add_argument("--entries", default=None, metavar="DIR",
-                       help="match against the entries in DIR (default: the shipped ones)")
     fleet.set_defaults(run=_handler("log_cli", "run_triage"))
 
     check_repros = sub.add_parser(
         "verify", help="run every entry's repros and check its code examples against the "
-        "installed libraries (the pinned repro environment: make verify)")
+        "installed libraries (the pinned repro environment: make verify)", **takes("entries"))
     check_repros.add_argument("ids", nargs="*", metavar="ENTRY_ID",
                               help="entries to verify (default: all)")
-    check_repros.add_argument("--entries", default="entries",
-                              help="entries directory (default: entries)")
     check_repros.add_argument("--format", choices=("text", "json"), default="text",
                               help="output format (default: text)")
     check_repros.add_argument("--jobs", type=int, default=os.cpu_count() or 1, metavar="N",
@@ -150,47 +164,39 @@ def parser() -> argparse.ArgumentParser:
                               "reviewed pull request's); never on an unreviewed pull request")
     check_repros.set_defaults(run=_handler("entry_cli", "run_verify"))
 
-    create = sub.add_parser("new", help="start a new entry from the skeleton (exit 2 if taken)")
+    create = sub.add_parser("new", help="start a new entry from the skeleton (exit 2 if taken)",
+                            **takes("entries"))
     create.add_argument("id", help="the entry id: lower-case words joined by hyphens")
     create.add_argument("--title", help="the failure's name as an engineer would search for it")
     create.add_argument(
         "--tag", action="append", default=[], help="a tag from entries/tags.yaml (repeatable)"
     )
     create.add_argument("--category", help="the family of the failure, e.g. mixed-precision")
-    create.add_argument("--entries", default="entries", help="entries directory (default: entries)")
     create.set_defaults(run=_handler("entry_cli", "run_new"))
 
     changes = sub.add_parser(
-        "diff", help="summarize what a change does to the entries, as Markdown for a PR comment"
-    )
+        "diff", help="summarize what a change does to the entries, as Markdown for a PR comment",
+        **takes("entries"))
     changes.add_argument("base", help="git revision before the change, e.g. origin/main")
     changes.add_argument("head", nargs="?", default="HEAD", help="revision after (default HEAD)")
-    changes.add_argument(
-        "--entries", default="entries", help="entries directory (default: entries)"
-    )
     changes.set_defaults(run=_handler("entry_cli", "run_diff"))
 
-    live = sub.add_parser("serve", help="build, serve on 127.0.0.1 and rebuild and reload on save")
+    live = sub.add_parser("serve", help="build, serve on 127.0.0.1 and rebuild and reload on save",
+                          **takes("entries", "config"))
     live.add_argument("--port", type=int, default=8000, help="port (default 8000; 0: any free)")
-    live.add_argument("--entries", default="entries", help="entries directory (default: entries)")
     live.add_argument("--out", help="where the site is built (default: a temporary folder)")
-    live.add_argument("--config", help="site settings (default: nanopedia.toml when present)")
     live.set_defaults(run=_handler("site_cli", "run_serve"))
 
-    site = sub.add_parser("build", help="build the static site (the previous one stays on error)")
-    site.add_argument("--entries", default="entries", help="entries directory (default: entries)")
+    site = sub.add_parser("build", help="build the static site (the previous one stays on error)",
+                          **takes("entries", "config", "no-cache"))
     site.add_argument("--out", default="site", help="output directory (default: site)")
-    site.add_argument("--config", help="site settings (default: nanopedia.toml when present)")
-    site.add_argument("--no-cache", action="store_true", help="ignore .nanopedia-cache/")
     site.add_argument("--jobs", type=int, default=None, metavar="N",
                       help="worker processes (default: one per core)")
     site.set_defaults(run=_handler("site_cli", "run_build"))
 
-    pack = sub.add_parser("bundle", help="the site as a reproducible zip, or as one HTML file")
-    pack.add_argument("--entries", default="entries", help="entries directory (default: entries)")
+    pack = sub.add_parser("bundle", help="the site as a reproducible zip, or as one HTML file",
+                          **takes("entries", "config", "no-cache"))
     pack.add_argument("--out", default="dist", help="output directory (default: dist)")
-    pack.add_argument("--config", help="site settings (default: nanopedia.toml when present)")
-    pack.add_argument("--no-cache", action="store_true", help="ignore .nanopedia-cache/")
     pack.add_argument("--single-file", action="store_true",
                       help="write dist/nanopedia-<version>.html with every page, search inlined")
     pack.set_defaults(run=_handler("site_cli", "run_bundle"))
