@@ -124,7 +124,8 @@ def elastic(case: str, work: Path) -> None:
     dest = ROOT / "tests" / "logs" / "elastic" / case
     shutil.rmtree(dest, ignore_errors=True)
     shutil.copytree(run, dest)
-    (dest / "torchrun.txt").write_text(ran.stderr)  # torchrun's own summary, for reference
+    # torchrun's own summary, for reference, beside the run folder (not a log of the run)
+    dest.with_name(f"{case}-torchrun.txt").write_text(ran.stderr)
     print(case, "exit", ran.returncode, sorted(str(p.relative_to(dest)) for p in dest.rglob("*")))
 
 
