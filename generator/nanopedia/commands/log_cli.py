@@ -37,8 +37,9 @@ def run_diagnose(args: argparse.Namespace) -> int:
         print(f"nanopedia: warning: {first.location}: entry left out of the diagnosis: "
               f"{first.message} (run 'nanopedia check')", file=sys.stderr)
     matcher = scan.Matcher(usable)
+    logs, found = _gather(args.logs)
     sizes = []
-    for raw in args.logs:
+    for raw in logs:
         try:
             sizes.append(0 if raw == "-" else Path(raw).stat().st_size)
         except OSError as err:
@@ -47,7 +48,7 @@ def run_diagnose(args: argparse.Namespace) -> int:
     start = time.monotonic()
     deadline = start + args.deadline
     scans = []
-    for raw, size in zip(args.logs, sizes, strict=True):
+    for raw, size in zip(logs, sizes, strict=True):
         name = "<stdin>" if raw == "-" else raw
         shown = _progress(name, size) if bar and size else None
         try:
@@ -61,22 +62,58 @@ def run_diagnose(args: argparse.Namespace) -> int:
         finally:
             if shown:
                 print(file=sys.stderr)
-    result = rank.diagnose(scans)
+    scans += [scan.scan_error_file(e, matcher, deadline) for e in found.errors]
+    result = rank.diagnose(scans, found.errors, found.report(), {e.id: e.title for e in usable})
     by_id = {e.id: e for e in usable}
-    seen = _versions(args.logs, scans) if result.matches else []
+    seen = _versions(logs, scans[: len(logs)]) if result.matches else []
     base_url = args.base_url or _config_base_url()
     fmt = "json" if args.json else args.format
+    flight = result.flight_report
+    told = bool(result.error_files or flight)
     if fmt == "json":
         out = report.with_answers(result, by_id, base_url, args.top, seen)
         out["skipped_entries"] = [p.as_dict() for p in skipped]
         print(json.dumps(out, indent=2, sort_keys=True, ensure_ascii=False))
-    elif not result.matches:
+    elif not result.matches and not told:
         print("no known failure matched", file=sys.stderr)
     elif fmt == "markdown":
         print(report.as_markdown(result, by_id, base_url, args.top, seen))
     else:
         print(report.as_text(result, by_id, base_url, args.top, seen))
-    return 0 if result.matches else 1
+    return 0 if result.matches or (flight and flight.findings) else 1
+
+
+def _gather(paths: list[str]) -> tuple[list[str], Any]:
+    """The logs among `paths`, and the error files and Flight Recorder dumps read from the rest
+    (a folder: every log, error file and dump below it). Every file that cannot be read as
+    what it is fails, all together, with its located E050 problem."""
+    from nanopedia.diagnosis import jobs, readers
+    from nanopedia.diagnosis.elastic import ReaderError
+    from nanopedia.errors import problem
+
+    found = readers.Found()
+    logs: list[str] = []
+    problems = []
+    for raw in paths:
+        files = [raw]
+        if raw != "-" and os.path.isdir(raw):
+            below, _ = jobs.logs_below(raw)
+            files = sorted(below + readers.below(raw), key=lambda p: jobs.natural(p))
+            if not files:
+                problems.append(problem(raw, "E050", "no logs, torchelastic error files or "
+                                        "Flight Recorder dumps below this folder"))
+        for path in files:
+            what = "log" if path == "-" else readers.sniff(path)
+            if what == "log":
+                logs.append(path)
+                continue
+            try:
+                found.add(readers.read_file(path, what))
+            except ReaderError as err:
+                problems.append(problem(path, "E050", err.message, err.hint))
+    if problems:
+        raise NanopediaError(problems)
+    return logs, found
 
 
 def _versions(paths: list[str], scans: list[Any]) -> list[Any]:

@@ -66,7 +66,19 @@ def as_json(result: Diagnosis, base_url: str | None, top: int | None = None) -> 
         "initiating_reason": result.initiating_reason,
         "silent_ranks": list(result.silent_ranks),
         "files": [{"file": s.file, "lines": s.lines, "bytes": s.bytes} for s in result.files],
+        "error_files": [e.as_json() for e in result.error_files],
+        "flight_recorder": flight_json(result, base_url),
     }
+
+
+def flight_json(result: Diagnosis, base_url: str | None) -> dict[str, Any] | None:
+    """The Flight Recorder's findings, each with the link of the entry that explains it."""
+    if result.flight_report is None:
+        return None
+    out = result.flight_report.as_json()
+    for row in out["findings"]:
+        row["url"] = entry_link(row["entry"], base_url)
+    return out
 
 
 def fingerprint_rows(entry: EntryView | Entry) -> list[dict[str, Any]]:

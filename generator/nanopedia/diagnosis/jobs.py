@@ -166,7 +166,7 @@ def _list(folder: str) -> _Listing:
     return out
 
 
-def _logs_below(folder: str, every_file: bool = False) -> tuple[list[str], list[Skip]]:
+def logs_below(folder: str, every_file: bool = False) -> tuple[list[str], list[Skip]]:
     """Every log file below `folder`, in natural order of its relative path."""
     files: list[str] = []
     skips: list[Skip] = []
@@ -197,7 +197,7 @@ def _walk(folder: str) -> Iterator[Job | Skip]:
         return
     yield from listing.skips
     if _is_run_folder(folder, listing):
-        files, skips = _logs_below(folder)
+        files, skips = logs_below(folder)
         yield from (Skip(s.path, s.reason, s.detail, folder) for s in skips)
         yield Job(folder, "torchrun", tuple(files)) if files else \
             Skip(folder, "no-logs", SKIP_REASONS["no-logs"])
@@ -225,7 +225,7 @@ def _walk_pattern(root: str, rel: str, regex: re.Pattern[str]) -> Iterator[Job |
         if not regex.fullmatch(sub):
             yield from _walk_pattern(root, sub, regex)
             continue
-        files, skips = _logs_below(path)
+        files, skips = logs_below(path)
         yield from (Skip(s.path, s.reason, s.detail, path) for s in skips)
         yield Job(path, "pattern", tuple(files)) if files else \
             Skip(path, "no-logs", SKIP_REASONS["no-logs"])

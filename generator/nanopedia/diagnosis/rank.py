@@ -6,11 +6,15 @@ Scoring and the rules here are mirrored by `theme/static/diagnose-worker.js`, wh
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
+from nanopedia.diagnosis import elastic, flight
 from nanopedia.diagnosis.lines import ENQUEUED, file_rank
 from nanopedia.diagnosis.scan import Evidence, FileScan
+
+#: The fingerprint id that evidence from a Flight Recorder finding carries.
+FLIGHT_FINGERPRINT = "flight-recorder"
 
 #: Score of one fingerprint by what it indicates; extra lines of the same fingerprint add 10 % each,
 #: up to five.
@@ -65,6 +69,10 @@ class Diagnosis:
     """Ranks known from per-rank file names, or from the launcher's rank list in a combined log,
     that gave no evidence at all: a rank that hung, was killed before it could print, or ran
     fine."""
+    error_files: tuple[elastic.ErrorFile, ...] = ()
+    """The torchelastic error files read, in the order given."""
+    flight_report: flight.Report | None = None
+    """What the Flight Recorder dumps showed, when some were read."""
 
 
 def entry_score(evidence: list[Evidence], shared: set[tuple[str, int]]) -> float:
@@ -116,19 +124,41 @@ def first_failure(evidence: list[Evidence], order: dict[str, int]) -> Evidence |
     return min(evidence, key=lambda e: (order[e.file], e.line))
 
 
-def diagnose(scans: list[FileScan]) -> Diagnosis:
+def flight_evidence(report: flight.Report | None, titles: Mapping[str, str]) -> list[Evidence]:
+    """Each Flight Recorder finding as a decisive line of the entry that explains it, when that
+    entry is among `titles` (entry id to title): in the dump of the first rank it names, at
+    line 0 (the whole file)."""
+    if report is None:
+        return []
+    files = dict((r, f) for f, r in report.files)
+    return [Evidence(f.entry, titles[f.entry], files.get(f.ranks[0], report.files[0][0]), 0,
+                     f.ranks[0], f.text, FLIGHT_FINGERPRINT, "decisive", None)
+            for f in report.findings if f.entry in titles]
+
+
+def diagnose(scans: list[FileScan], errors: Sequence[elastic.ErrorFile] = (),
+             report: flight.Report | None = None, titles: Mapping[str, str] | None = None
+             ) -> Diagnosis:
     """Rank the entries the scans point to and find the rank where the failure began.
+
+    `errors` are the torchelastic error files read (their scans, `scan.scan_error_file`, are
+    among `scans`); `report` what Flight Recorder dumps showed, whose findings count as decisive
+    evidence of the entries they name when `titles` (entry id to title) holds them.
 
     Rules (mirrored in `diagnose-worker.js`): when there is decisive or supporting evidence from a
     fingerprint that is not `collateral` (a rank that really failed), the lines of `collateral`
     fingerprints are marked collateral and weigh little. An entry whose only evidence is `context`
     lines is no candidate. The first failure is the torchrun Root Cause rank when a block names
-    one; else the earliest decisive line that is not collateral; for a pure collective timeout,
+    one; else the rank of the error file with the earliest timestamp (torchrun's own rule; among
+    files of the same second, the one with a decisive line); else the earliest decisive line
+    that is not collateral; for a pure collective timeout,
     the rank whose last enqueued NCCL work is lowest (it is the one behind); else the earliest
     line of the best candidate.
     """
     order = {s.file: i for i, s in enumerate(scans)}
-    evidence = [ev for s in scans for ev in s.evidence]
+    for f, _ in report.files if report else ():
+        order.setdefault(f, len(order))
+    evidence = [ev for s in scans for ev in s.evidence] + flight_evidence(report, titles or {})
     primary = [e for e in evidence if e.indicates == "decisive" and not e.consequence]
     if any(e.indicates in ("decisive", "supporting") and not e.consequence for e in evidence):
         evidence = [replace(e, collateral=True) if e.consequence else e for e in evidence]
@@ -149,6 +179,8 @@ def diagnose(scans: list[FileScan]) -> Diagnosis:
                                  tier(found, shared)))
     matches.sort(key=rank_key)
     first, rank, reason = _initiating(scans, matches, primary, order)
+    if (earliest := _first_error_file(errors, primary, order)) is not None:
+        first, rank, reason = earliest
     roots = [r for s in scans for _, r in s.root_ranks]
     if roots:
         rank, reason = roots[0], "torchrun Root Cause (first observed failure) block"
@@ -159,7 +191,29 @@ def diagnose(scans: list[FileScan]) -> Diagnosis:
     if any(r is not None for r in spoke):  # a launcher's ranks, once some line names its rank
         known |= {r for s in scans for r in s.ranks}
     silent = tuple(sorted(known - spoke))
-    return Diagnosis(tuple(matches), rank, first, reason, tuple(scans), silent)
+    return Diagnosis(tuple(matches), rank, first, reason, tuple(scans), silent, tuple(errors),
+                     report)
+
+
+def _first_error_file(errors: Sequence[elastic.ErrorFile], primary: list[Evidence],
+                      order: dict[str, int]) -> tuple[Evidence | None, int | None, str] | None:
+    """The first failure by the error files' timestamps: the earliest file's rank, and its
+    earliest decisive line (else none: its error may be one no entry knows)."""
+    earliest = elastic.first(list(errors))
+    if not earliest:
+        return None
+    decisive = [f for f in earliest if any(e.file == f.file for e in primary)]
+    chosen = min(decisive or earliest, key=lambda f: (f.rank is None, f.rank or 0, f.file))
+    later = sorted((f for f in errors if f.timestamp is not None and f is not chosen),
+                   key=lambda f: (f.timestamp or 0, f.rank or 0))
+    how = f"earliest torchelastic error file: {chosen.file} at {chosen.when}"
+    if later:
+        how += f"; next: rank {later[0].rank if later[0].rank is not None else '?'} at " \
+               f"{later[0].when}"
+    if len(earliest) > 1:
+        how += f" ({len(earliest)} files of the same second; the one with a decisive line)" \
+            if decisive else f" ({len(earliest)} files of the same second; the lowest rank)"
+    return first_failure([e for e in primary if e.file == chosen.file], order), chosen.rank, how
 
 
 def _initiating(

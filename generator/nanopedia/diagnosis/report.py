@@ -187,11 +187,52 @@ def _fit_text(f: Fit) -> str:
             f"{f.system}: {f.ranges}")
 
 
+def structured(result: Diagnosis, base_url: str | None) -> list[str]:
+    """The lines of the structured evidence: each rank's error file (earliest first) and what
+    the Flight Recorder dumps show, each finding with the entry that explains it."""
+    out = []
+    if result.error_files:
+        out += ["", "torchelastic error files (earliest first):"]
+        for e in sorted(result.error_files, key=lambda e: (e.timestamp is None, e.timestamp or 0,
+                                                            e.rank or 0)):
+            rank = "?" if e.rank is None else e.rank
+            out.append(f"   rank {rank} at {e.when or 'an unknown time'}: {e.file}")
+            out.append(f"     {shorten(e.message)}")
+    report = result.flight_report
+    if report is not None:
+        ranks = ranks_text(r for _, r in report.files)
+        out += ["", f"flight recorder ({len(report.files)} dumps, ranks {ranks}):"]
+        if report.missing:
+            out.append(f"   no dump from ranks {ranks_text(report.missing)} (their part is "
+                       "unknown)")
+        for f in report.findings:
+            out.append(f"   {shorten(f.text, 300)}")
+            out.append(f"     see {f.entry}: {entry_link(f.entry, base_url)}")
+        if not report.findings:
+            out.append("   every rank entered the same collectives (no rank behind, no "
+                       "mismatch)")
+    return out
+
+
+def first_text(result: Diagnosis) -> list[str]:
+    """The first failure as `structured` evidence decided it when no entry matched."""
+    v = _first(result)
+    return [f"first failure: {v}"] if v else []
+
+
 def as_text(result: Diagnosis, entries: Entries, base_url: str | None,
             top: int, seen: Sequence[Seen] = ()) -> str:
-    """The terminal report: the verdict on top, then each candidate's evidence by fingerprint."""
+    """The terminal report: the verdict on top, then each candidate's evidence by fingerprint,
+    then the error files and Flight Recorder findings read."""
     if not result.matches:
-        return "no known failure matched"
+        return "\n".join(["no known failure matched", *first_text(result),
+                          *structured(result, base_url)])
+    return "\n".join([_text(result, entries, base_url, top, seen),
+                      *structured(result, base_url)])
+
+
+def _text(result: Diagnosis, entries: Entries, base_url: str | None,
+          top: int, seen: Sequence[Seen] = ()) -> str:
     v = verdict(result, entries, base_url)
     out = [f"verdict: {v.best.id}: {v.best.title}", f"  confidence: {confidence(v.best)}"]
     if v.first:
@@ -229,8 +270,10 @@ def as_text(result: Diagnosis, entries: Entries, base_url: str | None,
 def as_markdown(result: Diagnosis, entries: Entries, base_url: str | None,
                 top: int, seen: Sequence[Seen] = ()) -> str:
     """The same answer for a GitHub issue or a Slack thread."""
+    extra = _md_structured(result, base_url)
     if not result.matches:
-        return "**nanopedia:** no known failure matched"
+        first = [f"- **First failure:** {_md(t)}" for t in first_text(result)]
+        return "\n".join(["**nanopedia:** no known failure matched", *first, *extra])
     v = verdict(result, entries, base_url)
     out = [f"**Verdict: [{_md(v.best.title)}]({v.link})** (`{v.best.id}`), "
            f"{confidence(v.best)}", ""]
@@ -253,7 +296,27 @@ def as_markdown(result: Diagnosis, entries: Entries, base_url: str | None,
             f"{_where(g)}: `{_code(shorten(g.first.text, 100))}`"
             + (" (collateral)" if g.collateral else "") for g in groups(c)[:3])
         out.append(f"| `{c.id}`{_label(c)} | {c.score:g} | {lines} |")
-    return "\n".join(out)
+    return "\n".join(out + extra)
+
+
+def _md_structured(result: Diagnosis, base_url: str | None) -> list[str]:
+    """`structured` for Markdown: a list of the error files, one of the findings."""
+    out: list[str] = []
+    if result.error_files:
+        out += ["", "**torchelastic error files** (earliest first):", ""]
+        for e in sorted(result.error_files, key=lambda e: (e.timestamp is None, e.timestamp or 0,
+                                                            e.rank or 0)):
+            rank = "?" if e.rank is None else e.rank
+            out.append(f"- rank {rank} at {_md(e.when or 'an unknown time')}: "
+                       f"`{_code(shorten(e.message, 200))}`")
+    report = result.flight_report
+    if report is not None:
+        out += ["", f"**Flight Recorder** ({len(report.files)} dumps):", ""]
+        out += [f"- {_md(f.text)}: [`{f.entry}`]({entry_link(f.entry, base_url)})"
+                for f in report.findings] or ["- every rank entered the same collectives"]
+        if report.missing:
+            out.append(f"- no dump from ranks {ranks_text(report.missing)}")
+    return out
 
 
 def _md(text: str, code: bool = False) -> str:

@@ -41,6 +41,7 @@ from nanopedia.diagnosis.logs import (
 from nanopedia.errors import Problem
 
 if TYPE_CHECKING:
+    from nanopedia.diagnosis.elastic import ErrorFile
     from nanopedia.model import Entry, Indicates
 
 #: Evidence lines kept per fingerprint and file; the count stops there too ("50+").
@@ -364,6 +365,22 @@ def pair_roots(roots: list[int], rank_lines: list[tuple[int, int]]) -> tuple[tup
         if j < len(rank_lines) and rank_lines[j][0] <= root + ROOT_SPAN:
             paired.append((root, rank_lines[j][1]))
     return tuple(paired)
+
+
+def scan_error_file(error: ErrorFile, matcher: Matcher, deadline: float | None = None
+                    ) -> FileScan:
+    """A torchelastic error file's traceback scanned as a log of its own: each line it matches
+    is that rank's evidence (the rank of its folder where the line names none), timed by the
+    file's timestamp, so the error files' times decide the first failure. Its line numbers are
+    those of the traceback (`extraInfo.py_callstack`), which the file holds as one string."""
+    import io
+
+    found = scan(io.BytesIO(error.traceback.encode("utf-8", "replace")), error.file, matcher,
+                 deadline)
+    stamp = error.sortable
+    evidence = tuple(replace(e, rank=e.rank if e.rank is not None else error.rank,
+                             timestamp=stamp or e.timestamp) for e in found.evidence)
+    return replace(found, evidence=evidence)
 
 
 def scan_file(
