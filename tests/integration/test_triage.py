@@ -100,7 +100,7 @@ def test_each_layout_is_grouped_into_jobs(tmp_path: Path) -> None:
         ("ranks", "ranks", "ranks/launcher.log", "ranks/rank2.log", "ranks/rank10.log"),
         ("ranks/nested", "ranks", "ranks/nested/worker-0.err"),
         ("run", "torchrun", "run/attempt_9/0/stderr.log", "run/attempt_9/1/stdout.log",
-         "run/attempt_10/0/stderr.log"),
+         "run/attempt_10/0/stderr.log", "run/error.json"),  # a torchelastic error file (#36)
         ("solo/job.txt", "file", "solo/job.txt"),
     ]
 

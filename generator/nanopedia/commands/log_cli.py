@@ -97,8 +97,7 @@ def _gather(paths: list[str]) -> tuple[list[str], Any]:
     for raw in paths:
         files = [raw]
         if raw != "-" and os.path.isdir(raw):
-            below, _ = jobs.logs_below(raw)
-            files = sorted(below + readers.below(raw), key=lambda p: jobs.natural(p))
+            files, _ = jobs.logs_below(raw)
             if not files:
                 problems.append(problem(raw, "E050", "no logs, torchelastic error files or "
                                         "Flight Recorder dumps below this folder"))

@@ -8,6 +8,9 @@ are named `*.log`, `*.out`, `*.err`, `*.txt`, each optionally `.gz`; a file give
 line is a job whatever its name. `--job-pattern` replaces these rules by a glob (`*` and `?`
 within one path segment, `**` across segments, `[...]`) matched against paths relative to each
 PATH: a matching folder is one job with every log file below it, a matching file is a job.
+The structured evidence beside the logs counts as a log file here: torchrun's
+`attempt_<n>/<rank>/error.json`, and JSON files named with a rank (`rank3.json`), read as
+Flight Recorder dumps when their contents are one (`readers.is_evidence_name`).
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from typing import Any
 
 from nanopedia.diagnosis import logs
 from nanopedia.diagnosis.lines import file_rank
+from nanopedia.diagnosis.readers import is_evidence_name
 
 #: Bytes of each file read first: checked for NUL bytes, and searched for host names.
 HEAD_BYTES = 256 << 10
@@ -154,7 +158,7 @@ def _list(folder: str) -> _Listing:
                 out.dirs.append(e.name)
             elif e.is_file():
                 out.files.append(e.name)
-                if is_log_name(e.name):
+                if is_log_name(e.name) or is_evidence_name(e.name):
                     out.logs.append(e.name)
             elif is_log_name(e.name):
                 broken = e.is_symlink() and not os.path.exists(path)

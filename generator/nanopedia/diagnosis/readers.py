@@ -5,7 +5,6 @@ each read with its size capped before a byte is parsed; the readers themselves t
 
 from __future__ import annotations
 
-import os
 import re
 from dataclasses import dataclass, field
 from pathlib import PurePath
@@ -86,11 +85,3 @@ class Found:
     def report(self) -> flight.Report | None:
         return flight.analyse(self.dumps) if self.dumps else None
 
-
-def below(folder: str) -> list[str]:
-    """The error files and dumps below a run folder, in path order (symlinks not followed)."""
-    out = []
-    for here, dirs, files in os.walk(folder):
-        dirs.sort()
-        out += [os.path.join(here, f) for f in sorted(files) if is_evidence_name(f)]
-    return out

@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import IO, TYPE_CHECKING, Any, cast
 
-from nanopedia.diagnosis import logs, rank, scan
+from nanopedia.diagnosis import elastic, flight, logs, rank, readers, scan
 from nanopedia.diagnosis.catalogue import EntryView, views
 from nanopedia.diagnosis.error_lines import ErrorLines
 from nanopedia.diagnosis.hosts import HeadHosts, SummaryHosts, first_host, head_hosts
@@ -162,6 +162,7 @@ class Worker:
         used = views(entries)
         self.matcher = scan.Matcher(used)
         self.by_id = {e.id: e for e in used}
+        self.titles = {e.id: e.title for e in used}
         self.options = options
 
     def run(self, job: Job) -> dict[str, Any]:
@@ -179,9 +180,13 @@ class Worker:
         scans: list[scan.FileScan] = []
         skips: list[Skip] = []
         heads: dict[str, HeadHosts] = {}
+        found = readers.Found()
         for file, open_file in files:
             if time.monotonic() > deadline:
                 skips.append(Skip(file, "deadline", SKIP_REASONS["deadline"], name))
+                continue
+            if readers.is_evidence_name(file):
+                self._structured(name, file, open_file, found, tap, skips)
                 continue
             try:
                 with open_file() as stream:
@@ -204,14 +209,47 @@ class Worker:
             except (OSError, EOFError) as err:
                 reason = getattr(err, "strerror", None) or str(err) or type(err).__name__
                 skips.append(Skip(file, "unreadable", reason, name))
-        return self._record(name, layout, scans, skips, heads, tap, summary)
+        scans += [scan.scan_error_file(e, self.matcher, deadline) for e in found.errors]
+        return self._record(name, layout, scans, skips, heads, tap, summary, found)
+
+    def _structured(self, job: str, file: str, open_file: Opener, found: readers.Found,
+                    tap: ErrorLines, skips: list[Skip]) -> None:
+        """An error file or Flight Recorder dump of the job read (its size capped before it is
+        parsed) into `found`; a JSON file that is neither is passed over, a damaged one skipped
+        with its reader's message. An error file's traceback counts for the job's error lines."""
+        limit = elastic.MAX_BYTES if elastic.is_error_file(file) else flight.MAX_BYTES
+        try:
+            with open_file() as stream:
+                data = readers.read_capped(stream, file, limit)
+            what = readers.kind(file, data[: readers.SNIFF_BYTES])
+            if what == "log":
+                return
+            item = elastic.parse(data, file) if what == "elastic" else flight.parse(data, file)
+        except elastic.ReaderError as err:
+            reason = "too-large" if "bytes, more than" in err.message else "unreadable"
+            skips.append(Skip(file, reason, err.message + (f" ({err.hint})" if err.hint else ""),
+                              job))
+            return
+        except (TooLarge, logs.LogTooLarge) as err:
+            skips.append(Skip(file, "too-large", str(err), job))
+            return
+        except (OSError, EOFError) as err:
+            reason = getattr(err, "strerror", None) or str(err) or type(err).__name__
+            skips.append(Skip(file, "unreadable", reason, job))
+            return
+        found.add(item)
+        if isinstance(item, elastic.ErrorFile):
+            tap.start(file)
+            tap.feed(item.traceback.encode("utf-8", "replace") + b"\n")
+            tap.finish()
 
     def _record(self, name: str, layout: str, scans: list[scan.FileScan], skips: list[Skip],
                 heads: dict[str, HeadHosts], tap: ErrorLines,
-                summary: SummaryHosts) -> dict[str, Any]:
+                summary: SummaryHosts, found: readers.Found | None = None) -> dict[str, Any]:
         from nanopedia.diagnosis.report import with_answers
 
-        result = rank.diagnose(scans)
+        found = found or readers.Found()
+        result = rank.diagnose(scans, found.errors, found.report(), self.titles)
         out = with_answers(result, self.by_id, self.options.base_url, self.options.top or None)
         for row in out["matches"]:
             row["evidence_count"] = len(row["evidence"])
@@ -221,8 +259,9 @@ class Worker:
                 ev["text"] = ev["text"][:EVIDENCE_CHARS]
         verdict = next((c for c in result.matches if not c.benign), None)
         best = next((m for m in out["matches"] if verdict and m["id"] == verdict.id), None)
-        status = "matched" if verdict else "skipped" if not scans else \
-            "unmatched" if tap.counts else "clean"
+        findings = bool(result.flight_report and result.flight_report.findings)
+        status = "matched" if verdict else "skipped" if not scans and not found.dumps else \
+            "unmatched" if tap.counts or findings else "clean"
         host, how = first_host(out["initiating"], result.initiating_rank, heads,
                                summary.by_rank) if verdict else (None, None)
         named: set[str] = set().union(*(h.hosts for h in heads.values()))
