@@ -108,7 +108,8 @@ if __name__ == "__main__":
 '''
 
 
-def torchrun(args: list[str], env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+def torchrun(args: list[str], env: dict[str, str] | None = None
+             ) -> subprocess.CompletedProcess[str]:
     exe = Path(sys.executable).with_name("torchrun")
     return subprocess.run([str(exe), "--nproc_per_node", "2", *args], capture_output=True,
                           text=True, env={**os.environ, **(env or {})}, timeout=300)

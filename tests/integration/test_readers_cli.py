@@ -1,0 +1,160 @@
+"""`diagnose` and `triage` on the structured evidence torch writes: the real torchelastic error
+files and Flight Recorder dumps of tests/logs/elastic and tests/logs/flight, and hostile ones
+(a pickle, a damaged or huge file) that fail with a located E050 in bounded time."""
+
+from __future__ import annotations
+
+import json
+import os
+import pickle
+import shutil
+import time
+from pathlib import Path
+from typing import Any
+
+from conftest import ROOT
+
+from nanopedia.diagnosis import triage
+
+ELASTIC = ROOT / "tests" / "logs" / "elastic"
+FLIGHT = ROOT / "tests" / "logs" / "flight"
+
+
+def _copy(src: Path, dest: Path) -> Path:
+    shutil.copytree(src, dest)
+    return dest
+
+
+def test_a_run_folder_with_only_an_error_file_is_diagnosed(cli: Any, tmp_path: Path) -> None:
+    run = _copy(ELASTIC / "one-error", tmp_path / "run")
+    got = cli("diagnose", str(run))
+    assert got.code == 0, got.err
+    lines = got.out.splitlines()
+    assert lines[0].startswith("verdict: shape-mismatch: ")
+    assert lines[2].startswith(f"  first failure: rank 1 at {run}/attempt_0/1/error.json:")
+    assert "(earliest torchelastic error file: " in lines[2]
+    assert "torchelastic error files (earliest first):" in lines
+    assert "     RuntimeError: mat1 and mat2 shapes cannot be multiplied (2x3 and 2x3)" in lines
+
+
+def test_the_error_files_timestamps_decide_the_first_failure(cli: Any) -> None:
+    files = sorted(str(p) for p in (ELASTIC / "two-errors").rglob("error.json"))
+    assert files[0].endswith("/0/error.json")  # rank 0 given first
+    got = cli("diagnose", "--format", "json", *files)
+    out = json.loads(got.out)
+    assert out["initiating_rank"] == 1
+    assert out["initiating"]["file"].endswith("/1/error.json")
+    assert out["initiating_reason"].startswith("earliest torchelastic error file: ")
+    assert "; next: rank 0 at " in out["initiating_reason"]
+    assert [(e["rank"], e["attempt"]) for e in out["error_files"]] == [(0, 0), (1, 0)]
+    assert out["error_files"][0]["timestamp"] > out["error_files"][1]["timestamp"]
+    assert out["flight_recorder"] is None
+
+
+def test_triage_of_the_issues_run_is_no_longer_clean(tmp_path: Path) -> None:
+    run = _copy(ELASTIC / "one-error", tmp_path / "run")
+    (job,) = triage.triage([run]).jobs
+    assert (job["status"], job["verdict"], job["initiating_rank"]) == ("matched",
+                                                                        "shape-mismatch", 1)
+    assert [e["rank"] for e in job["error_files"]] == [1]
+
+
+def test_an_unknown_error_in_an_error_file_is_a_gap_not_a_clean_job(tmp_path: Path) -> None:
+    folder = tmp_path / "run" / "attempt_0" / "2"
+    folder.mkdir(parents=True)
+    (folder / "error.json").write_text(json.dumps({"message": {
+        "message": "FrobnicatorError: the frobnicator stalled",
+        "extraInfo": {"py_callstack": "Traceback (most recent call last):\n"
+                      "FrobnicatorError: the frobnicator stalled\n", "timestamp": "1796483106"}}}))
+    (job,) = triage.triage([tmp_path / "run"]).jobs
+    assert (job["status"], job["verdict"]) == ("unmatched", None)
+    assert any("FrobnicatorError" in row["text"] for row in job["error_lines"])
+
+
+def test_flight_recorder_findings_in_text_markdown_and_json(cli: Any) -> None:
+    dumps = [str(FLIGHT / "skip" / f"rank{r}.json") for r in (0, 1)]
+    text = cli("diagnose", *dumps)
+    assert text.code == 0  # a finding that names an entry is a diagnosis
+    assert "flight recorder (2 dumps, ranks 0,1):" in text.out
+    assert ("   process group 0 (default_pg): rank 1 behind: never entered collective #3 "
+            "(all_reduce [[4]]) that rank 0 entered") in text.out
+    assert "     see training-hang-no-error: " in text.out
+    md = cli("diagnose", "--format", "markdown", *dumps).out
+    assert "[`training-hang-no-error`](" in md
+    out = json.loads(cli("diagnose", "--json", str(FLIGHT / "mismatch" / "rank0.json"),
+                         str(FLIGHT / "mismatch" / "rank1.json")).out)
+    (f,) = out["flight_recorder"]["findings"]
+    assert (f["kind"], f["seq"], f["ranks"], f["found"], f["entry"]) == (
+        "mismatch", 3, [1], ["broadcast [[4]]"], "collective-mismatch-desync")
+    assert f["url"].endswith("entries/collective-mismatch-desync.html")
+
+
+def test_triage_records_validate_with_the_readers_fields(tmp_path: Path) -> None:
+    from integration.test_triage import _validate
+
+    _copy(ELASTIC / "two-errors", tmp_path / "a")
+    _copy(FLIGHT / "size", tmp_path / "b")
+    out = triage.triage([tmp_path]).as_json()
+    schema = json.loads(triage.SCHEMA.read_text())
+    assert _validate(out, schema, schema["$defs"], "$") == []
+    by_job = {Path(j["job"]).name: j for j in out["jobs"]}
+    (f,) = by_job["b"]["flight_recorder"]["findings"]
+    assert (f["kind"], f["found"]) == ("mismatch", ["all_reduce [[8]]"])
+    assert by_job["a"]["initiating_rank"] == 1
+
+
+# --- hostile inputs ------------------------------------------------------------------------------
+
+
+def test_a_pickle_given_as_a_dump_is_refused_unread(cli: Any, tmp_path: Path) -> None:
+    marker = tmp_path / "ran"
+    dump = tmp_path / "nccl_trace_rank_0"
+    # A pickle that would create `marker` if anything loaded it.
+    dump.write_bytes(pickle.dumps(_Boom(str(marker))))
+    got = cli("diagnose", str(dump))
+    assert got.code == 2
+    assert f"{dump}: error[E050]: a Python pickle, not a JSON Flight Recorder dump" in got.err
+    assert "hint: write each rank's dump as JSON" in got.err
+    assert not marker.exists()
+
+
+class _Boom:
+    def __init__(self, path: str) -> None:
+        self.path = path
+
+    def __reduce__(self) -> tuple[Any, tuple[str]]:
+        return (open, (self.path, "w"))
+
+
+def test_damaged_and_huge_files_fail_together_located(cli: Any, tmp_path: Path) -> None:
+    bad = tmp_path / "run" / "attempt_0" / "1" / "error.json"
+    bad.parent.mkdir(parents=True)
+    bad.write_text('{"message": {"message": "x", ')
+    huge = tmp_path / "rank3.json"
+    with open(huge, "wb") as f:
+        f.write(b'{"pg_config": {}, "entries": [')
+        f.truncate(65 << 20)  # sparse: larger than any dump is read to
+    start = time.monotonic()
+    got = cli("diagnose", str(bad), str(huge))
+    assert time.monotonic() - start < 10
+    assert got.code == 2
+    assert f"{bad}: error[E050]: not valid JSON at line 1, column 30" in got.err
+    assert f"{huge}: error[E050]: more than 67,108,864 bytes" in got.err
+
+
+def test_triage_skips_a_damaged_error_file_by_name(tmp_path: Path) -> None:
+    bad = tmp_path / "run" / "attempt_0" / "1" / "error.json"
+    bad.parent.mkdir(parents=True)
+    bad.write_bytes(b"\x00" * 100)
+    (tmp_path / "run" / "attempt_0" / "1" / "stderr.log").write_text("step 1\n")
+    (job,) = triage.triage([tmp_path / "run"]).jobs
+    (skip,) = job["skipped"]
+    assert (skip["path"], skip["reason"]) == (str(bad), "unreadable")
+    assert "not valid JSON" in skip["detail"]
+
+
+def test_a_folder_without_anything_to_read_is_a_usage_error(cli: Any, tmp_path: Path) -> None:
+    (tmp_path / "empty").mkdir()
+    got = cli("diagnose", str(tmp_path / "empty"))
+    assert got.code == 2 and "no logs, torchelastic error files or Flight Recorder" in got.err
+    assert os.listdir(tmp_path / "empty") == []
