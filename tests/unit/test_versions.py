@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from nanopedia.diagnosis import versions
-from nanopedia.model import AffectedSystem, Range
+from nanopedia.diagnosis.catalogue import EntryView, RangeView, SystemView
+from nanopedia.model import Range
 
 #: A line of each dump people paste, and the (package, version) it shows.
 LINES = [
@@ -74,22 +75,22 @@ def test_ranges_are_compared_as_pep_440_versions(version: str, introduced: str,
     assert versions.in_range(version, introduced, fixed) is inside
 
 
-def _system(package: str | None, *spans: tuple[str, str | None]) -> AffectedSystem:
-    return AffectedSystem(name="PyTorch", package=package,
-                          affected=[Range(introduced=i, fixed=f) for i, f in spans])
+def _system(package: str, *spans: tuple[str, str | None]) -> SystemView:
+    ranges = [Range(introduced=i, fixed=f) for i, f in spans]
+    return SystemView("PyTorch", package, tuple(RangeView(r.introduced, r.fixed, r.words())
+                                                 for r in ranges))
 
 
-class _Entry:
-    def __init__(self, *systems: AffectedSystem) -> None:
-        self.affected_systems = list(systems)
+def _entry(*systems: SystemView) -> EntryView:
+    return EntryView("e", "E", (), (), (), systems)
 
 
 def test_fits_say_in_or_outside_for_each_system_with_a_package_the_log_shows() -> None:
     seen = versions.find(["PyTorch version: 2.4.0", "[pip3] Huggingface_Hub==0.24.5"], "job.log")
-    entry = _Entry(_system("torch", ("2.1", "2.3"), ("2.4.0", None)),
-                   _system("torch", ("0", "2.4")), _system(None),
-                   _system("deepspeed", ("0", None)), _system("huggingface_hub", ("0.25", None)))
-    got = versions.fits(seen, entry)  # type: ignore[arg-type]
+    entry = _entry(_system("torch", ("2.1", "2.3"), ("2.4.0", None)),
+                   _system("torch", ("0", "2.4")), _system("deepspeed", ("0", None)),
+                   _system("huggingface_hub", ("0.25", None)))
+    got = versions.fits(seen, entry)
     assert [(f.package, f.affected, f.ranges) for f in got] == [
         ("torch", True, "2.1 to before 2.3; from 2.4.0"), ("torch", False, "before 2.4"),
         ("huggingface-hub", False, "from 0.25")]
