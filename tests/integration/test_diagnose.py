@@ -5,6 +5,7 @@ from __future__ import annotations
 import gzip
 import io
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -189,3 +190,35 @@ def test_ranks_of_thousands_of_digits_are_no_ranks(cli, tmp_path: Path) -> None:
     run = cli("diagnose", "--json", str(log))
     assert run.code == 0 and "Traceback" not in run.err
     assert json.loads(run.out)["matches"][0]["evidence"][0]["rank"] is None
+
+
+def test_stdin_that_stays_open_ends_at_the_deadline(tmp_path: Path) -> None:
+    """D09: a `tail -f` piped in never closes; diagnose reads until --deadline, then diagnoses
+    what came and says the input was still open."""
+    import time
+
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "generator")}
+    start = time.monotonic()
+    with subprocess.Popen(
+            [sys.executable, "-m", "nanopedia", "diagnose", "-", "--deadline", "2",
+             "--entries", str(ROOT / "entries")],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            env=env) as proc:
+        assert proc.stdin is not None
+        proc.stdin.write(b"[rank0]: RuntimeError: CUDA error: device-side assert triggered\n")
+        proc.stdin.flush()  # and left open
+        out, err = _wait(proc, 60)
+    assert time.monotonic() - start < 60
+    assert "cuda-device-side-assert" in out.decode()
+    assert "still open at the deadline (--deadline 2)" in err.decode()
+
+
+def _wait(proc: subprocess.Popen[bytes], timeout: float) -> tuple[bytes, bytes]:
+    """The output of a process whose stdin stays open, once it has exited by itself."""
+    try:
+        proc.wait(timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        pytest.fail("diagnose kept reading an open stdin past its deadline")
+    assert proc.stdout is not None and proc.stderr is not None
+    return proc.stdout.read(), proc.stderr.read()

@@ -547,3 +547,29 @@ def test_cli_usage_errors(cli, tmp_path: Path, cached_entries: None,
         cli("triage", "--max-file-bytes", "lots", log)
     assert exited.value.code == 2 and "not a size: 'lots'" in capsys.readouterr().err
     assert triage_report.size(1_700) == "1.7 kB"
+
+
+# --- no read waits past a deadline (#38) ---------------------------------------------------------
+
+
+def test_a_log_swapped_for_a_fifo_after_listing_is_skipped_not_waited_on(
+        tmp_path: Path, entries: list[Any]) -> None:
+    """T18: the file was regular when its folder was listed; opened, it is a FIFO no one
+    writes to. A plain `open` would wait for a writer for ever."""
+    import threading
+
+    from nanopedia.diagnosis.workers import Worker
+
+    fifo = tmp_path / "z-late.log"
+    os.mkfifo(fifo)
+    done: list[dict[str, Any]] = []
+    worker = Worker(entries, triage.Options(deadline=5))
+    thread = threading.Thread(target=lambda: done.append(
+        worker.run(Job("job", "folder", (str(fifo),)))), daemon=True)
+    thread.start()
+    thread.join(10)
+    if thread.is_alive():  # unblock the reader so the test run can end, then fail
+        os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+        thread.join(5)
+        pytest.fail("triage blocked opening a FIFO")
+    assert [(s["path"], s["reason"]) for s in done[0]["skipped"]] == [(str(fifo), "not-regular")]

@@ -53,6 +53,10 @@ def run_diagnose(args: argparse.Namespace) -> int:
         shown = _progress(name, size) if bar and size else None
         try:
             scans.append(scan.scan_file(raw, matcher, deadline, shown, args.jobs, name))
+            if scans[-1].open_at_deadline:
+                print(f"nanopedia: warning: {report.shorten(name, 200)}: still open at the "
+                      f"deadline (--deadline {args.deadline:g}); diagnosed the "
+                      f"{scans[-1].lines:,} line(s) read before it", file=sys.stderr)
         except scan.DiagnoseTimeout as err:
             fail(name, "E050", f"diagnosis stopped after {time.monotonic() - start:.1f} s "
                  f"(--deadline {args.deadline:g}): {err}", "raise --deadline or fix that pattern")

@@ -10,11 +10,16 @@ map (`mapped`, the same buffers as `streamed`).
 
 from __future__ import annotations
 
+import errno
 import gzip
+import io
 import mmap
 import os
 import re
+import select
+import stat
 import sys
+import time
 import zlib
 from collections.abc import Iterator
 from typing import IO, cast
@@ -25,23 +30,169 @@ BUFFER_BYTES = 8 << 20
 MAX_LINE_BYTES = 1 << 20
 
 
-def open_log(path: str) -> tuple[IO[bytes], IO[bytes]]:
+def open_log(path: str, deadline: float | None = None,
+             pipes: bool = False) -> tuple[IO[bytes], IO[bytes]]:
     """The log's bytes and the raw file under them (its position drives the progress bar).
 
-    `-` is stdin; gzip is recognised by its magic number, not by the file name.
+    `-` is stdin; gzip is recognised by its magic number, not by the file name. A path is opened
+    by `open_regular`, so a FIFO never blocks the open; with `pipes`, a pipe (`<(zcat log)`) is
+    read like stdin, each read waiting no later than `deadline` (`Waiting`); without, it is
+    refused (`NotRegular`).
     """
-    raw: IO[bytes] = sys.stdin.buffer if path == "-" else open(path, "rb")  # noqa: SIM115
+    raw: IO[bytes]
+    if path == "-":
+        raw = _stdin(deadline)
+    else:
+        fd = _open_fd(path)
+        try:
+            mode = os.fstat(fd).st_mode
+            if stat.S_ISDIR(mode):
+                raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), path)
+            if not pipes and not stat.S_ISREG(mode):
+                raise NotRegular(errno.EINVAL, NOT_REGULAR, path)
+        except BaseException:
+            os.close(fd)
+            raise
+        if stat.S_ISREG(mode):
+            os.set_blocking(fd, True)
+            raw = os.fdopen(fd, "rb")
+        else:
+            raw = cast(IO[bytes], Waiting(fd, deadline, owned=True))
     head = raw.peek(2)[:2] if hasattr(raw, "peek") else b""
     if head != b"\x1f\x8b":
         return raw, raw
+    unpacked = cast(IO[bytes], gzip.GzipFile(fileobj=raw, mode="rb"))
     if path == "-":
-        piped = cast(IO[bytes], gzip.GzipFile(fileobj=raw, mode="rb"))
-        return cast(IO[bytes], Capped(piped, None)), raw
-    raw.close()
-    unpacked = gzip.GzipFile(path, "rb")  # owns (and closes) its file, unlike fileobj=
-    size = os.path.getsize(path)
-    capped = Capped(cast(IO[bytes], unpacked), size)
-    return cast(IO[bytes], capped), cast(IO[bytes], unpacked.fileobj)
+        return cast(IO[bytes], Capped(unpacked, None)), raw
+    packed = os.fstat(raw.fileno()).st_size if isinstance(raw, io.BufferedReader) else None
+    return cast(IO[bytes], Capped(unpacked, packed, raw)), raw
+
+
+NOT_REGULAR = "not a regular file (a pipe, socket or device)"
+
+
+class NotRegular(OSError):
+    """A path that is not a regular file where only one is read (triage's logs)."""
+
+
+def open_regular(path: str) -> IO[bytes]:
+    """A regular file opened for reading, or `NotRegular`: the open itself never waits (a FIFO
+    swapped in after its folder was listed would block a plain `open` until a writer comes)."""
+    fd = _open_fd(path)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise NotRegular(errno.EINVAL, NOT_REGULAR, path)
+        os.set_blocking(fd, True)
+    except BaseException:
+        os.close(fd)
+        raise
+    return os.fdopen(fd, "rb")
+
+
+def _open_fd(path: str) -> int:
+    return os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+
+
+def _stdin(deadline: float | None) -> IO[bytes]:
+    """Standard input, read through `Waiting` when it is a real file descriptor (a test's
+    replacement without one is read as it is)."""
+    try:
+        fd = sys.stdin.buffer.fileno()
+    except (AttributeError, OSError, ValueError):
+        return sys.stdin.buffer
+    if stat.S_ISREG(os.fstat(fd).st_mode):
+        return sys.stdin.buffer  # `< file`: it ends
+    return cast(IO[bytes], Waiting(fd, deadline, owned=False))
+
+
+class Waiting:
+    """A pipe, FIFO or terminal read until its end or until `deadline` (a `time.monotonic()`
+    value), whichever comes first: every read waits in `select`, so a writer that keeps the pipe
+    open and silent (`tail -f`, `kubectl logs -f`) cannot hold a scan past its deadline. Ending at
+    the deadline sets `timed_out`; what was read before is scanned as the whole input."""
+
+    def __init__(self, fd: int, deadline: float | None, owned: bool) -> None:
+        self.fd, self.deadline, self.owned = fd, deadline, owned
+        self.pending = b""
+        self.timed_out = False
+        self.ended = False
+
+    def _wait(self, timeout: float | None) -> bool:
+        if self.deadline is not None:
+            left = self.deadline - time.monotonic()
+            if left <= 0:
+                if timeout != 0:
+                    self.timed_out = True
+                return False
+            timeout = left if timeout is None else min(timeout, left)
+        ready = select.select([self.fd], [], [], timeout)[0]
+        if not ready and timeout != 0:
+            self.timed_out = True
+        return bool(ready)
+
+    def _read_once(self, into: memoryview, timeout: float | None) -> int:
+        """Bytes read into `into`, 0 at the end, -1 when nothing came in `timeout`."""
+        if self.ended:
+            return 0
+        while self._wait(timeout):
+            try:
+                got = os.readv(self.fd, [into])
+            except BlockingIOError:
+                continue
+            if got == 0:
+                self.ended = True
+            return got
+        return -1
+
+    def readinto(self, into: memoryview) -> int:
+        """At least one byte (waiting for it), then whatever is ready at once, up to `len(into)`:
+        a fast pipe fills large buffers, a slow one is scanned as it comes."""
+        n = min(len(self.pending), len(into))
+        if n:
+            into[:n] = self.pending[:n]
+            self.pending = self.pending[n:]
+            return n
+        got = self._read_once(into, None)
+        if got <= 0:
+            return 0
+        while got < len(into) and (more := self._read_once(into[got:], 0)) > 0:
+            got += more
+        return got
+
+    def read(self, size: int = -1) -> bytes:
+        out = bytearray(size if size >= 0 else BUFFER_BYTES)
+        parts = []
+        while True:
+            got = self.readinto(memoryview(out))
+            parts.append(bytes(out[:got]))
+            if got == 0 or size >= 0:
+                return b"".join(parts)
+
+    def peek(self, size: int = 1) -> bytes:
+        while len(self.pending) < size:
+            chunk = bytearray(size - len(self.pending))
+            got = self._read_once(memoryview(chunk), None)
+            if got <= 0:
+                break
+            self.pending += bytes(chunk[:got])
+        return self.pending
+
+    def fileno(self) -> int:
+        return self.fd
+
+    def tell(self) -> int:
+        return 0
+
+    def close(self) -> None:
+        if self.owned and self.fd >= 0:
+            os.close(self.fd)
+            self.fd = -1
+
+    def __enter__(self) -> Waiting:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
 
 
 #: A gzip log may unpack to this many times its size, and to at least `UNPACKED_FLOOR` bytes:
@@ -70,8 +221,9 @@ class Capped(Stream):
     """A gzip stream that stops with `LogTooLarge` past its unpacking limit; a corrupt stream
     raises `OSError` (never `zlib.error`), so the CLI names the file instead of crashing."""
 
-    def __init__(self, stream: IO[bytes], packed: int | None) -> None:
-        self.stream = stream
+    def __init__(self, stream: IO[bytes], packed: int | None,
+                 under: IO[bytes] | None = None) -> None:
+        self.stream, self.under = stream, under
         self.limit = max(UNPACKED_FLOOR, UNPACKED_RATIO * (packed or 0))
         self.read_bytes = 0
 
@@ -90,10 +242,12 @@ class Capped(Stream):
         return self
 
     def __exit__(self, *_: object) -> None:
-        self.stream.close()
+        self.close()
 
     def close(self) -> None:
         self.stream.close()
+        if self.under is not None:  # `GzipFile(fileobj=)` leaves its file open
+            self.under.close()
 
 
 #: One buffer: the first `length` bytes of `data` are whole lines.

@@ -31,10 +31,12 @@ from nanopedia.diagnosis.lines import (
 from nanopedia.diagnosis.logs import (
     BUFFER_BYTES,
     Buffer,
+    Waiting,
     buffers,
     mapped,
     newlines,
     open_log,
+    open_regular,
     segments,
     streamed,
 )
@@ -124,6 +126,8 @@ class FileScan:
     """Number of (decompressed) bytes read."""
     ranks: tuple[int, ...] = ()
     """Ranks the launcher's `global_ranks=[...]` lines say this log speaks for."""
+    open_at_deadline: bool = False
+    """A pipe (stdin) was still open, silent, at the deadline: only what came before was read."""
 
 
 class DiagnoseTimeout(Exception):
@@ -221,9 +225,15 @@ def scan(
     progress: Callable[[int], None] | None = None,
     buffer_bytes: int = BUFFER_BYTES,
 ) -> FileScan:
-    """Match every fingerprint against one log; `deadline` is a `time.monotonic()` value."""
-    part = _scan_part(buffers(stream, buffer_bytes), name, matcher, deadline, progress)
-    return _merge(name, [part], matcher)
+    """Match every fingerprint against one log; `deadline` is a `time.monotonic()` value.
+
+    A pipe that stays open past the deadline (`logs.Waiting`) ends the input there: what came
+    before it is the log, and the scan says so (`open_at_deadline`)."""
+    def waited() -> bool:
+        return bool(getattr(stream, "timed_out", False))
+
+    part = _scan_part(buffers(stream, buffer_bytes), name, matcher, deadline, progress, waited)
+    return replace(_merge(name, [part], matcher), open_at_deadline=waited())
 
 
 @dataclass(slots=True)
@@ -245,6 +255,7 @@ def _scan_part(
     matcher: Matcher,
     deadline: float | None,
     progress: Callable[[int], None] | None,
+    waited: Callable[[], bool] = lambda: False,
     before: bytes = b"",
 ) -> _Part:
     """One stretch of whole lines scanned; `before` is the text preceding it (for timestamps).
@@ -323,7 +334,7 @@ def _scan_part(
         tail = bytes(view[-TIMESTAMP_WINDOW:])
         if progress:
             progress(total)
-        if deadline is not None and time.monotonic() > deadline:
+        if deadline is not None and time.monotonic() > deadline and not waited():
             raise DiagnoseTimeout(matcher.slowest(bytes(view[: 1 << 20])), name)
     evidence.sort(key=lambda e: e.line)
     return _Part(evidence, counts, roots, rank_lines, ranks, line_base, total)
@@ -399,9 +410,9 @@ def scan_file(
     the same on any machine. Gzip and standard input are one stream, read in one pass.
     """
     name = name or path
-    stream, under = open_log(path)
+    stream, under = open_log(path, deadline, pipes=True)
     with stream:
-        if stream is not under or path == "-":
+        if stream is not under or path == "-" or isinstance(under, Waiting):
             shown = (lambda _: progress(under.tell())) if progress and path != "-" else None
             return scan(stream, name, matcher, deadline, shown)
         cuts = segments(stream, os.fstat(stream.fileno()).st_size)
@@ -448,10 +459,10 @@ def _scan_segment(
     """Bytes `start` to `end` of a plain log, the bytes before them giving its first lines their
     timestamps; a worker `read`s them from a memory map (`mapped`), the CLI's own process streams
     them."""
-    with open(path, "rb") as file:
+    with open_regular(path) as file:
         file.seek(max(0, start - TIMESTAMP_WINDOW))
         before = file.read(start - file.tell())
-        return _scan_part(read(file, start, end), name, matcher, deadline, None, before)
+        return _scan_part(read(file, start, end), name, matcher, deadline, None, before=before)
 
 
 def _pool_segment(work: tuple[str, str, int, int, float | None]) -> _Part:

@@ -133,7 +133,7 @@ def _open(path: str, limit: int) -> IO[bytes]:
     """`logs.open_log`, refusing at once a plain file larger than `limit` (a gzip file is
     measured as it unpacks)."""
     if limit and os.path.getsize(path) > limit:
-        with open(path, "rb") as raw:
+        with logs.open_regular(path) as raw:
             if raw.read(2) != b"\x1f\x8b":
                 raise TooLarge(f"{os.path.getsize(path):,} bytes, more than {limit:,} "
                                "(--max-file-bytes)")
@@ -204,6 +204,8 @@ class Worker:
                     tap.finish()
             except (TooLarge, logs.LogTooLarge) as err:
                 skips.append(Skip(file, "too-large", str(err), name))
+            except logs.NotRegular:  # swapped for a FIFO or a device after it was listed
+                skips.append(Skip(file, "not-regular", SKIP_REASONS["not-regular"], name))
             except scan.DiagnoseTimeout:
                 skips.append(Skip(file, "deadline", SKIP_REASONS["deadline"], name))
             except (OSError, EOFError) as err:
