@@ -187,3 +187,34 @@ def test_the_selected_result_stays_selected_when_the_index_completes(
     page.wait_for_function(f"() => document.querySelectorAll('form[data-page] .search-entry')"
                            f".length === {min(found, 100)}")
     assert not watched_page.console_errors
+
+
+@pytest.mark.parametrize("query", ["struct", "constructor", "__proto__", "hasOwnProperty"])
+def test_words_that_name_object_properties_are_ordinary_queries(
+        query: str, repo_zip: Path, watched_page: Any) -> None:
+    """B04: the words a hit matched are kept in a map; `constructor` (which `struct` finds in
+    `struct c10::BFloat16` entries) must be a word there, not Object's own property."""
+    page = watched_page.page
+    page.goto((repo_zip / "search.html").as_uri() + "?q=" + query)
+    status = page.locator(".search-status").first
+    page.wait_for_function("s => !/Loading/.test(s.textContent) && s.textContent",
+                           arg=status.element_handle())
+    assert re.match(r"(\d+ entr(y|ies) found|No entry)", status.inner_text()), status.inner_text()
+    watched_page.assert_clean()
+
+
+def test_one_huge_pasted_token_does_not_hold_the_page(repo_zip: Path, watched_page: Any) -> None:
+    """B11: a 60,000-character token (a base64 blob from a log) in the header box: no task of
+    the page's main thread takes 2 s or more."""
+    page = watched_page.page
+    page.goto((repo_zip / "index.html").as_uri())
+    page.fill(BOX, "nccl")
+    page.locator("form[data-index-state=complete]").first.wait_for(state="attached")
+    page.evaluate("""() => { window.__tasks = []; new PerformanceObserver(list =>
+        list.getEntries().forEach(e => window.__tasks.push(e.duration)))
+        .observe({type: 'longtask'}); }""")
+    page.fill(BOX, "QmFzZTY0" * 7500, timeout=20_000)
+    page.locator(f"{BOX} ~ [role=listbox] .search-all").first.wait_for(timeout=20_000)
+    page.evaluate("() => new Promise(r => setTimeout(r, 300))")  # the rest of the results
+    assert max(page.evaluate("window.__tasks"), default=0) < 2000
+    watched_page.assert_clean()

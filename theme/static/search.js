@@ -44,6 +44,10 @@
   /* Results shown at once; the rest follow in the next task, after the first ones are drawn. */
   var FIRST = 12;
   var SNIPPET = 180;
+  /* Words longer than this are matched exactly or as a prefix, never fuzzily. */
+  var FUZZY_MAX = 40;
+  /* Characters of a query searched: a paste past them (a whole log) adds nothing but time. */
+  var QUERY_MAX = 4096;
 
   var engine = null;
   var pending = [];
@@ -86,8 +90,12 @@
       boost: BOOST,
       combineWith: combineWith,
       prefix: function (term) { return term.length > 1; },
-      /* One typo; a swap of two letters counts as two edits, allowed in words of 8 or more. */
-      fuzzy: function (term) { return term.length < 4 ? 0 : (term.length < 8 ? 1 : 2); }
+      /* One typo; a swap of two letters counts as two edits, allowed in words of 8 or more.
+         None in a word longer than FUZZY_MAX (a pasted hash or base64 blob): MiniSearch's
+         fuzzy search fills a matrix of the word's length squared. */
+      fuzzy: function (term) {
+        return term.length < 4 || term.length > FUZZY_MAX ? 0 : (term.length < 8 ? 1 : 2);
+      }
     };
   }
   /* For tests/js/search_index.test.js, which searches with the page's own options. */
@@ -402,7 +410,7 @@
 
   /* The matched words of a scanned hit, as MiniSearch reports them (term to fields). */
   function scanMatch(eng, hit) {
-    var match = {};
+    var match = Object.create(null);  /* a word such as `constructor` is no inherited key */
     eng.data.fields.forEach(function (f, k) {
       if (!eng.boosts[k]) return;
       var v = field(eng, hit.at, f);
@@ -464,6 +472,7 @@
      the scan's) hits; all words must match, and when none does, any word may. */
   function query(eng, text) {
     var hits;
+    text = text.slice(0, QUERY_MAX);
     if (eng.complete) {
       hits = fullSearch(eng, text, 'AND');
       if (!hits.length) hits = fullSearch(eng, text, 'OR');
@@ -515,7 +524,7 @@
    * both match the query word `dtype` and count as one.
    */
   function countTerms(text, terms, queryTerms) {
-    var seen = {};
+    var seen = Object.create(null);
     var n = 0;
     text.split(SEPARATOR).forEach(function (part, i) {
       var word = part.toLowerCase();
