@@ -68,6 +68,55 @@ def test_nested_repetition(pattern: str, slow: bool) -> None:
     assert (portable.backtracking_error(pattern) is not None) is slow
 
 
+#: E04: linear in RE2, polynomial in V8 (each took 11-21 s on one line of about 1,000
+#: characters): runs of unbounded repetitions of shared characters, refused like nesting. Two
+#: after fixed text cost only a square and stay, as shipped entries have them.
+ADJACENT = [
+    ("worker \\w+\\w+\\w+\\w+ died", True),
+    ("rank\\s*\\s*\\s*\\s*\\d+ crashed hard", True),
+    ("oops [a-z]*[a-y]*[b-z]*[a-x]*!", True),
+    ("ver \\d*\\.?\\d*\\.?\\d*\\.?\\d*\\.?\\d*X", True),
+    ("\\w+\\w+ died", True),  # nothing before the run: every start of the line is a factor
+    ("a|\\s*\\s*x", True),
+    ("x(?:\\d+\\d*\\d+)y", True),
+    ("\\bloss['\"]?\\s*[:=]?\\s*nan\\b", False),
+    ("its \\d+\\w* output", False),
+    ("(?:\\d+\\.)?\\d+ms", False),
+    ("\\w+ but found \\w+", False),
+    ("a\\d+[a-z]+\\w+", False),  # \\d and [a-z] share nothing: two runs of one and two
+    ("a.*b.*c", False),
+    ("\\d+\\s+\\d+", False),
+]
+
+
+@pytest.mark.parametrize(("pattern", "slow"), ADJACENT)
+def test_adjacent_repetitions_of_shared_characters(pattern: str, slow: bool) -> None:
+    assert (portable.adjacent_repetition_error(pattern) is not None) is slow
+
+
+def test_check_refuses_the_review_s_polynomial_fingerprints(tmp_corpus: Path, cli) -> None:
+    """E04: the review's four fingerprints (`relsec-inputs/poly-fingerprints-entry.yaml`) in
+    the fixture entry: each an E033 at its own line."""
+    entry = tmp_corpus / "alpha-failure.yaml"
+    text = entry.read_text()
+    at = text.index("\nchecked_with:")
+    added = "".join(
+        f"  - id: poly-{n}\n    pattern: '{pattern}'\n    indicates: supporting\n"
+        f"    cause: cast\n    must_match: ['{example}']\n    must_not_match: ['nothing']\n"
+        for n, (pattern, example) in enumerate([
+            ("worker \\w+\\w+\\w+\\w+ died", "worker abcd died"),
+            ("rank\\s*\\s*\\s*\\s*\\d+ crashed hard", "rank 3 crashed hard"),
+            ("oops [a-z]*[a-y]*[b-z]*[a-x]*!", "oops abc!"),
+            ("ver \\d*\\.?\\d*\\.?\\d*\\.?\\d*\\.?\\d*X", "ver 1.2.3X")]))
+    entry.write_text(text[:at + 1] + added + text[at + 1:])
+    first = text.count("\n", 0, at) + 3  # the pattern line of the first one added
+    run = cli("check", str(entry))
+    assert run.code == 1
+    assert [line.split(":")[1] for line in run.out.splitlines() if "error[E033]" in line] == [
+        str(first + 6 * n) for n in range(4)], run.out
+    assert "backtracks polynomially in the browser" in run.out
+
+
 def test_check_reports_e033_at_the_pattern_line(tmp_corpus: Path, cli) -> None:
     entry = next(p for p in sorted(tmp_corpus.glob("*.yaml")) if p.name != "tags.yaml")
     text = entry.read_text()

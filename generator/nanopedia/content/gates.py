@@ -95,6 +95,7 @@ def browser_slowness(sources: Sequence[Source], reported: Iterable[Problem] = ()
         for i, fp in enumerate(src.entry.fingerprints)
         if portable.portable_error(fp.pattern) is None
         and portable.backtracking_error(fp.pattern) is None
+        and portable.adjacent_repetition_error(fp.pattern) is None
         and Location(src.doc.path, *src.at("fingerprints", i, "pattern")) not in skip
     ]
     if not timed:

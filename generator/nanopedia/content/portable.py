@@ -211,6 +211,113 @@ def backtracking_error(pattern: str) -> str | None:
     return None
 
 
+def adjacent_repetition_error(pattern: str) -> str | None:
+    """Why the pattern could backtrack polynomially in JavaScript, or None.
+
+    Unbounded repetitions of shared characters with nothing between them that must match
+    (`\\w+\\w+\\w+`, `\\s*\\s*\\s*`, `[a-z]*[a-y]*[b-z]*`, `\\d*\\.?\\d*\\.?\\d*`) can split a run
+    of those characters in every way: each one multiplies the time a line that almost matches
+    takes by the run's length, so four of them on a line of 1,000 characters hold the browser for
+    seconds (RE2 stays linear). Three are refused, and two where nothing must match before them
+    (every start of the line is one more factor); two after fixed text (`loss\\s*[:=]?\\s*nan`)
+    cost only the square of one run.
+    """
+    chains: list[list[frozenset[str]]] = [[]]  # per open group: the repetitions in a row
+    leads = [False]  # per open group: its run began with nothing that must match before it
+    fixed_before = False  # something that must match came before (the line's start is no factor)
+    i, n = 0, len(pattern)
+    while i < n:
+        ch = pattern[i]
+        if ch == "(":
+            chains.append([])
+            leads.append(False)
+            i += 3 if pattern.startswith("(?:", i) else 1
+            continue
+        if ch == ")":
+            if len(chains) > 1:
+                chains.pop()
+                leads.pop()
+            chains[-1] = []  # a group is one opaque atom: a run stops at it
+            low, _, i = _quantifier(pattern, i + 1)
+            fixed_before = fixed_before or (low > 0 and len(chains) == 1)
+            continue
+        if ch == "|":
+            chains[-1] = []
+            if len(chains) == 1:
+                fixed_before = False
+            i += 1
+            continue
+        if ch in "^$":
+            i += 1
+            continue
+        if ch == "\\":
+            end = i + (4 if pattern[i + 1 : i + 2] == "x" else 2)
+            if pattern[i + 1 : i + 2] in ("b", "B"):  # zero-width: skipped like an optional atom
+                i = end
+                continue
+        elif ch == "[":
+            end = class_end(pattern, i)
+        else:
+            end = i + 1
+        low, high, after = _quantifier(pattern, end)
+        if high is None:
+            chars = _members(pattern[i:end])
+            run = chains[-1]
+            shared = frozenset.intersection(chars, *run)
+            if not run:
+                leads[-1] = not fixed_before
+            chains[-1] = run = [*run, chars] if shared else \
+                ([run[-1], chars] if run and run[-1] & chars else [chars])
+            if len(run) >= 3 or (len(run) == 2 and leads[-1]):
+                return (f"{len(run)} unbounded repetitions of shared characters follow each other "
+                        f"('{pattern[:after]}', like '\\w+\\w+\\w+'), which backtracks "
+                        "polynomially in the browser")
+        elif low > 0:
+            chains[-1] = []
+        if low > 0 and len(chains) == 1:
+            fixed_before = True
+        i = after
+    return None
+
+
+def _quantifier(pattern: str, i: int) -> tuple[int, int | None, int]:
+    """(least, most or None for unbounded, index past it) of the quantifier at `i`, lazy or
+    not; (1, 1, i) when there is none."""
+    ch = pattern[i : i + 1]
+    if ch in ("*", "+", "?"):
+        low, high, end = {"*": (0, None), "+": (1, None), "?": (0, 1)}[ch] + (i + 1,)
+    elif ch == "{" and is_count(pattern, i):
+        close = pattern.index("}", i)
+        first, comma, second = pattern[i + 1 : close].partition(",")
+        low, end = int(first), close + 1
+        high = int(first) if not comma else (int(second) if second else None)
+    else:
+        return 1, 1, i
+    if pattern[end : end + 1] == "?":
+        end += 1
+    return low, high, end
+
+
+def _after_quantifier(pattern: str, i: int) -> int:
+    return _quantifier(pattern, i)[2]
+
+
+#: Characters an atom is tried on to tell whether two atoms overlap: ASCII and a few others.
+_SAMPLE = [chr(c) for c in range(1, 128)] + ["\u00e9", "\u00a0", "\u4e2d", "\u2028"]
+
+
+def _members(atom: str) -> frozenset[str]:
+    """The sample characters an atom (a literal, an escape, `.` or a class) matches, as
+    JavaScript reads it (ASCII `\\w`, `\\d`)."""
+    import re
+
+    try:
+        regex = re.compile(atom, re.ASCII)
+    except re.error:
+        return frozenset(_SAMPLE)  # unknown: assume it overlaps everything
+    return frozenset(c for c in _SAMPLE if regex.fullmatch(c))
+
+
 def is_open_count(pattern: str, i: int) -> bool:
     """Whether the `{` at `i` opens an unbounded count like `{2,}`."""
     end = pattern.find("}", i)
