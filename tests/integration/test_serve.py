@@ -413,3 +413,71 @@ def test_a_stopped_serve_leaves_no_temporary_site(tmp_path: Path, sig: signal.Si
             process.wait()
         process.stderr.close()
     assert list(scratch.iterdir()) == []
+
+
+# --- #38: what another site's page may read, and connections that never send a request --------
+
+
+@pytest.mark.parametrize(("headers", "status"), [
+    ({"Sec-Fetch-Site": "cross-site"}, 403),
+    ({"Sec-Fetch-Site": "same-site"}, 403),
+    ({"Origin": "http://evil.example"}, 403),
+    ({"Origin": "null"}, 403),
+    ({"Referer": "http://127.0.0.2:{port}/page.html"}, 403),
+    ({"Sec-Fetch-Site": "same-origin", "Referer": "http://127.0.0.1:{port}/index.html"}, 200),
+    ({"Sec-Fetch-Site": "none"}, 200),
+    ({}, 200),
+])
+def test_the_build_state_is_refused_to_other_sites(site: Site, headers: dict[str, str],
+                                                   status: int) -> None:
+    """S04: a page of another origin including `/__live/state.js` as a script would read the
+    build's problems (file paths, messages)."""
+    extra = "".join(f"{k}: {v.format(port=site.port)}\r\n" for k, v in headers.items())
+    raw = (f"GET /__live/state.js?seen=-1 HTTP/1.1\r\nHost: 127.0.0.1:{site.port}\r\n{extra}"
+           "Connection: close\r\n\r\n").encode()
+    answer = ask(site.port, "", raw=raw)
+    assert answer.status == status
+    assert (b"nanopediaLive" in answer.body) is (status == 200)
+
+
+def test_connections_are_bounded_and_idle_ones_dropped(site: Site,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """S05: half-sent requests (slowloris) hold no more than `CONNECTIONS` threads, a silent
+    connection is closed after `IDLE_S`, and a normal request is still answered at once."""
+    import socket
+
+    from nanopedia.commands import serve
+
+    monkeypatch.setattr(serve, "CONNECTIONS", 40)
+    monkeypatch.setattr(serve, "IDLE_GRACE_S", 0.2)
+    before = threading.active_count()
+    half = f"GET /index.html HTTP/1.1\r\nHost: 127.0.0.1:{site.port}\r\n".encode()
+    held = []
+    try:
+        for _ in range(120):
+            conn = socket.create_connection(("127.0.0.1", site.port), timeout=10)
+            conn.sendall(half)
+            held.append(conn)
+        time.sleep(0.5)
+        assert threading.active_count() - before <= 45
+        start = time.monotonic()
+        assert ask(site.port, "/index.html").status == 200
+        assert time.monotonic() - start < 2
+    finally:
+        for conn in held:
+            conn.close()
+
+
+def test_a_silent_connection_is_closed(site: Site, monkeypatch: pytest.MonkeyPatch) -> None:
+    import socket
+
+    from nanopedia.commands import serve
+
+    handler = site.server.httpd.RequestHandlerClass
+    monkeypatch.setattr(handler, "timeout", 0.5)
+    assert serve.IDLE_S <= 60
+    with socket.create_connection(("127.0.0.1", site.port), timeout=10) as conn:
+        conn.sendall(b"GET /index.html HTTP/1.1\r\n")  # and nothing more
+        start = time.monotonic()
+        assert conn.recv(100) == b""  # closed by the server, without an answer
+        assert time.monotonic() - start < 5
