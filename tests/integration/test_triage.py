@@ -573,3 +573,32 @@ def test_a_log_swapped_for_a_fifo_after_listing_is_skipped_not_waited_on(
         thread.join(5)
         pytest.fail("triage blocked opening a FIFO")
     assert [(s["path"], s["reason"]) for s in done[0]["skipped"]] == [(str(fifo), "not-regular")]
+
+
+def test_a_file_link_out_of_the_tree_is_not_read(tmp_path: Path, entries: list[Any]) -> None:
+    """T03: a log name in the store linked to a secret of the host: never read, never quoted."""
+    (tmp_path / "host").mkdir()
+    (tmp_path / "host" / "token.txt").write_text("RuntimeError: SECRET_TOKEN=hunter2\n")
+    job = tmp_path / "store" / "job-17"
+    job.mkdir(parents=True)
+    os.symlink("../../host/token.txt", job / "train.log")
+    _write(job / "other.log", ERROR)
+    result = triage.triage([tmp_path / "store"], entries=entries, jobs=1)
+    assert "hunter2" not in json.dumps(result.as_json())
+    assert [(Path(k["path"]).name, k["reason"]) for k in result.summary["skipped"]["files"]] == [
+        ("train.log", "not-regular")]
+
+
+@pytest.mark.parametrize("pattern", [None, "**/job"])
+def test_a_job_a_thousand_folders_deep_is_found(tmp_path: Path, pattern: str | None) -> None:
+    """T12: the walk is a loop, not recursion (which ended in RecursionError past ~800)."""
+    deep = tmp_path / "store"
+    parts = ["d"] * 1000
+    for i in range(0, 1000, 100):  # mkdir -p in pieces: one path of 2,000 characters is fine
+        (deep.joinpath(*parts[:i + 100])).mkdir(parents=True, exist_ok=True)
+    job = deep.joinpath(*parts, "job")
+    job.mkdir()
+    _write(job / "train.log", ERROR)
+    found = [j for j in find_jobs([deep], pattern) if isinstance(j, Job)]
+    assert [Path(j.files[0]).name for j in found] == ["train.log"]
+    assert found[0].name.count("/d") >= 999

@@ -140,8 +140,9 @@ def _join(folder: str, name: str) -> str:
 
 
 def _list(folder: str) -> _Listing:
-    """A folder's subfolders, log files and odd entries, in natural order (symlinked folders
-    are not followed: no loops)."""
+    """A folder's subfolders, log files and odd entries, in natural order. Symbolic links are
+    not followed, to folders (no loops) nor to files (one could point outside the tree, at a
+    secret of the host, whose lines would be quoted in the report)."""
     out = _Listing()
     try:
         with os.scandir(folder) as it:
@@ -156,15 +157,17 @@ def _list(folder: str) -> _Listing:
         try:
             if e.is_dir(follow_symlinks=False):
                 out.dirs.append(e.name)
-            elif e.is_file():
+            elif e.is_file(follow_symlinks=False):
                 out.files.append(e.name)
                 if is_log_name(e.name) or is_evidence_name(e.name):
                     out.logs.append(e.name)
             elif is_log_name(e.name):
-                broken = e.is_symlink() and not os.path.exists(path)
+                link = e.is_symlink()
+                broken = link and not os.path.exists(path)
                 out.skips.append(Skip(path, "unreadable" if broken else "not-regular",
                                       "a broken symbolic link" if broken
-                                      else SKIP_REASONS["not-regular"]))
+                                      else "a symbolic link (not followed: it may point outside "
+                                      "the folder)" if link else SKIP_REASONS["not-regular"]))
         except OSError as err:
             out.skips.append(Skip(path, "unreadable", err.strerror or str(err)))
     return out
@@ -194,28 +197,46 @@ def _is_run_folder(folder: str, listing: _Listing) -> bool:
         any(os.path.isfile(os.path.join(folder, d, s)) for s in _STD) for d in ranks)
 
 
-def _walk(folder: str) -> Iterator[Job | Skip]:
-    listing = _list(folder)
-    if listing.empty:
-        yield Skip(folder, "empty-folder", SKIP_REASONS["empty-folder"])
-        return
-    yield from listing.skips
-    if _is_run_folder(folder, listing):
-        files, skips = logs_below(folder)
-        yield from (Skip(s.path, s.reason, s.detail, folder) for s in skips)
-        yield Job(folder, "torchrun", tuple(files)) if files else \
-            Skip(folder, "no-logs", SKIP_REASONS["no-logs"])
-        return
-    paths = [_join(folder, f) for f in listing.logs]
-    if any(file_rank(f) is not None for f in listing.logs):
-        yield Job(folder, "ranks", tuple(paths))
-    else:
-        yield from (Job(p, "file", (p,)) for p in paths)
-    for d in listing.dirs:
-        yield from _walk(_join(folder, d))
+def _walk(top: str) -> Iterator[Job | Skip]:
+    """The jobs of a folder and of every folder below it, depth first in natural order (a
+    stack, not recursion: a tree may be thousands of folders deep)."""
+    todo = [top]
+    while todo:
+        folder = todo.pop()
+        listing = _list(folder)
+        if listing.empty:
+            yield Skip(folder, "empty-folder", SKIP_REASONS["empty-folder"])
+            continue
+        yield from listing.skips
+        if _is_run_folder(folder, listing):
+            files, skips = logs_below(folder)
+            yield from (Skip(s.path, s.reason, s.detail, folder) for s in skips)
+            yield Job(folder, "torchrun", tuple(files)) if files else \
+                Skip(folder, "no-logs", SKIP_REASONS["no-logs"])
+            continue
+        paths = [_join(folder, f) for f in listing.logs]
+        if any(file_rank(f) is not None for f in listing.logs):
+            yield Job(folder, "ranks", tuple(paths))
+        else:
+            yield from (Job(p, "file", (p,)) for p in paths)
+        todo += [_join(folder, d) for d in reversed(listing.dirs)]
 
 
-def _walk_pattern(root: str, rel: str, regex: re.Pattern[str]) -> Iterator[Job | Skip]:
+def _walk_pattern(root: str, regex: re.Pattern[str]) -> Iterator[Job | Skip]:
+    """The files and folders below `root` whose relative path matches `regex`, each a job, in
+    the order of a depth-first walk; a stack of levels, not recursion (as `_walk`)."""
+    stack = [_pattern_level(root, "", regex)]
+    while stack:
+        item = next(stack[-1], None)
+        if item is None:
+            stack.pop()
+        elif isinstance(item, str):  # a folder to walk into, there and then
+            stack.append(_pattern_level(root, item, regex))
+        else:
+            yield item
+
+
+def _pattern_level(root: str, rel: str, regex: re.Pattern[str]) -> Iterator[Job | Skip | str]:
     folder = _join(root, rel) if rel else root
     listing = _list(folder)
     yield from listing.skips
@@ -227,7 +248,7 @@ def _walk_pattern(root: str, rel: str, regex: re.Pattern[str]) -> Iterator[Job |
         sub = f"{rel}/{name}" if rel else name
         path = _join(root, sub)
         if not regex.fullmatch(sub):
-            yield from _walk_pattern(root, sub, regex)
+            yield sub
             continue
         files, skips = logs_below(path)
         yield from (Skip(s.path, s.reason, s.detail, path) for s in skips)
@@ -256,7 +277,7 @@ def _find(given: list[str], pattern: str | None, regex: re.Pattern[str] | None
                 Skip(path, "not-regular", SKIP_REASONS["not-regular"])
             continue
         found = False
-        for item in _walk_pattern(path, "", regex) if regex else _walk(path):
+        for item in _walk_pattern(path, regex) if regex else _walk(path):
             found = found or isinstance(item, Job) or item.reason == "empty-folder"
             yield item
         if not found:
