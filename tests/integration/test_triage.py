@@ -510,6 +510,8 @@ def test_cli_csv_has_a_row_per_job(cli, fleet: tuple[Path, Any], cached_entries:
     run = cli("triage", "--format", "csv", "--jobs", "1", str(root))
     rows = list(csv.DictReader(io.StringIO(run.out)))
     assert list(rows[0]) == list(triage_report.CSV_COLUMNS)
+    *rows, end = rows  # F05: a complete CSV ends with its end row, a killed run's does not
+    assert (end["job"], end["layout"], end["status"]) == ("#end", f"{want.jobs} jobs", "complete")
     assert len(rows) == want.jobs
     bad = [r for r in rows if r["initiating_host"] == BAD_HOST]
     assert len(bad) == want.bad_jobs and {r["verdict"] for r in bad} == {
@@ -599,6 +601,12 @@ def test_a_job_a_thousand_folders_deep_is_found(tmp_path: Path, pattern: str | N
     job = deep.joinpath(*parts, "job")
     job.mkdir()
     _write(job / "train.log", ERROR)
-    found = [j for j in find_jobs([deep], pattern) if isinstance(j, Job)]
-    assert [Path(j.files[0]).name for j in found] == ["train.log"]
-    assert found[0].name.count("/d") >= 999
+    try:
+        found = [j for j in find_jobs([deep], pattern) if isinstance(j, Job)]
+        assert [Path(j.files[0]).name for j in found] == ["train.log"]
+        assert found[0].name.count("/d") >= 999
+    finally:  # pytest's own clean-up of old temporary folders recurses: too deep for it
+        (job / "train.log").unlink()
+        job.rmdir()
+        for i in range(1000, 0, -1):
+            deep.joinpath(*parts[:i]).rmdir()

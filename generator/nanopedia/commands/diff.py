@@ -117,8 +117,11 @@ def snapshots(entries: Path, base: str, head: str) -> tuple[Snapshot, Snapshot]:
 
 
 def _escape(text: str) -> str:
-    """Plain text safe inside Markdown: no markup, links or HTML from an entry's title."""
-    return re.sub(r"([\\`*_\[\]<>|~])", r"\\\1", " ".join(text.split()))
+    """Plain text safe inside Markdown: no markup, links, HTML, mentions or autolinks from an
+    entry's title, nor controls that reorder it."""
+    from nanopedia.diagnosis.report import inert, shorten
+
+    return inert(re.sub(r"([\\`*_\[\]<>|~#])", r"\\\1", shorten(" ".join(text.split()), 10_000)))
 
 
 def _code(text: str) -> str:

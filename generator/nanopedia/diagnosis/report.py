@@ -9,6 +9,8 @@ Slack paste, JSON (every line whole) for a program.
 
 from __future__ import annotations
 
+import re
+
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -141,8 +143,24 @@ def shorten(text: str, limit: int = SHOWN_CHARS) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-#: C0 and C1 control characters and DEL, shown as `\xNN` instead of being sent to a terminal.
-_CONTROLS = {c: f"\\x{c:02x}" for c in [*range(0x20), 0x7F, *range(0x80, 0xA0)]}
+#: C0 and C1 control characters and DEL, shown as `\xNN` instead of being sent to a terminal;
+#: and the bidirectional overrides, embeddings and isolates (and the marks), shown as `\uNNNN`:
+#: they reorder what the reader sees (an evidence line displayed as another).
+_CONTROLS = {c: f"\\x{c:02x}" for c in [*range(0x20), 0x7F, *range(0x80, 0xA0)]} | {
+    c: f"\\u{c:04x}" for c in [0x061C, 0x200E, 0x200F, *range(0x202A, 0x202F),
+                                *range(0x2066, 0x206A)]}
+
+
+def inert(text: str) -> str:
+    """Markdown text with no live `@mention` (a team pinged from a log line) or autolink
+    (`https://…`, `www.…`, `a@b.example`): a word joiner, which renders as nothing, after each
+    `@`, before each `://` and in `www.`, as GitHub and Slack read them. Links, images and HTML
+    need `[`, `<`, which the callers escape."""
+    text = text.replace("@", "@\u2060").replace("://", "\u2060://")
+    return _WWW.sub(lambda m: m[0][:3] + "\u2060.", text)
+
+
+_WWW = re.compile(r"www\.", re.IGNORECASE)
 
 
 def _where(g: Group) -> str:
@@ -236,7 +254,7 @@ def _text(result: Diagnosis, entries: Entries, base_url: str | None,
     v = verdict(result, entries, base_url)
     out = [f"verdict: {v.best.id}: {v.best.title}", f"  confidence: {confidence(v.best)}"]
     if v.first:
-        out.append(f"  first failure: {v.first}")
+        out.append(f"  first failure: {shorten(v.first, 10_000)}")  # a file name: printable
         if result.initiating:
             out.append(f"    {shorten(result.initiating.text)}")
     if result.silent_ranks:
@@ -259,7 +277,7 @@ def _text(result: Diagnosis, entries: Entries, base_url: str | None,
             tags = g.indicates + (", collateral" if g.collateral else "")
             count = f", {g.lines} lines" if g.lines > 1 else ""
             out.append(f"   {_where(g)}: {g.fingerprint} ({tags}{count}) "
-                       f"{g.first.file}:{g.first.line}")
+                       f"{shorten(g.first.file, 10_000)}:{g.first.line}")
             out.append(f"     {shorten(g.first.text)}")
         if len(shown) > SHOWN_GROUPS:
             out.append(f"   … {len(shown) - SHOWN_GROUPS} more fingerprint(s) (--format json "
@@ -322,9 +340,9 @@ def _md_structured(result: Diagnosis, base_url: str | None) -> list[str]:
 def _md(text: str, code: bool = False) -> str:
     """Plain text made safe in Markdown prose (no markup, links or HTML from a log); with
     `code`, the code spans of an entry's titles are kept."""
-    for ch in "\\*_[]<>|#" + ("" if code else "`"):
+    for ch in "\\*_[]<>|#~" + ("" if code else "`"):
         text = text.replace(ch, "\\" + ch)
-    return text.translate(_CONTROLS)
+    return inert(text.translate(_CONTROLS))
 
 
 def _code(text: str) -> str:

@@ -17,7 +17,7 @@ from typing import Any
 
 from nanopedia.diagnosis.contract import entry_link
 from nanopedia.diagnosis.jobs import Skip
-from nanopedia.diagnosis.report import shorten
+from nanopedia.diagnosis.report import inert, shorten
 from nanopedia.diagnosis.triage import REPEATED, SCHEMA_VERSION, Summary
 
 FORMATS = ("text", "json", "csv", "markdown")
@@ -70,8 +70,26 @@ def _json(items: Iterable[dict[str, Any] | Skip], summary: Summary,
 
 
 def csv_row(job: dict[str, Any]) -> list[Any]:
-    """One job as a spreadsheet row (`CSV_COLUMNS`)."""
+    """One job as a spreadsheet row (`CSV_COLUMNS`), every text cell `cell`-safe."""
     best = next((m for m in job["matches"] if m["id"] == job["verdict"]), None)
+    return [cell(v) for v in _row(job, best)]
+
+
+def cell(value: Any) -> Any:
+    """A value a spreadsheet shows as text: a string that starts like a formula (`=`, `+`,
+    `-`, `@`, a tab or a CR; `=cmd|' /C calc'!A0` from a job name or a log line) gets a
+    leading `'`, which spreadsheets read as "this is text"."""
+    if isinstance(value, str) and value[:1] in _FORMULA:
+        return "'" + value
+    return value
+
+
+_FORMULA = frozenset("=+-@\t\r")
+#: The first cell of the row that ends a complete CSV: a run killed mid-way has none.
+CSV_END = "#end"
+
+
+def _row(job: dict[str, Any], best: dict[str, Any] | None) -> list[Any]:
     return [job["job"], job["layout"], job["status"], job["verdict"] or "",
             job["confidence"] or "", best["score"] if best else "",
             "" if job["initiating_rank"] is None else job["initiating_rank"],
@@ -82,16 +100,22 @@ def csv_row(job: dict[str, Any]) -> list[Any]:
 
 
 def _csv(items: Iterable[dict[str, Any] | Skip], summary: Summary) -> Iterator[str]:
+    """The header, a row per job as it is read, then the `CSV_END` row with the count of job
+    rows: a CSV cut short (a killed run written to a file) has no end row, so it cannot pass for
+    a complete one."""
     buf = io.StringIO()
     out = csv.writer(buf, lineterminator="\n")
     out.writerow(CSV_COLUMNS)
+    rows = 0
     for item in items:
         summary.add(item)
         if not isinstance(item, Skip):
             out.writerow(csv_row(item))
+            rows += 1
         yield buf.getvalue()
         buf.seek(0)
         buf.truncate()
+    out.writerow([CSV_END, f"{rows} jobs", "complete"])
     yield buf.getvalue()
 
 
@@ -198,9 +222,9 @@ def _skips_text(skipped: dict[str, Any]) -> list[str]:
 def _md(text: str) -> str:
     """Log or path text made inert in Markdown prose and tables."""
     text = shorten(text, 10_000)
-    for ch in "\\`*_[]<>|#":
+    for ch in "\\`*_[]<>|#~":
         text = text.replace(ch, "\\" + ch)
-    return text
+    return inert(text)
 
 
 def as_markdown(s: dict[str, Any], base_url: str | None) -> str:
