@@ -213,6 +213,70 @@ def test_two_zip_bundles_are_byte_identical(
     assert f"{TOP}/.nanopedia-site" not in names
 
 
+class Killed(BaseException):
+    """A kill -9 at a chosen write: nothing after it runs."""
+
+
+def _kill_at(step: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every file-system write from now on (create, open for writing, replace, unlink) counts;
+    the `step`-th one raises `Killed` instead of happening."""
+    import io
+    import os
+
+    done = [0]
+
+    def counted(real: Any, writes: Any = lambda *a, **k: True) -> Any:
+        def call(*args: Any, **kwargs: Any) -> Any:
+            if writes(*args, **kwargs):
+                done[0] += 1
+                if done[0] > step:
+                    raise Killed
+            return real(*args, **kwargs)
+        return call
+
+    monkeypatch.setattr(os, "replace", counted(os.replace))
+    monkeypatch.setattr(os, "unlink", counted(os.unlink))
+    monkeypatch.setattr(os, "open", counted(
+        os.open, lambda path, flags, *a, **k: bool(flags & (os.O_WRONLY | os.O_RDWR))))
+    monkeypatch.setattr(io, "open", counted(
+        io.open, lambda f, mode="r", *a, **k: isinstance(f, (str, Path)) and mode[:1] in "wxa"))
+
+
+@pytest.mark.parametrize("step", range(6))
+def test_a_killed_publish_never_pairs_a_zip_with_another_checksum(
+        step: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """F03: killed at any write while publishing, the zip beside its `.sha256` is the old pair,
+    the new pair, or a zip without a checksum; never a zip with another zip's checksum."""
+    dist = tmp_path / "dist"
+    (tmp_path / "old.zip").write_bytes(b"the old zip")
+    bundle._publish(tmp_path / "old.zip", dist / "n.zip")
+    (tmp_path / "new.zip").write_bytes(b"the new zip")
+    with monkeypatch.context() as patched:
+        _kill_at(step, patched)
+        try:
+            bundle._publish(tmp_path / "new.zip", dist / "n.zip")
+        except Killed:
+            pass
+    checksum = dist / "n.zip.sha256"
+    if checksum.exists():
+        digest = hashlib.sha256((dist / "n.zip").read_bytes()).hexdigest()
+        assert checksum.read_text() == f"{digest}  n.zip\n"
+
+
+def test_a_killed_bundle_s_scratch_is_swept(corpus: Path, tmp_path: Path) -> None:
+    """F02: a kill -9 leaves `dist/.nanopedia-bundle-<pid>-*` (a whole site); the next bundle
+    removes it when its process is gone, and leaves a running one's alone."""
+    import os
+
+    dead = tmp_path / f"{bundle.SCRATCH_PREFIX}999999999-abc"  # above any pid_max
+    (dead / "site").mkdir(parents=True)
+    (dead / "site" / "index.html").write_text("left by a killed run")
+    alive = tmp_path / f"{bundle.SCRATCH_PREFIX}{os.getpid()}-def"
+    alive.mkdir()
+    bundle.zip_bundle(corpus, tmp_path, use_cache=False)
+    assert not dead.exists() and alive.is_dir()
+
+
 def test_zip_timestamps_default_to_a_fixed_date(
     corpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -122,19 +122,63 @@ def write_zip(site: Path, target: Path, top: str, epoch: int) -> None:
 
 
 def _publish(data: bytes | Path, target: Path) -> Bundle:
-    """Move or write `data` to `target` atomically, with its `.sha256` beside it."""
+    """Move or write `data` to `target` atomically, with its `.sha256` beside it.
+
+    Two files cannot be replaced at once, so the old checksum goes first: a run killed at any
+    moment leaves the old pair, the new zip without a checksum (`sha256sum -c` says the file is
+    missing; the next run writes it), or the new pair; never a zip beside another's checksum.
+    """
     target.parent.mkdir(parents=True, exist_ok=True)
+    checksum = target.parent / f"{target.name}.sha256"
     if isinstance(data, Path):
+        digest, size = _digest(data)
+        checksum.unlink(missing_ok=True)
+        os.chmod(data, FILE_MODE)
         os.replace(data, target)
-        data = target.read_bytes()
     else:
-        with tempfile.NamedTemporaryFile(dir=target.parent, delete=False) as handle:
-            handle.write(data)
-        os.replace(handle.name, target)
-    os.chmod(target, FILE_MODE)
-    digest = hashlib.sha256(data).hexdigest()
-    (target.parent / f"{target.name}.sha256").write_text(f"{digest}  {target.name}\n")
-    return Bundle(target, len(data), digest)
+        digest, size = hashlib.sha256(data).hexdigest(), len(data)
+        checksum.unlink(missing_ok=True)
+        _write_atomically(target, data)
+    _write_atomically(checksum, f"{digest}  {target.name}\n".encode())
+    return Bundle(target, size, digest)
+
+
+def _digest(path: Path) -> tuple[str, int]:
+    digest = hashlib.sha256()
+    size = 0
+    with path.open("rb") as handle:
+        while chunk := handle.read(1 << 20):
+            digest.update(chunk)
+            size += len(chunk)
+    return digest.hexdigest(), size
+
+
+def _write_atomically(target: Path, data: bytes) -> None:
+    with tempfile.NamedTemporaryFile(dir=target.parent, prefix=f".{target.name}.",
+                                     delete=False) as handle:
+        handle.write(data)
+    os.chmod(handle.name, FILE_MODE)
+    os.replace(handle.name, target)
+
+
+#: Scratch folders of `zip_bundle` in the output folder: `<prefix><pid>-<random>`.
+SCRATCH_PREFIX = ".nanopedia-bundle-"
+
+
+def _sweep(out: Path) -> None:
+    """Remove the scratch folders of bundle runs that were killed (their process is gone): a
+    kill -9 leaves a whole site behind, which nothing else would ever delete."""
+    for folder in out.glob(SCRATCH_PREFIX + "*"):
+        pid = folder.name[len(SCRATCH_PREFIX):].partition("-")[0]
+        if not pid.isdigit() or folder.is_symlink() or not folder.is_dir():
+            continue
+        try:
+            os.kill(int(pid), 0)
+            continue  # a live run (or a reused pid): leave it
+        except ProcessLookupError:
+            shutil.rmtree(folder, ignore_errors=True)
+        except PermissionError:
+            continue
 
 
 def zip_bundle(
@@ -144,7 +188,9 @@ def zip_bundle(
     name = f"nanopedia-{__version__}"
     epoch = source_epoch()
     out.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix=".nanopedia-bundle-", dir=out) as scratch:
+    _sweep(out)
+    with tempfile.TemporaryDirectory(prefix=f"{SCRATCH_PREFIX}{os.getpid()}-",
+                                     dir=out) as scratch:
         site = Path(scratch) / "site"
         build(entries, site, config, use_cache=use_cache, scratch=True)
         archive = Path(scratch) / f"{name}.zip"
