@@ -31,7 +31,12 @@ pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning",
                                         "ignore::pytest.PytestUnraisableExceptionWarning")
 
 
-def test_ray_gives_the_local_result(tmp_path: Path) -> None:
+def test_ray_gives_the_local_result(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import ray
+
+    inits: list[dict[str, object]] = []
+    real_init = ray.init
+    monkeypatch.setattr(ray, "init", lambda **kw: (inits.append(kw), real_init(**kw))[1])
     root = tmp_path / "fleet"
     want = make_fleet(root, 27, lines=30,
                       cases=[c for c in failing_cases() if c.name in FLEET_CASES])
@@ -44,6 +49,6 @@ def test_ray_gives_the_local_result(tmp_path: Path) -> None:
     assert check(on_ray["summary"], want) == []
     assert on_ray["summary"]["hosts"][0]["host"] == BAD_HOST
     assert on_ray["summary"]["skipped"]["by_reason"] == {"binary": 1, "empty-folder": 1}
-    import ray
-
     assert not ray.is_initialized()  # the instance triage started is shut down
+    # T17: a dead worker's notices from the raylet went to stdout, into `--format json`
+    assert [kw.get("log_to_driver") for kw in inits] == [False]

@@ -369,10 +369,13 @@ def _ray(items: Iterator[Job | Skip], entries: Sequence[EntryView | Entry], opti
     ray = _import_ray()
     started = not ray.is_initialized()
     try:
+        # Workers' output and the raylet's notices (a worker died, was OOM-killed) are not
+        # forwarded to this process: they would land in stdout, inside `--format json`.
         if started and address:
-            ray.init(address=address, logging_level=logging.WARNING)
+            ray.init(address=address, logging_level=logging.WARNING, log_to_driver=False)
         elif started:
-            ray.init(num_cpus=jobs, include_dashboard=False, logging_level=logging.WARNING)
+            ray.init(num_cpus=jobs, include_dashboard=False, logging_level=logging.WARNING,
+                     log_to_driver=False)
     except (ConnectionError, ValueError, RuntimeError) as err:
         raise TriageError(f"cannot join the Ray cluster at {address or 'a local instance'}: "
                           f"{err}") from None
