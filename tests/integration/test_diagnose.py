@@ -222,3 +222,17 @@ def _wait(proc: subprocess.Popen[bytes], timeout: float) -> tuple[bytes, bytes]:
         pytest.fail("diagnose kept reading an open stdin past its deadline")
     assert proc.stdout is not None and proc.stderr is not None
     return proc.stdout.read(), proc.stderr.read()
+
+
+@pytest.mark.parametrize("codec", ["utf-16", "utf-16-le", "utf-16-be"])
+@pytest.mark.parametrize("packed", [False, True])
+def test_a_utf16_log_gives_the_utf8_answer(cli, tmp_path: Path, codec: str, packed: bool) -> None:
+    """D06: PowerShell's `>` writes UTF-16 (with a byte order mark); read as bytes, no
+    fingerprint matched and nothing said why."""
+    text = ("step 1 loss 2.0\r\n" * 50 + ERROR.decode()).encode(codec)
+    log = tmp_path / ("run.log.gz" if packed else "run.log")
+    log.write_bytes(gzip.compress(text) if packed else text)
+    run = cli("diagnose", "--json", str(log))
+    assert run.code == 0, run.err
+    [evidence] = json.loads(run.out)["matches"][0]["evidence"]
+    assert (evidence["line"], evidence["rank"]) == (51, 3)

@@ -58,14 +58,32 @@ def open_log(path: str, deadline: float | None = None,
             raw = os.fdopen(fd, "rb")
         else:
             raw = cast(IO[bytes], Waiting(fd, deadline, owned=True))
-    head = raw.peek(2)[:2] if hasattr(raw, "peek") else b""
-    if head != b"\x1f\x8b":
-        return raw, raw
+    head = raw.peek(4)[:4] if hasattr(raw, "peek") else b""
+    if head[:2] != b"\x1f\x8b":
+        coding = utf16(head)
+        return (cast(IO[bytes], Transcoded(raw, coding)) if coding else raw), raw
     unpacked = cast(IO[bytes], gzip.GzipFile(fileobj=raw, mode="rb"))
     if path == "-":
-        return cast(IO[bytes], Capped(unpacked, None)), raw
-    packed = os.fstat(raw.fileno()).st_size if isinstance(raw, io.BufferedReader) else None
-    return cast(IO[bytes], Capped(unpacked, packed, raw)), raw
+        stream = Capped(unpacked, None)
+    else:
+        packed = os.fstat(raw.fileno()).st_size if isinstance(raw, io.BufferedReader) else None
+        stream = Capped(unpacked, packed, raw)
+    inner = stream.read(4)
+    coding = utf16(inner)
+    prefixed = Prefixed(inner, stream)
+    return cast(IO[bytes], Transcoded(prefixed, coding) if coding else prefixed), raw
+
+
+def utf16(head: bytes) -> str | None:
+    """The codec of a UTF-16 log (what PowerShell's `>` writes), from its first bytes: a byte
+    order mark, or ASCII text with a NUL after (LE) or before (BE) each character."""
+    if head[:2] in (b"\xff\xfe", b"\xfe\xff"):
+        return "utf-16"  # the codec reads the mark and drops it
+    if len(head) == 4 and head[1::2] == b"\0\0" and 0 not in head[0::2]:
+        return "utf-16-le"
+    if len(head) == 4 and head[0::2] == b"\0\0" and 0 not in head[1::2]:
+        return "utf-16-be"
+    return None
 
 
 NOT_REGULAR = "not a regular file (a pipe, socket or device)"
@@ -499,3 +517,58 @@ class FileSlice:
         got: int = self.file.readinto(into[: min(len(into), self.left)])  # type: ignore[attr-defined]
         self.left -= got
         return got
+
+
+class Prefixed(Stream):
+    """Bytes already read from a stream, then the rest of it."""
+
+    def __init__(self, head: bytes, stream: Stream | IO[bytes]) -> None:
+        self.head, self.stream = head, stream
+
+    def read(self, size: int = -1) -> bytes:
+        if self.head:
+            data, self.head = (self.head, b"") if size < 0 or size >= len(self.head) else \
+                (self.head[:size], self.head[size:])
+            return data
+        return self.stream.read(size)
+
+    def __enter__(self) -> Prefixed:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self.stream.close()
+
+
+class Transcoded(Stream):
+    """A UTF-16 log read as UTF-8, so the fingerprints (UTF-8 patterns) see its text; line
+    numbers are unchanged, byte offsets are those of the UTF-8 text."""
+
+    def __init__(self, stream: Stream | IO[bytes], coding: str) -> None:
+        import codecs
+
+        self.stream = stream
+        self.decoder = codecs.getincrementaldecoder(coding)("replace")
+        self.pending = b""
+        self.done = False
+
+    def read(self, size: int = -1) -> bytes:
+        while not self.done and (size < 0 or len(self.pending) < size):
+            chunk = self.stream.read(1 << 20)
+            self.done = not chunk
+            self.pending += self.decoder.decode(chunk, final=self.done).encode("utf-8",
+                                                                                 "surrogatepass")
+        cut = len(self.pending) if size < 0 else size
+        data, self.pending = self.pending[:cut], self.pending[cut:]
+        return data
+
+    def __enter__(self) -> Transcoded:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self.stream.close()
