@@ -66,7 +66,7 @@ Entries at `HEAD` compared with `HEAD~1`.
 **Added**
 
 - `broken` (does not parse: run `nanopedia check`)
-- `zeta` Zeta \\*bold\\* \\[x\\](https://e.com) \\<b\\>
+- `zeta` Zeta \\*bold\\* \\[x\\](https\u2060://e.com) \\<b\\>
   - tags: `bf16`, `amp`
   - fingerprints: `z1`
 
