@@ -16,6 +16,7 @@ from nanopedia.content.files import TAGS_FILE, entry_names
 from nanopedia.content.files import display as display  # where the commands import it from
 from nanopedia.content.files import display_prefix as display_prefix
 from nanopedia.content.load import Document, read
+from nanopedia.content.lookalike import lookalike_problems
 from nanopedia.content.validate import Source, check_entry, check_tags, review_problems
 from nanopedia.errors import Location, NanopediaError, Problem
 from nanopedia.model import Tag
@@ -143,6 +144,9 @@ def gather(
     records = load_reviews(root)
     if records is not None:
         linked += review_problems(sources, records, display_prefix(root.parent / REVIEWS))
+    linked += lookalike_problems(
+        (src.doc.path, name, getattr(src.entry, name), src.at(name))
+        for src in sources for name in ("id", "title"))
     if wanted is not None:
         shown = {display(p) for p in wanted}
         linked = [p for p in linked if p.location.path in shown]
