@@ -348,7 +348,8 @@ def _fingerprint_problems(src: Source, i: int, causes: list[str]) -> Iterator[Pr
             at=src.at("fingerprints", i, "pattern"),
         )
         return
-    slow = (portable.backtracking_error(fp.pattern) or portable.adjacent_repetition_error(fp.pattern)
+    slow = (portable.backtracking_error(fp.pattern)
+            or portable.adjacent_repetition_error(fp.pattern)
             or fingerprints.slowness_error(fp))
     if slow:
         yield problem(

@@ -229,6 +229,9 @@ class Stream:
     def read(self, size: int = -1) -> bytes:
         raise NotImplementedError
 
+    def close(self) -> None:
+        """Nothing to release unless a subclass holds a file."""
+
     def readinto(self, into: memoryview) -> int:
         data = self.read(len(into))
         into[: len(data)] = data

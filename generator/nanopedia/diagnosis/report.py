@@ -10,7 +10,6 @@ Slack paste, JSON (every line whole) for a program.
 from __future__ import annotations
 
 import re
-
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple
