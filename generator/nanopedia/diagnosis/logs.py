@@ -68,7 +68,11 @@ def open_log(path: str, deadline: float | None = None,
     else:
         packed = os.fstat(raw.fileno()).st_size if isinstance(raw, io.BufferedReader) else None
         stream = Capped(unpacked, packed, raw)
-    inner = stream.read(4)
+    try:
+        inner = stream.read(4)
+    except BaseException:
+        stream.close()
+        raise
     coding = utf16(inner)
     prefixed = Prefixed(inner, stream)
     return cast(IO[bytes], Transcoded(prefixed, coding) if coding else prefixed), raw
@@ -529,11 +533,13 @@ class Prefixed(Stream):
         self.head, self.stream = head, stream
 
     def read(self, size: int = -1) -> bytes:
-        if self.head:
-            data, self.head = (self.head, b"") if size < 0 or size >= len(self.head) else \
-                (self.head[:size], self.head[size:])
+        if not self.head:
+            return self.stream.read(size)
+        if 0 <= size < len(self.head):
+            data, self.head = self.head[:size], self.head[size:]
             return data
-        return self.stream.read(size)
+        data, self.head = self.head, b""
+        return data + self.stream.read(size - len(data) if size >= 0 else -1)
 
     def __enter__(self) -> Prefixed:
         return self
