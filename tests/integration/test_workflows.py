@@ -254,7 +254,11 @@ def test_ci_lints_then_tests_with_the_browser_tests_required() -> None:
     tests = commands.index("make test")
     lint = next(i for i, c in enumerate(commands) if "ruff check generator tests bench" in c)
     types = commands.index("make typecheck")
-    required = commands.index("export NANOPEDIA_REQUIRE_BROWSER=1")
+    required = next(i for i, c in enumerate(commands) if c.startswith("export ")
+                    and "NANOPEDIA_REQUIRE_BROWSER=1" in c.split())
+    exported = commands[required].split()
+    assert {"NANOPEDIA_REQUIRE_SANDBOX=1", "NANOPEDIA_REQUIRE_REPRO=1"} <= set(exported)
+    assert commands.index("make .venv-repro/.installed") < tests  # tests/repro_env needs it
     assert required < tests and lint < tests and types < tests
 
 
