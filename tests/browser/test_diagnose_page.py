@@ -137,11 +137,9 @@ def test_page_gives_the_cli_answer_on_every_case(site, matcher, logs, watched_pa
 def test_every_fingerprint_example_gives_the_cli_answer(site, matcher, watched_page) -> None:
     """Each fingerprint's own examples, the lines that must match and those that must not, pasted
     as one log: the page's prefilter and rewritten patterns agree with RE2 on every one."""
-    lines = [
-        line
-        for probe in matcher.probes
-        for line in (*probe.fingerprint.must_match, *probe.fingerprint.must_not_match)
-    ]
+    full = {(e.id, f.id): f for e in gather(ROOT / "entries")[0].entries for f in e.fingerprints}
+    examples = [full[(probe.entry_id, probe.fingerprint.id)] for probe in matcher.probes]
+    lines = [line for fp in examples for line in (*fp.must_match, *fp.must_not_match)]
     text = "\n".join(lines) + "\n"
     page = open_page(watched_page, site)
     page.fill("#log-text", text)
@@ -150,7 +148,7 @@ def test_every_fingerprint_example_gives_the_cli_answer(site, matcher, watched_p
     want = expected(matcher, [("pasted log", text.encode())])
     assert got == want
     matched = {ev[3].split(" ")[0] for m in got["matches"] for ev in m["evidence"]}
-    assert matched == {p.fingerprint.id for p in matcher.probes if p.fingerprint.must_match}
+    assert matched == {fp.id for fp in examples if fp.must_match}
     watched_page.assert_clean()
 
 
