@@ -131,6 +131,26 @@ def test_nearest_timestamp_of_any_format_decides_the_first_failure(cli) -> None:
         == "1121032500.000000000"
 
 
+def test_evidence_beats_torchruns_root_cause_block_in_text_json_and_timeline(cli) -> None:
+    """Rank 3 hit a CUDA OOM first (timestamps); ranks 0-2 timed out in the collective later;
+    torchrun's Root Cause block names rank 0, the first failure its agent observed. The verdict,
+    the JSON and the evidence the timeline draws all name rank 3, and say why the block is
+    overruled."""
+    log = str(LOGS / "first-failure-oom" / "torchrun-4rank.log")
+    out = json.loads(cli("diagnose", "--json", log).out)
+    assert (out["initiating_rank"], out["initiating"]["rank"], out["root_cause_rank"]) == (3, 3, 0)
+    assert out["initiating"]["line"] == 13 and "OutOfMemoryError" in out["initiating"]["text"]
+    assert "Root Cause block names rank 0" in out["initiating_reason"]
+    assert "rank 3's error came earlier" in out["initiating_reason"]
+    timed = [e for m in out["matches"] for e in m["evidence"] if e["timestamp"]]
+    assert min(timed, key=lambda e: e["timestamp"])["rank"] == 3  # the timeline's earliest
+    text = cli("diagnose", log).out
+    first = next(line for line in text.splitlines() if "first failure:" in line)
+    assert "rank 3 at " in first and "rank 0" not in first.split("(")[0]
+    row = cli("triage", "--format", "csv", log).out.splitlines()[1].split(",")
+    assert row[6:9] == ["3", "gpu-node-07", "summary"]  # torchrun's summary still gives the host
+
+
 def test_runs_in_any_directory_on_the_shipped_entries(cli, tmp_path: Path, monkeypatch) -> None:
     monkeypatch.chdir(tmp_path)  # no entries/ here
     (tmp_path / "job.log").write_bytes(ERROR)

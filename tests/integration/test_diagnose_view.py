@@ -183,6 +183,32 @@ def test_verdict_and_rank_timeline_follow_the_cli(site, tmp_path, cli, watched_p
     watched_page.assert_clean()
 
 
+def test_the_page_names_the_rank_the_evidence_shows_not_torchruns_root_cause(
+        site, cli, watched_page) -> None:
+    """Rank 3 hit a CUDA OOM first; ranks 0-2 timed out later; torchrun's Root Cause block names
+    rank 0. The page's first failure, its timeline and the CLI's JSON all name rank 3."""
+    log = LOGS / "first-failure-oom" / "torchrun-4rank.log"
+    want = json.loads(cli("diagnose", "--entries", str(ROOT / "entries"), "--format", "json",
+                          str(log)).out)
+    assert (want["initiating_rank"], want["root_cause_rank"]) == (3, 0)
+
+    page = open_page(watched_page, site)
+    page.set_input_files("#log-files", [str(log)])
+    finished(page)
+
+    assert page.get_attribute("#verdict", "data-id") == want["matches"][0]["id"]
+    first = page.locator("#first-failure")
+    assert first.get_attribute("data-rank") == "3"
+    words = first.text_content() or ""
+    assert words.startswith(f"First failure: rank 3 at {log.name}:13 ") or \
+        words.startswith("First failure: rank 3 at ")
+    assert want["initiating_reason"] in words and "names rank 0" in words
+    lanes = page.evaluate(LANES)
+    assert lanes[0]["rank"] == "3" and "tl-failure" in lanes[0]["first"]
+    assert "Rank 3 failed first" in page.text_content("#timeline-caption")
+    watched_page.assert_clean()
+
+
 def slow_site(site: Path, out: Path) -> Path:
     """A copy of `site` whose diagnosis data has two fingerprints that are slow in JavaScript's
     backtracking engine, written straight into the data the worker reads (`check` may refuse

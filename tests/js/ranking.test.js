@@ -20,7 +20,7 @@ require(path.join(root, 'theme/static/diagnose-worker.js'));
 const scope = {};
 globalThis.NanopediaDiagnoseWorker(scope);
 
-function scans(evidence) {
+function scans(evidence, roots) {
   const files = new Map();
   for (const e of evidence) {
     if (!files.has(e.file)) files.set(e.file, []);
@@ -30,18 +30,24 @@ function scans(evidence) {
       consequence: Boolean(e.consequence), specificity: e.specificity || 0
     });
   }
-  return Array.from(files, ([file, found]) => ({ file, evidence: found, root_ranks: [], lines: 0, bytes: 0 }));
+  for (const r of roots) if (!files.has(r.file)) files.set(r.file, []);
+  return Array.from(files, ([file, found]) => ({
+    file, evidence: found, lines: 0, bytes: 0,
+    root_ranks: roots.filter((r) => r.file === file).map((r) => [r.line, r.rank])
+  }));
 }
 
 for (const c of cases) {
   test(c.name, () => {
-    const result = scope.rankEvidence(data, scans(c.evidence));
+    const result = scope.rankEvidence(data, scans(c.evidence, c.root_ranks || []));
     assert.deepStrictEqual(result.matches.map((m) => [m.id, m.score, m.possible]), c.ranking);
     if (c.initiating) {
-      assert.deepStrictEqual({
+      const got = {
         rank: result.initiating_rank, line: result.initiating ? result.initiating.line : null,
         reason: result.initiating_reason
-      }, c.initiating);
+      };
+      if ('root_cause_rank' in c.initiating) got.root_cause_rank = result.root_cause_rank;
+      assert.deepStrictEqual(got, c.initiating);
     }
   });
 }

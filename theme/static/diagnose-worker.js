@@ -924,8 +924,15 @@ self.NanopediaDiagnoseWorker = function (scope) {
     var reason = chosen[2];
     var roots = [];
     scans.forEach(function (s) { s.root_ranks.forEach(function (r) { roots.push(r[1]); }); });
-    if (roots.length) {
-      rank = roots[0];
+    var root = roots.length ? roots[0] : null;
+    /* Evidence wins over the block (the first failure torchrun's agent observed), which decides
+       only when no decisive line names a rank (rank.diagnose, rank._root_says). */
+    if (root !== null && primary.length && hasRank({ rank: rank })) {
+      reason += '; ' + (root === rank ? "torchrun's Root Cause block names the same rank"
+        : "torchrun's Root Cause block names rank " + root + ', the first failure its agent ' +
+          "observed, but rank " + rank + "'s error came earlier");
+    } else if (root !== null) {
+      rank = root;
       reason = 'torchrun Root Cause (first observed failure) block';
       var pool = primary.length ? primary : (matches.length ? matches[0].evidence : []);
       first = firstFailure(pool.filter(function (e) { return e.rank === rank; }));
@@ -941,7 +948,7 @@ self.NanopediaDiagnoseWorker = function (scope) {
     var silent = Array.from(known).filter(function (r) { return !spoke.has(r); })
       .sort(function (a, b) { return a - b; });
     return { matches: matches, initiating_rank: rank, initiating: first, initiating_reason: reason,
-             silent_ranks: silent };
+             silent_ranks: silent, root_cause_rank: root };
   }
 
   /* The CLI's --json object (contract.as_json), with links relative to the site root. */
@@ -988,6 +995,7 @@ self.NanopediaDiagnoseWorker = function (scope) {
       initiating_rank: result.initiating_rank,
       initiating: result.initiating ? evidenceJson(result.initiating) : null,
       initiating_reason: result.initiating_reason,
+      root_cause_rank: result.root_cause_rank,
       silent_ranks: result.silent_ranks,
       files: scans.map(function (s) { return { file: s.file, lines: s.lines, bytes: s.bytes }; })
     };

@@ -64,6 +64,7 @@ def as_json(result: Diagnosis, base_url: str | None, top: int | None = None) -> 
         "initiating_rank": result.initiating_rank,
         "initiating": evidence_json(result.initiating) if result.initiating else None,
         "initiating_reason": result.initiating_reason,
+        "root_cause_rank": result.root_cause_rank,
         "silent_ranks": list(result.silent_ranks),
         "files": [{"file": s.file, "lines": s.lines, "bytes": s.bytes} for s in result.files],
         "error_files": [e.as_json() for e in result.error_files],

@@ -73,6 +73,9 @@ class Diagnosis:
     """The torchelastic error files read, in the order given."""
     flight_report: flight.Report | None = None
     """What the Flight Recorder dumps showed, when some were read."""
+    root_cause_rank: int | None = None
+    """The rank torchrun's Root Cause block names: the first failure its agent *observed*, often a
+    collateral rank (its host is the one the block gives for that rank)."""
 
 
 def entry_score(evidence: list[Evidence], shared: set[tuple[str, int]]) -> float:
@@ -148,12 +151,13 @@ def diagnose(scans: list[FileScan], errors: Sequence[elastic.ErrorFile] = (),
     Rules (mirrored in `diagnose-worker.js`): when there is decisive or supporting evidence from a
     fingerprint that is not `collateral` (a rank that really failed), the lines of `collateral`
     fingerprints are marked collateral and weigh little. An entry whose only evidence is `context`
-    lines is no candidate. The first failure is the torchrun Root Cause rank when a block names
-    one; else the rank of the error file with the earliest timestamp (torchrun's own rule; among
-    files of the same second, the one with a decisive line); else the earliest decisive line
-    that is not collateral; for a pure collective timeout,
-    the rank whose last enqueued NCCL work is lowest (it is the one behind); else the earliest
-    line of the best candidate.
+    lines is no candidate. The first failure is the earliest decisive line that is not collateral
+    (by timestamps when every such line has one), or the rank of the torchelastic error file with
+    the earliest timestamp (torchrun's own rule; among files of the same second, the one with a
+    decisive line): evidence wins over torchrun's Root Cause block, which names the first failure
+    its agent observed, and the reason says so when the two disagree. The block decides when no
+    such evidence names a rank; else, for a pure collective timeout, the rank whose last enqueued
+    NCCL work is lowest (it is the one behind); else the earliest line of the best candidate.
     """
     order = {s.file: i for i, s in enumerate(scans)}
     for f, _ in report.files if report else ():
@@ -182,8 +186,11 @@ def diagnose(scans: list[FileScan], errors: Sequence[elastic.ErrorFile] = (),
     if (earliest := _first_error_file(errors, primary, order)) is not None:
         first, rank, reason = earliest
     roots = [r for s in scans for _, r in s.root_ranks]
-    if roots:
-        rank, reason = roots[0], "torchrun Root Cause (first observed failure) block"
+    root = roots[0] if roots else None
+    if root is not None and (primary or earliest is not None) and rank is not None:
+        reason = f"{reason}; {_root_says(root, rank)}"
+    elif root is not None:
+        rank, reason = root, "torchrun Root Cause (first observed failure) block"
         in_rank = [e for e in primary or (matches[0].evidence if matches else ()) if e.rank == rank]
         first = first_failure(in_rank, order)
     known = {r for s in scans if (r := file_rank(s.file)) is not None}
@@ -192,7 +199,15 @@ def diagnose(scans: list[FileScan], errors: Sequence[elastic.ErrorFile] = (),
         known |= {r for s in scans for r in s.ranks}
     silent = tuple(sorted(known - spoke))
     return Diagnosis(tuple(matches), rank, first, reason, tuple(scans), silent, tuple(errors),
-                     report)
+                     report, root)
+
+
+def _root_says(root: int, rank: int) -> str:
+    """What torchrun's Root Cause block adds to a first failure found from the evidence."""
+    if root == rank:
+        return "torchrun's Root Cause block names the same rank"
+    return (f"torchrun's Root Cause block names rank {root}, the first failure its agent "
+            f"observed, but rank {rank}'s error came earlier")
 
 
 def _first_error_file(errors: Sequence[elastic.ErrorFile], primary: list[Evidence],
