@@ -809,13 +809,20 @@ self.NanopediaDiagnoseWorker = function (scope) {
     return own.length ? 1 : 0;
   }
 
+  /* Context lines of its own beside a line it shares with other entries (rank.placed). */
+  function placed(evidence, shared) {
+    var own = evidence.filter(function (e) { return !e.collateral; });
+    return own.some(function (e) { return e.indicates === 'context'; }) &&
+      own.some(function (e) { return e.indicates !== 'context' && shared.has(where(e)); });
+  }
+
   /* rank.rank_key. */
   function rankKey(d, c) {
     var strongest = Math.max.apply(null, c.evidence.map(function (e) { return d.weights[e.indicates]; }));
     var specific = Math.max.apply(null, c.evidence.filter(function (e) {
       return d.weights[e.indicates] === strongest;
     }).map(function (e) { return e.specificity; }));
-    return [-c.strength, -c.score, -strongest, -specific];
+    return [-c.strength, -(c.placed ? 1 : 0), -c.score, -strongest, -specific];
   }
 
   function byFileLine(a, b) { return a.order - b.order || a.line - b.line; }
@@ -907,7 +914,8 @@ self.NanopediaDiagnoseWorker = function (scope) {
       var candidate = {
         id: id, title: found[0].title, score: entryScore(d, found, shared),
         benign: found.every(function (e) { return e.indicates === 'benign'; }),
-        strength: strength, possible: strength < 2, evidence: found
+        strength: strength, possible: strength < 2, evidence: found,
+        placed: strength === 1 && placed(found, shared)
       };
       candidate.key = rankKey(d, candidate);
       matches.push(candidate);

@@ -45,6 +45,11 @@ class Candidate:
     """`tier` of its evidence: 2, a decisive line of its own; 1, only evidence shared with other
     entries or of a weaker kind; 0, collateral evidence only."""
 
+    placed: bool = False
+    """`placed`: with no decisive line of its own, its context lines (the frames of its
+    framework) place a line it shares with other entries; it ranks above those that share the
+    line with nothing to place it (specific before generic)."""
+
     @property
     def possible(self) -> bool:
         """No decisive line of its own: a possible answer, never ranked above a certain one."""
@@ -109,13 +114,25 @@ def tier(evidence: Iterable[Evidence], shared: set[tuple[str, int]]) -> int:
     return 1 if own else 0
 
 
-def rank_key(c: Candidate) -> tuple[int, float, float, int, str]:
-    """Best first: tier, score, the strongest kind of line it has (an entry that calls the line
-    decisive beats one that calls it supporting), the most specific pattern among those lines,
-    then the id (deterministic, never decisive in practice)."""
+def placed(evidence: Iterable[Evidence], shared: set[tuple[str, int]]) -> bool:
+    """Whether context lines of its own (frames of FSDP, DeepSpeed, a compiler) stand beside a
+    line it shares with other entries (a generic error line). Frames are context: they do not
+    make a generic line an exact error, but they say whose setting it failed in, so an entry
+    placed by them ranks above a generic entry that shares the line, whatever the repeats of
+    that line add to its score."""
+    own = [e for e in evidence if not e.collateral]
+    return any(e.indicates == "context" for e in own) and any(
+        e.indicates != "context" and (e.file, e.line) in shared for e in own)
+
+
+def rank_key(c: Candidate) -> tuple[int, int, float, float, int, str]:
+    """Best first: tier, placed by its context (within tier 1), score, the strongest kind of
+    line it has (an entry that calls the line decisive beats one that calls it supporting), the
+    most specific pattern among those lines, then the id (deterministic, never decisive in
+    practice)."""
     strongest = max(WEIGHTS[e.indicates] for e in c.evidence)
     specific = max(e.specificity for e in c.evidence if WEIGHTS[e.indicates] == strongest)
-    return (-c.strength, -c.score, -strongest, -specific, c.id)
+    return (-c.strength, -c.placed, -c.score, -strongest, -specific, c.id)
 
 
 def first_failure(evidence: list[Evidence], order: dict[str, int]) -> Evidence | None:
@@ -179,8 +196,9 @@ def diagnose(scans: list[FileScan], errors: Sequence[elastic.ErrorFile] = (),
         found.sort(key=lambda e: (order[e.file], e.line))
         benign = all(e.indicates == "benign" for e in found)
         score = entry_score(found, shared)
-        matches.append(Candidate(entry_id, found[0].title, score, benign, tuple(found),
-                                 tier(found, shared)))
+        strength = tier(found, shared)
+        matches.append(Candidate(entry_id, found[0].title, score, benign, tuple(found), strength,
+                                 strength == 1 and placed(found, shared)))
     matches.sort(key=rank_key)
     first, rank, reason = _initiating(scans, matches, primary, order)
     if (earliest := _first_error_file(errors, primary, order)) is not None:
