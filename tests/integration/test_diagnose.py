@@ -71,6 +71,57 @@ def test_json_shape_and_collateral(cli) -> None:
     assert out["matches"][0]["url"] == "site/entries/fsdp-mixed-precision-error.html"
 
 
+UNKNOWN = """step 1 loss 2.0
+[rank1]: Traceback (most recent call last):
+[rank1]:   File "/workspace/train.py", line 88, in <module>
+[rank1]:     x = x.view(4, -1)
+[rank1]:   File "/usr/local/lib/python3.11/site-packages/torch/_tensor.py", line 12, in view
+[rank1]:     return f()
+[rank1]: RuntimeError: shape '[4, -1]' is invalid for input of size 30
+"""
+
+
+def test_when_nothing_matches_the_error_line_its_class_origin_and_next_step(
+        cli, tmp_path: Path) -> None:
+    log = tmp_path / "job.log"
+    log.write_text(UNKNOWN)
+    run = cli("diagnose", "--base-url", "https://np.example", str(log))
+    assert run.code == 1
+    assert run.out.splitlines() == [
+        "no known failure matched",
+        "  error line: RuntimeError: shape '[4, -1]' is invalid for input of size 30",
+        f"    at {log}:7",
+        "  class: RuntimeError",
+        "  raised in: library torch",
+        "  next: search: https://np.example/search.html?q=RuntimeError%3A%20shape%20%27%5B4%2C"
+        "%20-1%5D%27%20is%20invalid%20for%20input%20of%20size%2030",
+        "        contribute: nanopedia new ENTRY-ID (entries/README.md says what an entry holds)"]
+    run = cli("diagnose", "--json", str(log))
+    assert run.code == 1
+    out = json.loads(run.out)
+    assert out["matches"] == []
+    assert {k: out["unmatched"][k] for k in ("error", "line", "class", "raised_in", "inputs")} \
+        == {"error": "RuntimeError: shape '[4, -1]' is invalid for input of size 30", "line": 7,
+            "class": "RuntimeError", "raised_in": "library torch", "inputs": []}
+    assert any("nanopedia new" in step for step in out["unmatched"]["next"])
+    markdown = cli("diagnose", "--format", "markdown", str(log))
+    assert markdown.code == 1 and "- **Class:** `RuntimeError`" in markdown.out
+
+
+@pytest.mark.parametrize(("data", "reason"), [
+    (b"", "empty"), (b"\x7fELF\0\0\1" * 10, "binary"),
+    (b"loss 2.0 and no line break", "single-line")])
+def test_empty_binary_and_unterminated_inputs_are_named(cli, tmp_path: Path, data: bytes,
+                                                         reason: str) -> None:
+    log = tmp_path / "odd.log"
+    log.write_bytes(data)
+    run = cli("diagnose", str(log))
+    assert run.code == 1
+    assert f"  input: {log}: {reason} (" in run.out
+    out = json.loads(cli("diagnose", "--json", str(log)).out)
+    assert [(i["file"], i["reason"]) for i in out["unmatched"]["inputs"]] == [(str(log), reason)]
+
+
 def test_deadline_names_the_slow_pattern(cli, tmp_path: Path) -> None:
     log = tmp_path / "big.log"
     log.write_bytes(b"step 1 loss 2.0\n" * 1000)

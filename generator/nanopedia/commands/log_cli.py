@@ -28,7 +28,7 @@ def run_diagnose(args: argparse.Namespace) -> int:
     root = Path(args.entries) if args.entries else locate_entries()
     if not root.is_dir():
         fail(str(root), "E050", "no such entries directory", "pass --entries DIR")
-    from nanopedia.diagnosis import catalogue, rank, report, scan
+    from nanopedia.diagnosis import catalogue, rank, report, scan, unmatched
     from nanopedia.incremental.catalogue import user_store
 
     compiled = catalogue.load(root, user_store())
@@ -74,12 +74,16 @@ def run_diagnose(args: argparse.Namespace) -> int:
     fmt = "json" if args.json else args.format
     flight = result.flight_report
     told = bool(result.error_files or flight)
+    missed = None if result.matches or told else _unmatched(logs, scans[: len(logs)])
     if fmt == "json":
         out = report.with_answers(result, by_id, base_url, args.top, seen)
         out["skipped_entries"] = [p.as_dict() for p in skipped]
+        if missed:
+            out["unmatched"] = unmatched.as_json(missed[1], missed[0], base_url)
         print(json.dumps(out, indent=2, sort_keys=True, ensure_ascii=False))
-    elif not result.matches and not told:
-        print("no known failure matched", file=sys.stderr)
+    elif missed:
+        render = unmatched.as_markdown if fmt == "markdown" else unmatched.as_text
+        print(render(missed[1], missed[0], base_url))
     elif fmt == "markdown":
         print(report.as_markdown(result, by_id, base_url, args.top, seen))
     else:
@@ -132,6 +136,24 @@ def _versions(paths: list[str], scans: list[Any]) -> list[Any]:
         except (OSError, EOFError):
             continue
     return list(found.values())
+
+
+def _unmatched(paths: list[str], scans: list[Any]) -> tuple[dict[str, str], Any]:
+    """When nothing matched: each input that is no log (by name), and the first error line of
+    the logs, in the order given."""
+    from nanopedia.diagnosis import unmatched
+
+    problems: dict[str, str] = {}
+    found = None
+    for raw, one in zip(paths, scans, strict=True):
+        try:
+            problem, error = unmatched.read(raw, one.file)
+        except (OSError, EOFError):
+            continue
+        if problem:
+            problems[one.file] = problem
+        found = found or error
+    return problems, found
 
 
 def _progress(name: str, size: int) -> Callable[[int], None]:
