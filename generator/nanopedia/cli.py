@@ -116,6 +116,17 @@ def parser() -> argparse.ArgumentParser:
                       "core); the answer does not depend on it")
     diag.set_defaults(run=_handler("log_cli", "run_diagnose"))
 
+    show = sub.add_parser("show", help="print an entry in the terminal: quick answer, causes, "
+                          "fix, how to confirm")
+    show.add_argument("id", metavar="ENTRY_ID", help="the entry id (its file name)")
+    show.add_argument("--width", type=int, default=None, metavar="COLUMNS",
+                      help="columns to fit (default: the terminal's width)")
+    show.add_argument("--base-url", default=None,
+                      help="link the entry under this URL (default: nanopedia.toml's base_url)")
+    show.add_argument("--entries", default=None, metavar="DIR",
+                      help="read the entry from DIR (default: the shipped ones)")
+    show.set_defaults(run=_handler("show_cli", "run_show"))
+
     fleet = sub.add_parser(
         "triage", help="diagnose every job under some folders and summarise the fleet: entries "
         "by jobs, hosts failing first again and again, failures no entry knows (exit 0 all "

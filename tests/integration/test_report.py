@@ -31,7 +31,9 @@ def test_text_leads_with_the_verdict_cause_fix_and_link() -> None:
     assert "  likely cause: Model code casts to self.dtype" in text
     assert "  what to do: fix-code (workload)" in text
     assert "  first fix: Cast from the activation dtype" in text
-    assert "  read: site/entries/alpha-failure.html" in text
+    assert "  read: nanopedia show alpha-failure" in text  # no base URL: a command that works
+    linked = report.as_text(result, entries, "https://np.example/", 5).splitlines()
+    assert "  read: https://np.example/entries/alpha-failure.html" in linked
     grouped = [line for line in text if "scalar-type" in line]
     assert grouped == ["   ranks 0,1,3-7: scalar-type (decisive, 7 lines) job.log:1"]
 
@@ -54,6 +56,9 @@ def test_markdown_is_a_paste_that_log_text_cannot_format() -> None:
     md = report.as_markdown(result, entries, "https://nanopedia.example/", 5)
     assert md.startswith("**Verdict: [Alpha failure under FSDP]"
                          "(https://nanopedia.example/entries/alpha-failure.html)**")
+    bare = report.as_markdown(result, entries, None, 5)
+    assert bare.startswith("**Verdict: Alpha failure under FSDP** (`alpha-failure`; read it "
+                           "with `nanopedia show alpha-failure`)")
     row = next(line for line in md.splitlines() if line.startswith("| `alpha-failure`"))
     assert row.count("|") == 4  # the log's pipe cannot open a new cell
     assert "(collateral)" not in row

@@ -183,7 +183,13 @@ def verdict(result: Diagnosis, entries: Entries, base_url: str | None) -> Verdic
     """The top candidate with its likely cause, first fix, first failure and link."""
     best = result.matches[0]
     return Verdict(best, likely(best, entries.get(best.id)), _first(result),
-                   entry_link(best.id, base_url))
+                   read_link(best.id, base_url))
+
+
+def read_link(entry_id: str, base_url: str | None) -> str:
+    """Where the reader of a terminal or a paste reads the entry: the published site when a base
+    URL is configured, else `nanopedia show ID` (a path into a checkout leads nowhere)."""
+    return entry_link(entry_id, base_url) if base_url else f"nanopedia show {entry_id}"
 
 
 def _label(c: Candidate) -> str:
@@ -292,8 +298,9 @@ def as_markdown(result: Diagnosis, entries: Entries, base_url: str | None,
         first = [f"- **First failure:** {_md(t)}" for t in first_text(result)]
         return "\n".join(["**nanopedia:** no known failure matched", *first, *extra])
     v = verdict(result, entries, base_url)
-    out = [f"**Verdict: [{_md(v.best.title)}]({v.link})** (`{v.best.id}`), "
-           f"{confidence(v.best)}", ""]
+    title = f"[{_md(v.best.title)}]({v.link})" if base_url else _md(v.best.title)
+    read = "" if base_url else f"; read it with `{v.link}`"
+    out = [f"**Verdict: {title}** (`{v.best.id}`{read}), {confidence(v.best)}", ""]
     if v.first:
         out.append(f"- **First failure:** {_md(v.first)}")
     if result.silent_ranks:
