@@ -473,7 +473,8 @@ def test_a_rebuild_does_not_wait_for_replaced_files_to_be_deleted(
     path = entries / f"{ENTRY}.yaml"
     for n in range(2):  # the second build runs while the first one's leftovers are held
         path.write_text(path.read_text().replace("\nconfirm:\n", f"\nconfirm:\n  - {n}.\n", 1))
-        build(entries, site, None, cache_root=tmp_path / "cache", jobs=1, dates={})
+        build(entries, site, None, cache_root=tmp_path / "cache", jobs=1, dates={},
+              clean_up_later=True)  # serve's rebuilds
     assert deleting and deleting[0].exists()  # still held: the second build did not wait
     release.set()
     background.finish()
@@ -496,3 +497,35 @@ def test_values_of_old_versions_are_deleted(tmp_path: Path) -> None:
     assert sorted(p.name for p in cache.iterdir()) == sorted(
         ["0000000000000003", "0000000000000004", current, "notes"])
     assert build(SOURCE, tmp_path / "site", None, cache_root=cache, jobs=1, dates={}).up_to_date
+
+
+def test_a_build_returns_with_no_folder_of_its_cache_being_deleted(
+        tmp_corpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The old site goes to the cache's trash and is deleted in the background; `build` waits
+    for that before it returns, so a walk of the cache (`rglob`) never meets a folder that
+    vanishes under it. `serve` (`clean_up_later`) returns first; its deletion still ends."""
+    release = threading.Event()
+    real = shutil.rmtree
+
+    def slow(path: object, *args: object, **kwargs: object) -> None:
+        if "trash" in str(path):
+            release.wait(timeout=30)
+        real(path, *args, **kwargs)  # type: ignore[arg-type]
+
+    site, cache = tmp_path / "site", tmp_path / "cache"
+    build(tmp_corpus, site, cache_root=cache)
+    monkeypatch.setattr(shutil, "rmtree", slow)
+    beta = tmp_corpus / "beta-failure.yaml"
+    beta.write_text(beta.read_text().replace("Beta failure in NCCL", "Beta failure in Gloo"))
+    build(tmp_corpus, site, cache_root=cache, clean_up_later=True)
+    assert list((cache / "trash").iterdir()), "serve's build returned before the deletion"
+    release.set()
+    background.tidy()
+    assert list((cache / "trash").iterdir()) == []
+
+    release.clear()
+    threading.Timer(0.3, release.set).start()
+    beta.write_text(beta.read_text().replace("in Gloo", "in MPI"))
+    build(tmp_corpus, site, cache_root=cache)
+    assert list((cache / "trash").iterdir()) == []  # waited for, not racing the caller
+    assert list(cache.rglob("search-terms"))

@@ -117,7 +117,8 @@ class Server:
         with self._lock:
             start = time.perf_counter()
             try:
-                report = build.build(self.entries, self.out, self.config, changed=changed)
+                report = build.build(self.entries, self.out, self.config, changed=changed,
+                                     clean_up_later=True)
             except NanopediaError as err:
                 self.log(f"{err}\n{len(err.problems)} problem(s); the last good site is served")
                 self.state.publish(err.problems)

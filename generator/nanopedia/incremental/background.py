@@ -32,9 +32,10 @@ def later(fn: Callable[..., object], *args: Any, **kwargs: Any) -> None:
 
 
 def discard(folder: Path) -> None:
-    """Delete a folder of replaced files in the background. Only forking workers and the end
-    of the process wait for it: after a full build of 10,000 entries, deleting the old site
-    took a second, which the first rebuild of `serve` used to wait for."""
+    """Delete a folder of replaced files in the background. The build waits for it before it
+    returns (`tidy`), but for `serve`, which reloads the tabs first: after a full build of 10,000
+    entries, deleting the old site took a second, which its first rebuild used to wait for.
+    Forking workers and the end of the process wait for it too."""
     _chain(1, partial(shutil.rmtree, folder, ignore_errors=True))
 
 
@@ -51,6 +52,14 @@ def _chain(n: int, job: Callable[[], object]) -> None:
 
     thread = _jobs[n] = threading.Thread(target=run, name="nanopedia-later")
     thread.start()
+
+
+def tidy() -> None:
+    """Wait for the folders being deleted: a build that returns to a library caller leaves no
+    folder of its cache disappearing under a walk of it (`os.walk`, `Path.rglob` fail on a
+    folder deleted while they list it)."""
+    if _jobs[1] is not None:
+        _jobs[1].join()
 
 
 def settle() -> None:

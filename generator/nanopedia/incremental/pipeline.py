@@ -91,7 +91,8 @@ def build(entries: Path, out: Path, config_path: Path | None = None, use_cache: 
           theme: Path = THEME,
           dates: Mapping[str, Dates] | None = None,
           changed: Collection[Path] | None = None, listed: Listing | None = None,
-          scratch: bool = False, waiting: Callable[[str], None] | None = None) -> Report:
+          scratch: bool = False, waiting: Callable[[str], None] | None = None,
+          clean_up_later: bool = False) -> Report:
     """Build the site from `entries` into `out`; raise `NanopediaError` and leave `out` untouched
     when anything is wrong. `theme` holds the templates and static files (the single-file
     bundle swaps its base template).
@@ -102,7 +103,24 @@ def build(entries: Path, out: Path, config_path: Path | None = None, use_cache: 
     left it (at 10,000 entries, the two scans were a fifth of a rebuild). `listed` is the entry
     files and the site as the caller found them (the console script, while it imported).
     `scratch`: `out` is a temporary folder (a bundle's), so no state is kept for it.
-    `waiting` is told when another build of the site holds it (by default, stderr)."""
+    `waiting` is told when another build of the site holds it (by default, stderr).
+    The replaced folders are deleted in the background and waited for before this returns (no
+    folder of the cache disappears under the caller's walk of it), unless `clean_up_later`
+    (`serve`, which reloads its tabs at once; the console script's build queues the deletions
+    for a detached process instead)."""
+    try:
+        return _build(entries, out, config_path, use_cache, jobs, cache_root, theme, dates,
+                      changed, listed, scratch, waiting)
+    finally:
+        if not clean_up_later:
+            background.tidy()
+
+
+def _build(entries: Path, out: Path, config_path: Path | None, use_cache: bool,
+           jobs: int | None, cache_root: Path | None, theme: Path,
+           dates: Mapping[str, Dates] | None, changed: Collection[Path] | None,
+           listed: Listing | None, scratch: bool,
+           waiting: Callable[[str], None] | None) -> Report:
     report = Report()
     background.settle()  # the state the last build is saving
     # Without the cache, a scratch one (removing even an empty folder can wait a tenth of a
