@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 from conftest import ROOT
 
+from nanopedia.incremental.context import Request
 from nanopedia.incremental.pipeline import build
 
 NPM_DIR = ROOT / ".cache" / "npm"
@@ -79,7 +80,7 @@ def npm_package(name: str) -> Path:
 def repo_site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     """The repository's entries built into a site, once per test session (and worker)."""
     site = tmp_path_factory.mktemp("repo-site") / "site"
-    build(ROOT / "entries", site, ROOT / "nanopedia.toml", use_cache=False, jobs=1)
+    build(Request(ROOT / "entries", site, ROOT / "nanopedia.toml", use_cache=False, jobs=1))
     yield site
 
 

@@ -3,7 +3,7 @@
 The public API, imported on first use so that `nanopedia` (the console script) starts fast:
 
 - `gather(folder)`: every entry of a folder loaded, validated and linked, with its problems;
-- `build(entries, out, ...)`: the site, incrementally;
+- `build(Request(entries, out, ...))`: the site, incrementally (`Request`: what to build);
 - `diagnose(paths, entries=None)`: the entries a set of log files points at, best first;
 - `Problem`: the one located error type every stage reports through.
 """
@@ -17,11 +17,12 @@ if TYPE_CHECKING:
     from nanopedia.diagnosis.rank import Diagnosis
 
 __version__ = "0.1.0"
-__all__ = ["Problem", "build", "diagnose", "gather"]
+__all__ = ["Problem", "Request", "build", "diagnose", "gather"]
 
 _LAZY = {
     "gather": ("nanopedia.content.corpus", "gather"),
     "build": ("nanopedia.incremental.pipeline", "build"),
+    "Request": ("nanopedia.incremental.context", "Request"),
     "Problem": ("nanopedia.errors", "Problem"),
 }
 

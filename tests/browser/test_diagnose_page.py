@@ -22,7 +22,8 @@ from conftest import ROOT
 from nanopedia.content.corpus import gather
 from nanopedia.diagnosis import rank, scan
 from nanopedia.diagnosis.logs import BUFFER_BYTES
-from nanopedia.incremental import pipeline as build
+from nanopedia.incremental import pipeline
+from nanopedia.incremental.context import Request
 
 sys.path.insert(0, str(ROOT / "bench"))
 from logcorpus import cases, materialise  # noqa: E402
@@ -45,7 +46,7 @@ SHOWN = """() => Array.from(document.querySelectorAll('#matches > li')).map(li =
 @pytest.fixture(scope="module")
 def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("diagnose") / "site"
-    build.build(ROOT / "entries", out, use_cache=False, jobs=1)
+    pipeline.build(Request(ROOT / "entries", out, use_cache=False, jobs=1))
     return out
 
 

@@ -11,6 +11,7 @@ from typing import Any
 from conftest import FIXTURES
 from tools import held, page_types, repo_site
 
+from nanopedia.incremental.context import Request
 from nanopedia.incremental.pipeline import build
 
 __all__ = ["repo_site"]
@@ -48,7 +49,7 @@ def follow(page: Any, selector: str, lands_on: str) -> None:
 def test_home_tag_entry_related_and_back(tmp_path: Path, watched_page: Any) -> None:
     out = tmp_path / "site"
     config = FIXTURES / "build-config" / "nanopedia.toml"
-    build(FIXTURES / "corpus", out, config, use_cache=False, jobs=1)
+    build(Request(FIXTURES / "corpus", out, config, use_cache=False, jobs=1))
     page = watched_page.page
     page.goto((out / "index.html").as_uri())
     assert page.locator("h1").count() == 1

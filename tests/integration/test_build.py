@@ -18,7 +18,7 @@ import pytest
 from conftest import FIXTURES, ROOT
 
 from nanopedia.errors import NanopediaError
-from nanopedia.incremental import workers
+from nanopedia.incremental.context import Request
 from nanopedia.incremental.pipeline import build
 from nanopedia.model import Dates
 from nanopedia.site import exports, views
@@ -54,9 +54,10 @@ def start_tags(html: str) -> list[tuple[str, list[tuple[str, str | None]]]]:
 
 
 def site(entries: Path, out: Path, jobs: int = 1,
-         dates: dict[str, Dates] | None = None) -> dict[str, bytes]:
+         dates: dict[str, Dates] | None = None, parallel_min: int = 200) -> dict[str, bytes]:
     """A cold build with the golden settings, as files."""
-    build(entries, out, SITE_CONFIG, use_cache=False, jobs=jobs, dates=dates)
+    build(Request(entries, out, SITE_CONFIG, use_cache=False, jobs=jobs, dates=dates,
+                  parallel_min=parallel_min))
     return tree(out)
 
 
@@ -224,7 +225,7 @@ def test_failure_leaves_previous_site_identical(tmp_corpus: Path, tmp_path: Path
         with monkeypatch.context() as patch:  # fails after some pages were written
             patch.setitem(views.FIXED, "404.html", fail)
             with pytest.raises(type(failure)):
-                build(tmp_corpus, out, SITE_CONFIG, use_cache=False, jobs=1)
+                build(Request(tmp_corpus, out, SITE_CONFIG, use_cache=False, jobs=1))
         assert tree(out) == before
         assert sorted(p.name for p in tmp_path.iterdir()) == ["entries", "site"]
 
@@ -234,7 +235,7 @@ def test_refuses_to_replace_a_folder_that_is_not_a_site(tmp_path: Path) -> None:
     out.mkdir()
     (out / "notes.txt").write_text("keep me")
     with pytest.raises(NanopediaError, match="not a Nanopedia site"):
-        build(FIXTURES / "corpus", out, SITE_CONFIG, use_cache=False, jobs=1)
+        build(Request(FIXTURES / "corpus", out, SITE_CONFIG, use_cache=False, jobs=1))
     assert (out / "notes.txt").read_text() == "keep me"
 
 
@@ -242,20 +243,21 @@ def test_cached_and_parallel_builds_match_a_cold_build(tmp_corpus: Path, tmp_pat
                                                        monkeypatch: pytest.MonkeyPatch) -> None:
     cache = tmp_path / "cache"
     cold = site(tmp_corpus, tmp_path / "cold")
-    first = build(tmp_corpus, tmp_path / "warm", SITE_CONFIG, cache_root=cache, jobs=1)
+    first = build(Request(tmp_corpus, tmp_path / "warm", SITE_CONFIG, cache_root=cache, jobs=1))
     assert first.reused == 0 and tree(tmp_path / "warm") == cold
-    again = build(tmp_corpus, tmp_path / "warm", SITE_CONFIG, cache_root=cache, jobs=1)
+    again = build(Request(tmp_corpus, tmp_path / "warm", SITE_CONFIG, cache_root=cache, jobs=1))
     assert again.up_to_date
     (tmp_path / "warm" / "index.html").write_text("edited by hand")
-    repaired = build(tmp_corpus, tmp_path / "warm", SITE_CONFIG, cache_root=cache, jobs=1)
+    repaired = build(Request(tmp_corpus, tmp_path / "warm", SITE_CONFIG, cache_root=cache, jobs=1))
     assert repaired.reused == repaired.entries and tree(tmp_path / "warm") == cold
     beta = tmp_corpus / "beta-failure.yaml"
     beta.write_text(beta.read_text().replace("Beta failure in NCCL", "Beta failure of NCCL"))
-    edited = build(tmp_corpus, tmp_path / "warm", SITE_CONFIG, cache_root=cache, jobs=1)
+    edited = build(Request(tmp_corpus, tmp_path / "warm", SITE_CONFIG, cache_root=cache, jobs=1))
     assert edited.reused == edited.entries - 1  # all but the edited one
     assert tree(tmp_path / "warm") == site(tmp_corpus, tmp_path / "cold2")
-    monkeypatch.setattr(workers, "PARALLEL_MIN", 0)  # worker processes even for 2 entries
-    assert site(tmp_corpus, tmp_path / "parallel", jobs=2) == tree(tmp_path / "warm")
+    # worker processes even for 2 entries
+    assert site(tmp_corpus, tmp_path / "parallel", jobs=2, parallel_min=0) == \
+        tree(tmp_path / "warm")
 
 
 def test_an_edit_rerenders_only_pages_whose_inputs_changed(tmp_corpus: Path,
@@ -263,17 +265,17 @@ def test_an_edit_rerenders_only_pages_whose_inputs_changed(tmp_corpus: Path,
     """Unchanged entry pages come from the previous site (the same file); a hand-edited one is
     rendered again; the result is a cold build's, byte for byte."""
     cache, warm = tmp_path / "cache", tmp_path / "warm"
-    build(tmp_corpus, warm, SITE_CONFIG, cache_root=cache, jobs=1, dates=DATES)
+    build(Request(tmp_corpus, warm, SITE_CONFIG, cache_root=cache, jobs=1, dates=DATES))
     alpha, beta = warm / "entries" / "alpha-failure.html", warm / "entries" / "beta-failure.html"
     before = alpha.stat().st_ino
     beta.write_text("edited by hand")
     path = tmp_corpus / "beta-failure.yaml"
     path.write_text(path.read_text().replace("\nconfirm:\n", "\nconfirm:\n- Edited.\n", 1))
-    build(tmp_corpus, warm, SITE_CONFIG, cache_root=cache, jobs=1, dates=DATES)
+    build(Request(tmp_corpus, warm, SITE_CONFIG, cache_root=cache, jobs=1, dates=DATES))
     assert alpha.stat().st_ino == before
     assert tree(warm) == site(tmp_corpus, tmp_path / "cold", dates=DATES)
     path.write_text(path.read_text().replace("Beta failure in NCCL", "Beta failure of NCCL"))
-    build(tmp_corpus, warm, SITE_CONFIG, cache_root=cache, jobs=1, dates=DATES)
+    build(Request(tmp_corpus, warm, SITE_CONFIG, cache_root=cache, jobs=1, dates=DATES))
     assert alpha.stat().st_ino != before  # its related link shows beta's new title
     assert tree(warm) == site(tmp_corpus, tmp_path / "cold2", dates=DATES)
 
@@ -292,7 +294,7 @@ def test_deterministic_across_hash_seeds_and_time_zones(tmp_path: Path) -> None:
 
 
 def test_repository_entries_build(tmp_path: Path) -> None:
-    report = build(ROOT / "entries", tmp_path / "site", None, use_cache=False, jobs=1)
+    report = build(Request(ROOT / "entries", tmp_path / "site", None, use_cache=False, jobs=1))
     assert report.entries >= 1 and (tmp_path / "site" / "tags" / "amp.html").is_file()
 
 

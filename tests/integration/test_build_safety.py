@@ -30,12 +30,11 @@ from conftest import FIXTURES
 
 from nanopedia.commands import bundle
 from nanopedia.errors import NanopediaError
-from nanopedia.incremental import background, workers
-from nanopedia.incremental import pipeline as build_module
+from nanopedia.incremental import background, per_entry, pipeline
 from nanopedia.incremental.cache import CACHE_DIR, Cache, open_cache
+from nanopedia.incremental.context import Request
 from nanopedia.incremental.pipeline import build
 from nanopedia.incremental.write import MARKER
-from nanopedia.site import render
 
 RUNNER = r'''
 import os, signal, sys, threading, time
@@ -87,7 +86,7 @@ sys.addaudithook(hook)
 if os.environ.get("FALLBACK"):  # as on a system without renameat2
     import nanopedia.incremental.write as write
     write._exchange = lambda a, b: False
-from nanopedia.incremental import background, workers
+from nanopedia.incremental import background, per_entry
 from nanopedia.cli import main
 
 code = main(sys.argv[1:])
@@ -134,7 +133,7 @@ def tree(root: Path) -> dict[str, bytes]:
 
 
 def trash(world: Path) -> list[str]:
-    folder = world / CACHE_DIR / build_module.TRASH
+    folder = world / CACHE_DIR / pipeline.TRASH
     return sorted(p.name for p in folder.iterdir()) if folder.is_dir() else []
 
 
@@ -158,9 +157,9 @@ class World:
         assert self.new != self.old
         self.reset()
 
-    def build(self) -> build_module.Report:
+    def build(self) -> pipeline.Report:
         """A build in this process, as the command would run it here."""
-        report = build(Path("entries"), Path("site"))
+        report = build(Request(Path("entries"), Path("site")))
         background.finish()
         return report
 
@@ -350,14 +349,14 @@ def test_up_to_date_is_never_said_of_a_site_another_process_replaced(world: Worl
     the state recorded, so it is checked and repaired."""
     site = world.root / "site"
     world.build()  # saved by this process: the next one trusts the site as it left it
-    assert build(Path("entries"), Path("site"), changed=[]).up_to_date  # as serve asks
+    assert build(Request(Path("entries"), Path("site"), changed=[])).up_to_date  # as serve asks
     background.finish()
     replaced = world.root / "replaced"
     shutil.copytree(site, replaced)
     (replaced / "entries.json").write_bytes(b'{"entries": [')
     shutil.rmtree(site)
     replaced.rename(site)
-    report = build(Path("entries"), Path("site"), changed=[])
+    report = build(Request(Path("entries"), Path("site"), changed=[]))
     background.finish()
     assert not report.up_to_date
     assert tree(site) == world.new
@@ -376,16 +375,16 @@ def test_normal_builds_leave_nothing_beside_the_site(world: World) -> None:
     assert tree(world.root / "site") == world.new
 
 
-_write_entry_page = workers.write_entry_page
+_write_entry_page = per_entry.write_entry_page
 
 
-def failing_page(writer: object, config: object, theme: Path,
-                 task: workers.PageTask) -> str:
+def failing_page(context: object, writer: object, config: object, theme: Path,
+                 task: per_entry.PageTask) -> str:
     """`write_entry_page`, failing for one entry (after the others had a moment to write)."""
     if task.path.endswith("failure-05.yaml"):
         time.sleep(0.2)
         raise NanopediaError([])
-    return _write_entry_page(writer, config, theme, task)  # type: ignore[arg-type]
+    return _write_entry_page(context, writer, config, theme, task)  # type: ignore[arg-type]
 
 
 def test_a_worker_error_stops_the_workers_before_removing_the_new_site(
@@ -400,16 +399,15 @@ def test_a_worker_error_stops_the_workers_before_removing_the_new_site(
             alive_at_removal.append(len(multiprocessing.active_children()))
         real_rmtree(path, *args, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(workers, "PARALLEL_MIN", 0)
-    monkeypatch.setattr(workers, "write_entry_page", failing_page)
+    monkeypatch.setattr(per_entry, "write_entry_page", failing_page)
     monkeypatch.setattr(shutil, "rmtree", removing)
     shutil.rmtree(world.root / "site")
     with pytest.raises(NanopediaError):
-        build(Path("entries"), Path("site"), jobs=2)
+        build(Request(Path("entries"), Path("site"), jobs=2, parallel_min=0))
     background.finish()
     assert alive_at_removal == [0]
     assert world.beside() == [CACHE_DIR, "entries"]
-    monkeypatch.setattr(workers, "write_entry_page", _write_entry_page)
+    monkeypatch.setattr(per_entry, "write_entry_page", _write_entry_page)
     world.build()
     assert tree(world.root / "site") == world.new
 
@@ -428,9 +426,7 @@ def _damage(root: Path) -> Iterator[Path]:
 
 def test_a_damaged_cache_is_rebuilt_never_trusted(world: World) -> None:
     site, cache = world.root / "site", world.root / CACHE_DIR
-    render.environment.cache_clear()  # compiled again, and kept in this cache
     world.build()
-    render.environment.cache_clear()  # as a new process: compiled code from the cache
     kinds = {p.relative_to(open_cache(cache).root).parts[0] for p in _damage(cache)}
     assert {"entries", "kept", "state", "templates"} <= kinds
     write_entries(world.root / "entries", 1)
@@ -469,7 +465,6 @@ def test_bundles_leave_no_state_behind(tmp_path: Path, monkeypatch: pytest.Monke
     bundle."""
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("SOURCE_DATE_EPOCH", raising=False)
-    render.environment.cache_clear()  # templates compiled anew, and kept in this cache
     bundle.zip_bundle(FIXTURES / "corpus", tmp_path / "dist")
     background.finish()
     values = open_cache(tmp_path / CACHE_DIR).root
@@ -490,7 +485,7 @@ def test_the_lock_timeout_must_be_seconds(monkeypatch: pytest.MonkeyPatch,
                                           tmp_path: Path) -> None:
     monkeypatch.setenv("NANOPEDIA_LOCK_TIMEOUT", "soon")
     with pytest.raises(NanopediaError) as caught:
-        build(FIXTURES / "corpus", tmp_path / "site", use_cache=False)
+        build(Request(FIXTURES / "corpus", tmp_path / "site", use_cache=False))
     assert str(caught.value) == ("NANOPEDIA_LOCK_TIMEOUT: error[E050]: NANOPEDIA_LOCK_TIMEOUT "
                                  "must be seconds, not 'soon'\n    hint: for example 600, or 0 "
                                  "not to wait")

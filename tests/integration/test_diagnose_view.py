@@ -19,7 +19,8 @@ from conftest import ROOT
 
 from nanopedia.content.corpus import gather
 from nanopedia.diagnosis import contract, rank, report, scan
-from nanopedia.incremental import pipeline as build
+from nanopedia.incremental import pipeline
+from nanopedia.incremental.context import Request
 from nanopedia.model import Entry
 
 LOGS = ROOT / "tests" / "logs"
@@ -50,7 +51,7 @@ COLOURS = """() => {
 @pytest.fixture(scope="module")
 def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("view") / "site"
-    build.build(ROOT / "entries", out, use_cache=False, jobs=1)
+    pipeline.build(Request(ROOT / "entries", out, use_cache=False, jobs=1))
     return out
 
 

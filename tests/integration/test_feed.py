@@ -11,6 +11,7 @@ import pytest
 from conftest import FIXTURES
 
 from nanopedia.config import Config, read
+from nanopedia.incremental.context import Request
 from nanopedia.incremental.pipeline import build
 from nanopedia.model import Dates
 from nanopedia.site.feed import atom_id
@@ -37,7 +38,7 @@ def entries_of(feed: Path) -> list[tuple[str, str, str, str]]:
 
 def test_feeds_list_new_and_updated_entries_newest_first(tmp_path: Path) -> None:
     out = tmp_path / "site"
-    build(FIXTURES / "corpus", out, CONFIG, use_cache=False, jobs=1, dates=DATES)
+    build(Request(FIXTURES / "corpus", out, CONFIG, use_cache=False, jobs=1, dates=DATES))
     root = ET.parse(out / "feed.xml").getroot()
     assert root.findtext(f"{ATOM}updated") == "2024-03-01T12:00:00Z"
     base = "https://nanopedia.example/"
@@ -68,7 +69,7 @@ def test_outside_git_there_are_no_dates(tmp_corpus: Path, tmp_path: Path,
                                         monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("SOURCE_DATE_EPOCH", raising=False)
     out = tmp_path / "site"
-    build(tmp_corpus, out, None, use_cache=False, jobs=1)
+    build(Request(tmp_corpus, out, None, use_cache=False, jobs=1))
     # Every feed would be empty and dated by an invented date: there are none, and no page
     # links one.
     assert not (out / "feed.xml").exists() and not (out / "tags" / "fsdp.xml").exists()
@@ -78,7 +79,7 @@ def test_outside_git_there_are_no_dates(tmp_corpus: Path, tmp_path: Path,
     assert "feed.xml" not in (out / "index.html").read_text()
 
     monkeypatch.setenv("SOURCE_DATE_EPOCH", "1700000000")
-    build(tmp_corpus, out, None, use_cache=False, jobs=1)
+    build(Request(tmp_corpus, out, None, use_cache=False, jobs=1))
     assert [e[2] for e in entries_of(out / "feed.xml")] == ["2023-11-14T22:13:20Z"] * 2
     assert "application/atom+xml" in (out / "entries" / "alpha-failure.html").read_text()
     assert [e[3] for e in entries_of(out / "tags" / "fsdp.xml")] == [
@@ -117,14 +118,14 @@ def test_a_feed_is_dated_by_its_entries_never_by_the_clock(tmp_path: Path) -> No
     epoch; builds a day apart give the same bytes."""
     out = tmp_path / "site"
     dates = {"alpha-failure": DATES["alpha-failure"]}  # beta, the only #NCCL entry: undated
-    build(FIXTURES / "corpus", out, CONFIG, use_cache=False, jobs=1, dates=dates)
+    build(Request(FIXTURES / "corpus", out, CONFIG, use_cache=False, jobs=1, dates=dates))
     nccl = ET.parse(out / "tags" / "nccl.xml").getroot()
     assert entries_of(out / "tags" / "nccl.xml") == []
     assert nccl.findtext(f"{ATOM}updated") == "2024-03-01T12:00:00Z"
     assert ET.parse(out / "tags" / "fsdp.xml").getroot().findtext(f"{ATOM}updated") == \
         "2024-03-01T12:00:00Z"
     first = (out / "feed.xml").read_bytes()
-    build(FIXTURES / "corpus", out, CONFIG, use_cache=False, jobs=1, dates=dates)
+    build(Request(FIXTURES / "corpus", out, CONFIG, use_cache=False, jobs=1, dates=dates))
     assert (out / "feed.xml").read_bytes() == first
 
 
@@ -142,7 +143,7 @@ def test_feed_ids_are_unique_to_the_site_and_stable(tmp_path: Path) -> None:
         config = tmp_path / f"{name}.toml"
         config.write_text(f"[site]\n{settings}", encoding="utf-8")
         out = tmp_path / name
-        build(FIXTURES / "corpus", out, config, use_cache=False, jobs=1, dates=DATES)
+        build(Request(FIXTURES / "corpus", out, config, use_cache=False, jobs=1, dates=DATES))
         ids[name] = (feed_id(out / "feed.xml"), feed_id(out / "tags" / "nccl.xml"),
                      entries_of(out / "feed.xml")[0][0])
         assert all(i.startswith("urn:uuid:") for i in ids[name]), ids[name]
@@ -151,7 +152,7 @@ def test_feed_ids_are_unique_to_the_site_and_stable(tmp_path: Path) -> None:
     assert len(set(every)) == len(every), ids
     assert "urn:nanopedia:feed" not in every
     again = tmp_path / "again"
-    build(FIXTURES / "corpus", again, tmp_path / "local.toml", use_cache=False, jobs=1,
-          dates=DATES)
+    build(Request(FIXTURES / "corpus", again, tmp_path / "local.toml", use_cache=False, jobs=1,
+          dates=DATES))
     assert feed_id(again / "feed.xml") == ids["local"][0]
     assert atom_id(Config(title="Team failures"), "feed:feed.xml") == ids["local"][0]

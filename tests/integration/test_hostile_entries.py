@@ -30,6 +30,7 @@ from nanopedia.content.load import MAX_BYTES, parse, read, read_file
 from nanopedia.content.validate import check_entry, check_tags
 from nanopedia.diagnosis import scan
 from nanopedia.errors import NanopediaError
+from nanopedia.incremental.context import Request
 from nanopedia.incremental.pipeline import build
 from nanopedia.model import Dates
 from nanopedia.site.markdown import PageEnv, render
@@ -178,8 +179,8 @@ def test_build_serve_and_diagnose_refuse_them_too(hostile_corpus: Path, tmp_path
     os.chdir(tmp_path)
     try:
         with pytest.raises(NanopediaError) as err:
-            build(hostile_corpus, tmp_path / "site", SITE_CONFIG, use_cache=False, jobs=1,
-                  dates=DATES)
+            build(Request(hostile_corpus, tmp_path / "site", SITE_CONFIG, use_cache=False, jobs=1,
+                  dates=DATES))
         assert sorted(str(p) for p in err.value.problems) == wanted
         assert not (tmp_path / "site").exists()
         logged: list[str] = []
@@ -521,8 +522,8 @@ def test_build_and_serve_warn_of_a_yml_file(tmp_corpus: Path, tmp_path: Path, cl
     warning = ("entries/gamma-failure.yml: warning[E007]: a '.yml' file in the entries folder is "
                "not read\n    hint: rename it to 'gamma-failure.yaml'")
     monkeypatch.chdir(tmp_path)
-    report = build(tmp_corpus, tmp_path / "site", SITE_CONFIG, use_cache=False, jobs=1,
-                   dates=DATES)
+    report = build(Request(tmp_corpus, tmp_path / "site", SITE_CONFIG, use_cache=False, jobs=1,
+                   dates=DATES))
     assert [str(p) for p in report.warnings if p.code == "E007"] == [warning]
     ran = cli("build", "--entries", "entries", "--out", "cli-site", "--config", str(SITE_CONFIG),
               "--no-cache")

@@ -22,10 +22,11 @@ from nanopedia.errors import NanopediaError
 from nanopedia.incremental import background, gitdates, stamps
 from nanopedia.incremental import state as build_state
 from nanopedia.incremental.cache import open_cache
+from nanopedia.incremental.context import Request
 from nanopedia.incremental.pipeline import Report, build
 from nanopedia.incremental.write import MARKER
 from nanopedia.model import Dates
-from nanopedia.site import highlight, render
+from nanopedia.site import highlight
 from nanopedia.theme_dir import THEME
 
 SOURCE = ROOT / "entries"
@@ -57,15 +58,15 @@ class Corpus:
         self.builds = 0
 
     def warm(self) -> Report:
-        return build(self.entries, self.site, None, cache_root=self.tmp / "cache", jobs=1,
-                     dates=self.dates)
+        return build(Request(self.entries, self.site, None, cache_root=self.tmp / "cache", jobs=1,
+                     dates=self.dates))
 
     def check(self) -> Report:
         """A warm rebuild, which must equal a cold build."""
         report = self.warm()
         self.builds += 1
         cold = self.tmp / f"cold-{self.builds}"
-        build(self.entries, cold, None, use_cache=False, jobs=1, dates=self.dates)
+        build(Request(self.entries, cold, None, use_cache=False, jobs=1, dates=self.dates))
         assert tree(self.site) == tree(cold)
         return report
 
@@ -230,8 +231,8 @@ def test_random_changes_rebuild_like_a_cold_build(tmp_path: Path) -> None:
         elif action == "remove" and ident != "e00":
             del corpus[ident]
         write()
-        build(entries, site, None, cache_root=cache, jobs=1, dates={})
-        build(entries, tmp_path / "cold", None, use_cache=False, jobs=1, dates={})
+        build(Request(entries, site, None, cache_root=cache, jobs=1, dates={}))
+        build(Request(entries, tmp_path / "cold", None, use_cache=False, jobs=1, dates={}))
         assert tree(site) == tree(tmp_path / "cold"), f"step {step}: {action} {ident}"
 
 
@@ -271,13 +272,13 @@ def test_each_input_of_each_page_kind_rebuilds_like_a_cold_build(tmp_path: Path)
     }
     config = tmp_path / "nanopedia.toml"
     config.write_text('[site]\nbase_url = "https://x.example/"\n')
-    build(entries, site, config, cache_root=cache, jobs=1, dates=dates)
+    build(Request(entries, site, config, cache_root=cache, jobs=1, dates=dates))
     for n, (name, step) in enumerate(steps.items()):
         before = tree(site)
         step()
-        build(entries, site, config, cache_root=cache, jobs=1, dates=dates)
+        build(Request(entries, site, config, cache_root=cache, jobs=1, dates=dates))
         cold = tmp_path / f"cold-{n}"
-        build(entries, cold, config, use_cache=False, jobs=1, dates=dates)
+        build(Request(entries, cold, config, use_cache=False, jobs=1, dates=dates))
         assert tree(site) == tree(cold), name
         assert tree(site) != before, name
 
@@ -285,7 +286,7 @@ def test_each_input_of_each_page_kind_rebuilds_like_a_cold_build(tmp_path: Path)
 def test_the_state_rewrites_only_the_bucket_of_an_edited_entry(tmp_path: Path) -> None:
     entries, cache = tmp_path / "entries", tmp_path / "cache"
     shutil.copytree(SOURCE, entries)
-    build(entries, tmp_path / "site", None, cache_root=cache, jobs=1, dates={})
+    build(Request(entries, tmp_path / "site", None, cache_root=cache, jobs=1, dates={}))
 
     def buckets() -> dict[str, int]:
         background.finish()  # the state is saved in the background
@@ -295,12 +296,11 @@ def test_the_state_rewrites_only_the_bucket_of_an_edited_entry(tmp_path: Path) -
     before = buckets()
     path = entries / f"{ENTRY}.yaml"
     path.write_text(path.read_text().replace("\nconfirm:\n", "\nconfirm:\n  - Edited.\n", 1))
-    build(entries, tmp_path / "site", None, cache_root=cache, jobs=1, dates={})
+    build(Request(entries, tmp_path / "site", None, cache_root=cache, jobs=1, dates={}))
     after = buckets()
     assert len(after) == len(before)  # the replaced bucket is deleted
     assert len(set(after) - set(before)) == 1
-    build_state._remembered.clear()  # as a new process would: read from the files
-    report = build(entries, tmp_path / "site", None, cache_root=cache, jobs=1, dates={})
+    report = build(Request(entries, tmp_path / "site", None, cache_root=cache, jobs=1, dates={}))
     assert report.up_to_date
 
 
@@ -326,9 +326,9 @@ def test_commits_rebuild_like_a_cold_build_walking_only_new_history(
     monkeypatch.setattr(gitdates, "_start", spy)
 
     def warm() -> Report:
-        report = build(entries, site, None, cache_root=cache, jobs=1)
+        report = build(Request(entries, site, None, cache_root=cache, jobs=1))
         background.finish()  # the walk is saved with the state, in the background
-        build(entries, tmp_path / "cold", None, use_cache=False, jobs=1)
+        build(Request(entries, tmp_path / "cold", None, use_cache=False, jobs=1))
         assert tree(site) == tree(tmp_path / "cold")
         shutil.rmtree(tmp_path / "cold")
         return report
@@ -359,8 +359,8 @@ def test_a_failed_build_stops_its_git_log(tmp_path: Path, monkeypatch: pytest.Mo
     monkeypatch.setattr(gitdates, "_start",
                         lambda root, *args: started.append(real(root, *args)) or started[-1])
     with pytest.raises(NanopediaError):
-        build(repo.root / "entries", tmp_path / "site", None, cache_root=tmp_path / "cache",
-              jobs=1)
+        build(Request(repo.root / "entries", tmp_path / "site", None, cache_root=tmp_path / "cache",
+              jobs=1))
     assert len(started) == 1
     process, output = started[0]
     assert process.returncode is not None and output.closed
@@ -372,20 +372,20 @@ def test_rebuilds_told_what_changed_match_a_cold_build(tmp_path: Path) -> None:
     shutil.copytree(SOURCE, entries)
 
     def warm(*changed: Path) -> Report:
-        return build(entries, site, None, cache_root=tmp_path / "cache", jobs=1, dates={},
-                     changed=set(changed))
+        return build(Request(entries, site, None, cache_root=tmp_path / "cache", jobs=1, dates={},
+                     changed=set(changed)))
 
-    build(entries, site, None, cache_root=tmp_path / "cache", jobs=1, dates={})
+    build(Request(entries, site, None, cache_root=tmp_path / "cache", jobs=1, dates={}))
     edited = entries / f"{ENTRY}.yaml"
     edited.write_text(edited.read_text().replace("title: 'NCCL", "title: 'Edited NCCL", 1))
     copy = entries / "copied-entry.yaml"
     copy.write_text(edited.read_text().replace(f"id: {ENTRY}", "id: copied-entry", 1))
     assert warm(edited, copy).reused == len(entry_files(SOURCE)) - 1  # all but the edited one
-    build(entries, tmp_path / "cold", None, use_cache=False, jobs=1, dates={})
+    build(Request(entries, tmp_path / "cold", None, use_cache=False, jobs=1, dates={}))
     assert tree(site) == tree(tmp_path / "cold")
     copy.unlink()
     warm(copy)
-    build(entries, tmp_path / "cold2", None, use_cache=False, jobs=1, dates={})
+    build(Request(entries, tmp_path / "cold2", None, use_cache=False, jobs=1, dates={}))
     assert tree(site) == tree(tmp_path / "cold2")
 
 
@@ -394,19 +394,20 @@ def test_an_edit_that_leaves_the_code_alone_runs_no_highlighter(
     """The code examples of the entry's last version are reused; new code is highlighted."""
     entries, site = tmp_path / "entries", tmp_path / "site"
     shutil.copytree(SOURCE, entries)
-    build(entries, site, None, cache_root=tmp_path / "cache", jobs=1, dates={})
+    build(Request(entries, site, None, cache_root=tmp_path / "cache", jobs=1, dates={}))
     calls: list[str] = []
-    real = highlight.code
-    monkeypatch.setattr(highlight, "code", lambda src, lang: calls.append(src) or real(src, lang))
+    real = highlight.Highlighter.code
+    monkeypatch.setattr(highlight.Highlighter, "code",
+                        lambda self, src, lang: calls.append(src) or real(self, src, lang))
     path = entries / "gradscaler-misuse.yaml"
     path.write_text(path.read_text().replace("\nconfirm:\n", "\nconfirm:\n  - Edited.\n", 1))
-    build(entries, site, None, cache_root=tmp_path / "cache", jobs=1, dates={})
+    build(Request(entries, site, None, cache_root=tmp_path / "cache", jobs=1, dates={}))
     assert calls == []
     path.write_text(path.read_text().replace("model = build_model().cuda()",
                                              "model = build_model().cuda()  # edited", 1))
-    build(entries, site, None, cache_root=tmp_path / "cache", jobs=1, dates={})
+    build(Request(entries, site, None, cache_root=tmp_path / "cache", jobs=1, dates={}))
     assert [c for c in calls if "# edited" in c] and len(calls) == 1
-    build(entries, tmp_path / "cold", None, use_cache=False, jobs=1, dates={})
+    build(Request(entries, tmp_path / "cold", None, use_cache=False, jobs=1, dates={}))
     assert tree(site) == tree(tmp_path / "cold")
 
 
@@ -414,13 +415,12 @@ def test_compiled_templates_are_kept_and_follow_the_theme(tmp_path: Path) -> Non
     theme = tmp_path / "theme"
     shutil.copytree(THEME, theme)
     cache = tmp_path / "cache"
-    build(SOURCE, tmp_path / "site", None, cache_root=cache, jobs=1, dates={}, theme=theme)
+    build(Request(SOURCE, tmp_path / "site", None, cache_root=cache, jobs=1, dates={}, theme=theme))
     assert list((open_cache(cache).root / "templates").iterdir())
-    render.environment.cache_clear()  # as a new process would: compiled code from the cache
     stamps.theme_version.cache_clear()
     page = theme / "templates" / "404.html"
     page.write_text(page.read_text().replace("</h1>", "</h1><p>Changed theme.</p>", 1))
-    build(SOURCE, tmp_path / "site", None, cache_root=cache, jobs=1, dates={}, theme=theme)
+    build(Request(SOURCE, tmp_path / "site", None, cache_root=cache, jobs=1, dates={}, theme=theme))
     assert b"Changed theme." in (tmp_path / "site" / "404.html").read_bytes()
 
 
@@ -440,9 +440,9 @@ def test_the_command_returns_before_its_state_is_saved_and_the_next_waits(
 def test_reading_the_state_waits_while_another_process_writes_it(tmp_path: Path) -> None:
     entries, cache = tmp_path / "entries", open_cache(tmp_path / "cache")
     shutil.copytree(SOURCE, entries)
-    build(entries, tmp_path / "site", None, cache_root=tmp_path / "cache", jobs=1, dates={})
+    build(Request(entries, tmp_path / "site", None, cache_root=tmp_path / "cache", jobs=1,
+                  dates={}))
     background.finish()
-    build_state._remembered.clear()
     k = stamps.site_key(tmp_path / "site")
     done = threading.Event()
     held = build_state.hold(cache, k)  # as a build saving the state holds it
@@ -459,7 +459,7 @@ def test_a_rebuild_does_not_wait_for_replaced_files_to_be_deleted(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     entries, site = tmp_path / "entries", tmp_path / "site"
     shutil.copytree(SOURCE, entries)
-    build(entries, site, None, cache_root=tmp_path / "cache", jobs=1, dates={})
+    build(Request(entries, site, None, cache_root=tmp_path / "cache", jobs=1, dates={}))
     background.finish()
     release, deleting = threading.Event(), []
     real = shutil.rmtree
@@ -473,13 +473,13 @@ def test_a_rebuild_does_not_wait_for_replaced_files_to_be_deleted(
     path = entries / f"{ENTRY}.yaml"
     for n in range(2):  # the second build runs while the first one's leftovers are held
         path.write_text(path.read_text().replace("\nconfirm:\n", f"\nconfirm:\n  - {n}.\n", 1))
-        build(entries, site, None, cache_root=tmp_path / "cache", jobs=1, dates={},
-              clean_up_later=True)  # serve's rebuilds
+        build(Request(entries, site, None, cache_root=tmp_path / "cache", jobs=1, dates={},
+                      clean_up_later=True))  # serve's rebuilds
     assert deleting and deleting[0].exists()  # still held: the second build did not wait
     release.set()
     background.finish()
     assert not deleting[0].exists()
-    build(entries, tmp_path / "cold", None, use_cache=False, jobs=1, dates={})
+    build(Request(entries, tmp_path / "cold", None, use_cache=False, jobs=1, dates={}))
     assert tree(site) == tree(tmp_path / "cold")
 
 
@@ -491,12 +491,13 @@ def test_values_of_old_versions_are_deleted(tmp_path: Path) -> None:
                               "0000000000000004", "entries", "kept", "notes"]):
         (cache / name / "x").mkdir(parents=True)
         os.utime(cache / name, ns=(n * 10**9, n * 10**9))
-    build(SOURCE, tmp_path / "site", None, cache_root=cache, jobs=1, dates={})
+    build(Request(SOURCE, tmp_path / "site", None, cache_root=cache, jobs=1, dates={}))
     background.finish()
     current = open_cache(cache).root.name
     assert sorted(p.name for p in cache.iterdir()) == sorted(
         ["0000000000000003", "0000000000000004", current, "notes"])
-    assert build(SOURCE, tmp_path / "site", None, cache_root=cache, jobs=1, dates={}).up_to_date
+    assert build(Request(SOURCE, tmp_path / "site", None, cache_root=cache, jobs=1,
+                         dates={})).up_to_date
 
 
 def test_a_build_returns_with_no_folder_of_its_cache_being_deleted(
@@ -513,11 +514,11 @@ def test_a_build_returns_with_no_folder_of_its_cache_being_deleted(
         real(path, *args, **kwargs)  # type: ignore[arg-type]
 
     site, cache = tmp_path / "site", tmp_path / "cache"
-    build(tmp_corpus, site, cache_root=cache)
+    build(Request(tmp_corpus, site, cache_root=cache))
     monkeypatch.setattr(shutil, "rmtree", slow)
     beta = tmp_corpus / "beta-failure.yaml"
     beta.write_text(beta.read_text().replace("Beta failure in NCCL", "Beta failure in Gloo"))
-    build(tmp_corpus, site, cache_root=cache, clean_up_later=True)
+    build(Request(tmp_corpus, site, cache_root=cache, clean_up_later=True))
     assert list((cache / "trash").iterdir()), "serve's build returned before the deletion"
     release.set()
     background.tidy()
@@ -526,6 +527,6 @@ def test_a_build_returns_with_no_folder_of_its_cache_being_deleted(
     release.clear()
     threading.Timer(0.3, release.set).start()
     beta.write_text(beta.read_text().replace("in Gloo", "in MPI"))
-    build(tmp_corpus, site, cache_root=cache)
+    build(Request(tmp_corpus, site, cache_root=cache))
     assert list((cache / "trash").iterdir()) == []  # waited for, not racing the caller
     assert list(cache.rglob("search-terms"))

@@ -16,6 +16,7 @@ import pytest
 from conftest import FIXTURES, ROOT
 
 from nanopedia.content.corpus import gather
+from nanopedia.incremental.context import Request
 from nanopedia.incremental.pipeline import build
 from nanopedia.site import search
 
@@ -216,7 +217,7 @@ def test_an_edit_rebuilds_its_index_shard_as_a_cold_build_would(
 
     monkeypatch.setattr(search, "terms_script", counted)
     site, cache = tmp_path / "site", tmp_path / "cache"
-    build(tmp_corpus, site, cache_root=cache)
+    build(Request(tmp_corpus, site, cache_root=cache))
     assert sorted(made) == [0, 1]
     beta = tmp_corpus / "beta-failure.yaml"
     beta.write_text(beta.read_text().replace("Beta failure in NCCL", "Beta failure in Gloo"))
@@ -226,7 +227,7 @@ def test_an_edit_rebuilds_its_index_shard_as_a_cold_build_would(
             for slot in cache.rglob("search-terms"):
                 shutil.rmtree(slot)
         made.clear()
-        build(tmp_corpus, site, cache_root=cache)
+        build(Request(tmp_corpus, site, cache_root=cache))
         assert made == [1]  # alpha's shard is kept
         cold = dict(search.catalog_index(gather(tmp_corpus)[0]))
         for name in ("terms-0.js", "terms-1.js", "index.js", "text-1.js", "answers.js"):

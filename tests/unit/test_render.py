@@ -11,6 +11,7 @@ from conftest import FIXTURES
 from tools import page_types
 
 from nanopedia.errors import NanopediaError
+from nanopedia.incremental.context import Request
 from nanopedia.incremental.pipeline import build
 from nanopedia.site.render import render, static_files
 from nanopedia.site.views import Page
@@ -66,8 +67,8 @@ def policy(text: str) -> dict[str, list[str]]:
 @pytest.fixture(scope="module")
 def pages(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     site = tmp_path_factory.mktemp("render") / "site"
-    build(FIXTURES / "corpus", site, FIXTURES / "build-config" / "nanopedia.toml",
-          use_cache=False, jobs=1)
+    build(Request(FIXTURES / "corpus", site, FIXTURES / "build-config" / "nanopedia.toml",
+          use_cache=False, jobs=1))
     return page_types(site)
 
 

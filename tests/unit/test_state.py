@@ -11,7 +11,16 @@ import threading
 from pathlib import Path
 
 from nanopedia.incremental.cache import Cache
-from nanopedia.incremental.state import BUCKET_MIN, VERSION, Kept, State, hold, load, save
+from nanopedia.incremental.state import (
+    BUCKET_MIN,
+    VERSION,
+    Kept,
+    Remembered,
+    State,
+    hold,
+    load,
+    save,
+)
 
 SITE = "site-key"
 
@@ -42,8 +51,9 @@ def bucket_files(cache: Cache) -> dict[str, int]:
 def test_a_saved_state_is_read_back_whole(tmp_path: Path) -> None:
     cache = Cache(tmp_path / "cache")
     saved = state({"a.yaml": kept("a"), "b.yaml": kept("b")})
-    save(cache, SITE, saved, None)
-    assert load(cache, SITE) == (saved, True)  # this process saved it: no reading back
+    remembered: Remembered = {}
+    save(cache, SITE, saved, None, remembered=remembered)
+    assert load(cache, SITE, remembered) == (saved, True)  # this context saved it: not read back
     found, ours = load(elsewhere(cache, tmp_path), SITE)
     assert not ours and found is not None
     assert dataclasses.replace(found, buckets=[]) == dataclasses.replace(saved, buckets=[])

@@ -33,6 +33,7 @@ from markupsafe import Markup
 from nanopedia import __version__
 from nanopedia import config as site_config
 from nanopedia.errors import fail
+from nanopedia.incremental.context import Request
 from nanopedia.incremental.pipeline import build
 from nanopedia.incremental.write import MARKER
 from nanopedia.site.render import THEME, environment
@@ -192,7 +193,7 @@ def zip_bundle(
     with tempfile.TemporaryDirectory(prefix=f"{SCRATCH_PREFIX}{os.getpid()}-",
                                      dir=out) as scratch:
         site = Path(scratch) / "site"
-        build(entries, site, config, use_cache=use_cache, scratch=True)
+        build(Request(entries, site, config, use_cache=use_cache, scratch=True))
         archive = Path(scratch) / f"{name}.zip"
         write_zip(site, archive, name, epoch)
         return _publish(archive, out / f"{name}.zip")
@@ -221,7 +222,7 @@ def single_file(
         shutil.copytree(THEME, theme)
         shutil.copy2(SINGLE / "base.html", theme / "templates" / "base.html")
         site = Path(scratch) / "site"
-        build(entries, site, config, use_cache=use_cache, theme=theme, scratch=True)
+        build(Request(entries, site, config, use_cache=use_cache, theme=theme, scratch=True))
         html = _assemble(site, theme, site_config.read(config))
     return _publish(html.encode("utf-8"), out / f"nanopedia-{__version__}.html")
 

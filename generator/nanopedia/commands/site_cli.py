@@ -32,11 +32,13 @@ def run_build(args: argparse.Namespace) -> int:
     entries, config = _site_inputs(args)
     # Listed in a process of its own while this one imports the generator (the second core).
     listed = listing.prefetch(entries, Path(args.out))
-    from nanopedia.incremental import pipeline as build
+    from nanopedia.incremental import pipeline
+    from nanopedia.incremental.context import Request
 
     try:
-        report = build.build(entries, Path(args.out), config, use_cache=not args.no_cache,
-                             jobs=args.jobs, listed=listed())
+        report = pipeline.build(Request(entries, Path(args.out), config,
+                                        use_cache=not args.no_cache, jobs=args.jobs,
+                                        listed=listed()))
     except NanopediaError as err:
         print(format_problems(err.problems, "text"))
         print(f"{len(err.problems)} problem(s) found; {args.out}/ was not changed", file=sys.stderr)

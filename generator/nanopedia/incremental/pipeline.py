@@ -6,12 +6,15 @@ inputs -> load -> write -> remember:
   last build saw is not read again). Unchanged inputs and an intact site: nothing to do.
 - load: an entry the last build saw with the same bytes and dates keeps its `Kept` summary from
   the build state; the others are parsed, validated and rendered, or taken from the per-entry
-  cache (`workers`), on every core when there are many. Then every entry's `Node` is linked; no
+  cache (`per_entry`), on every core when there are many. Then every entry's `Node` is linked; no
   entry is read for it.
 - write: every file of the site is planned with a key, a hash of everything it shows; a file
-  whose key is the one the last build wrote is kept, the others are rendered (`pages`). The new
+  whose key is the one the last build wrote is kept, the others are rendered (`rewrite`). The new
   folder takes the old one's place in one step (`write`).
 - remember: the build state, for the next build, saved in the background.
+
+Each step is given the same two values: the `Request` (what to build, frozen) and the `Context`
+(the cache, the worker pool, the markdown memo, the compiled templates; `context.py`).
 
 A build holds the site's lock from before it reads the state until the next state is locked for
 saving, so two builds of one site (`serve` and a `build`, two CI steps) run one after the other.
@@ -28,9 +31,10 @@ import os
 import shutil
 import sys
 import time
-from collections.abc import Callable, Collection, Iterator, Mapping
-from contextlib import ExitStack, contextmanager, nullcontext
+from collections.abc import Iterator, Mapping
+from contextlib import AbstractContextManager, ExitStack, contextmanager, nullcontext
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from tempfile import TemporaryDirectory
 
@@ -40,11 +44,13 @@ from nanopedia.content.catalog import Links, Node, link
 from nanopedia.content.corpus import display, display_prefix, load_tags, misnamed_files
 from nanopedia.content.files import entry_names
 from nanopedia.errors import NanopediaError, Problem
-from nanopedia.incremental import background, gitdates, pages, workers
+from nanopedia.incremental import background, gitdates, per_entry, rewrite
 from nanopedia.incremental import state as saved
 from nanopedia.incremental.cache import CACHE_DIR, Cache, key, open_cache, stale
-from nanopedia.incremental.inputs import Listing, site_files
+from nanopedia.incremental.context import Context, Request
+from nanopedia.incremental.inputs import site_files
 from nanopedia.incremental.lock import SiteLock, lock_timeout, recover, sweep
+from nanopedia.incremental.per_entry import KINDS, Parsed
 from nanopedia.incremental.stamps import (
     file_hashes,
     folder_id,
@@ -54,12 +60,11 @@ from nanopedia.incremental.stamps import (
     updated_manifest,
 )
 from nanopedia.incremental.state import Kept, State
-from nanopedia.incremental.workers import KINDS, Parsed
-from nanopedia.incremental.write import MARKER, SiteWriter, Span
+from nanopedia.incremental.write import MARKER, SiteWriter
 from nanopedia.model import Dates, Tag
 from nanopedia.site import exports, search
 from nanopedia.site.joined import EMPTY, identity
-from nanopedia.site.render import THEME, keep_compiled
+from nanopedia.theme_dir import THEME
 
 
 @dataclass
@@ -86,62 +91,35 @@ class Report:
             self.timings[name] = time.perf_counter() - start
 
 
-def build(entries: Path, out: Path, config_path: Path | None = None, use_cache: bool = True,
-          jobs: int | None = None, cache_root: Path | None = None,
-          theme: Path = THEME,
-          dates: Mapping[str, Dates] | None = None,
-          changed: Collection[Path] | None = None, listed: Listing | None = None,
-          scratch: bool = False, waiting: Callable[[str], None] | None = None,
-          clean_up_later: bool = False) -> Report:
-    """Build the site from `entries` into `out`; raise `NanopediaError` and leave `out` untouched
-    when anything is wrong. `theme` holds the templates and static files (the single-file
-    bundle swaps its base template).
-    `dates` (file stem to dates) defaults to the git history of `entries`;
-    tests pass fixed ones so a golden site does not change with every commit of its fixtures.
-    `changed` (from `serve`'s file watcher) lists the entry files changed since the last build
-    of this process: the others are not stat'ed, and the site is taken to be as that build
-    left it (at 10,000 entries, the two scans were a fifth of a rebuild). `listed` is the entry
-    files and the site as the caller found them (the console script, while it imported).
-    `scratch`: `out` is a temporary folder (a bundle's), so no state is kept for it.
-    `waiting` is told when another build of the site holds it (by default, stderr).
-    The replaced folders are deleted in the background and waited for before this returns (no
-    folder of the cache disappears under the caller's walk of it), unless `clean_up_later`
-    (`serve`, which reloads its tabs at once; the console script's build queues the deletions
-    for a detached process instead)."""
+def build(request: Request, context: Context | None = None) -> Report:
+    """Build the site `request` asks for; raise `NanopediaError` and leave `request.out`
+    untouched when anything is wrong. `context`: what to reuse from earlier builds (`serve`
+    keeps one); None: a new one. Returns once the replaced folders are deleted, unless
+    `request.clean_up_later`."""
     try:
-        return _build(entries, out, config_path, use_cache, jobs, cache_root, theme, dates,
-                      changed, listed, scratch, waiting)
+        return _build(request, context or Context())
     finally:
-        if not clean_up_later:
+        if not request.clean_up_later:
             background.tidy()
 
 
-def _build(entries: Path, out: Path, config_path: Path | None, use_cache: bool,
-           jobs: int | None, cache_root: Path | None, theme: Path,
-           dates: Mapping[str, Dates] | None, changed: Collection[Path] | None,
-           listed: Listing | None, scratch: bool,
-           waiting: Callable[[str], None] | None) -> Report:
-    report = Report()
+def _build(request: Request, context: Context) -> Report:
+    request = dataclasses.replace(request, jobs=request.jobs or os.cpu_count() or 1)
+    out, report = request.out, Report()
     background.settle()  # the state the last build is saving
-    # Without the cache, a scratch one (removing even an empty folder can wait a tenth of a
-    # second for the file system's journal after a large write, so only then).
-    with SiteLock(out, lock_timeout(), waiting or _say) as lock, \
-            nullcontext(cache_root or CACHE_DIR) if use_cache else \
-            TemporaryDirectory(prefix="nanopedia-cache-") as root:
-        run = _Run(entries, out, theme, jobs or os.cpu_count() or 1, use_cache, scratch,
-                   workers.use(open_cache(Path(root))),
-                   Path(root) / TRASH if use_cache else None, report)
-        for gone in stale(Path(root)):
+    with SiteLock(out, lock_timeout(), request.waiting or _say) as lock, \
+            _cache_root(request) as root:
+        context.use(open_cache(root), root / TRASH if request.use_cache else None,
+                    request.theme, compiled=request.theme == THEME or not request.scratch)
+        for gone in stale(root):
             background.discard(gone)
         # The site as builds that died left it, mended: holding the lock, this one may.
         if recover(out) or lock.waited:
-            listed = None  # what was listed before is not the site any more
-        for gone in sweep(out, run.trash):
+            request = dataclasses.replace(request, listed=None)  # not the site any more
+        for gone in sweep(out, context.trash):
             background.discard(gone)
-        if theme == THEME or not scratch:  # a bundle's copy of the theme is gone next time
-            keep_compiled(run.cache.root / "templates", theme)
         with report.stage("config"):
-            seen = _inputs(run, config_path, dates, changed, listed)
+            seen = _inputs(request, context)
         if seen is None:
             report.up_to_date = True
             return report
@@ -151,33 +129,34 @@ def _build(entries: Path, out: Path, config_path: Path | None, use_cache: bool,
             # Before any worker: on an error, the workers stop before its folder is removed.
             writer = stack.enter_context(SiteWriter(out))
             with report.stage("load"):
-                loaded = _load(run, seen, stack)
+                loaded = _load(request, context, seen, stack)
             with report.stage("render+write"):
-                site = _site(run, seen, loaded)
-                written, manifest = _write(run, seen, site, writer)
-        _save(run, seen, loaded, site.setting, written, manifest)
+                written = _write(request, context, seen, loaded, writer)
+        _save(request, context, seen, loaded, written)
         if writer.garbage is not None:  # after the state, which the next build waits for
-            if run.trash is None:  # a scratch cache: nowhere to leave it out of sight
+            if context.trash is None:  # a scratch cache: nowhere to leave it out of sight
                 shutil.rmtree(writer.garbage, ignore_errors=True)
             else:
                 background.discard(writer.garbage)
+    report.entries, report.pages = len(loaded.by_id), len(written.keys)
+    report.reused, report.rendered, report.warnings = loaded.reused, written.rendered, \
+        loaded.warnings
     return report
 
 
-@dataclass(frozen=True, slots=True)
-class _Run:
-    """What every step of one build is given."""
+def _cache_root(request: Request) -> AbstractContextManager[Path]:
+    """The cache's folder; without the cache, a scratch one (removing even an empty folder can
+    wait a tenth of a second for the file system's journal after a large write, so only
+    then)."""
+    if request.use_cache:
+        return nullcontext(request.cache_root or Path(CACHE_DIR))
+    return _scratch_cache()
 
-    entries: Path
-    out: Path
-    theme: Path
-    jobs: int
-    use_cache: bool
-    scratch: bool
-    cache: Cache
-    trash: Path | None
-    """The cache's folder for old sites, deleted in the background; None with a scratch cache."""
-    report: Report
+
+@contextmanager
+def _scratch_cache() -> Iterator[Path]:
+    with TemporaryDirectory(prefix="nanopedia-cache-") as root:
+        yield Path(root)
 
 
 @dataclass(frozen=True, slots=True)
@@ -196,38 +175,36 @@ class _Seen:
     current: dict[str, tuple[int, int]]
     """The site's files as found (size, mtime_ns), or {} when there is no site."""
     state: State | None
-    spans: dict[str, dict[str, tuple[int, int]]]
-    """The record spans of the last build's joined files that are still as it wrote them."""
-    located: dict[str, Span]
-    last: pages.Last
+    last: rewrite.Last
+    """What the last build wrote that is still as it wrote it."""
 
 
-def _inputs(run: _Run, config_path: Path | None, dates: Mapping[str, Dates] | None,
-            changed: Collection[Path] | None, listed: Listing | None) -> _Seen | None:
+def _inputs(request: Request, context: Context) -> _Seen | None:
     """Step 1: the settings and the fingerprint of every input; None when they are the last
     build's and its site is intact (nothing to do)."""
-    config = site_config.read(config_path)
-    setting = _setting(config, run.theme)
+    config = site_config.read(request.config)
+    setting = _setting(config, request.theme)
     walking: gitdates.Walking | None
     history: Mapping[str, Dates]
-    if dates is None:
-        walking = _history(run)
+    if request.dates is None:
+        walking = _history(request, context)
         history, dated_by = walking, walking.head
     else:
-        walking, history, dated_by = None, dates, repr(sorted(dates.items()))
+        walking, history, dated_by = None, request.dates, repr(sorted(request.dates.items()))
     dated_by = repr((dated_by, gitdates.fallback()))
-    state, warm = saved.load(run.cache, site_key(run.out)) \
-        if run.use_cache and not run.scratch else (None, False)
-    names = listed.names if listed else entry_names(run.entries)
+    state, warm = saved.load(context.build_cache, site_key(request.out), context.states) \
+        if request.use_cache and not request.scratch else (None, False)
+    listed, changed = request.listed, request.changed
+    names = listed.names if listed else entry_names(request.entries)
     trust = set(names) - {p.name for p in changed} if changed is not None and warm else set()
-    stamps, hashes = file_hashes(run.entries, names, state.stamps if state else {}, trust,
+    stamps, hashes = file_hashes(request.entries, names, state.stamps if state else {}, trust,
                                   listed)
-    inputs = key(repr((setting, display(run.out), dated_by)).encode(), tags_hash(run.entries),
-                 *(f"{n}\0".encode() + hashes[n] for n in names))
-    same_folder = state is not None and state.folder == folder_id(run.out)
+    inputs = key(repr((setting, display(request.out), dated_by)).encode(),
+                 tags_hash(request.entries), *(f"{n}\0".encode() + hashes[n] for n in names))
+    same_folder = state is not None and state.folder == folder_id(request.out)
     current = dict(state.manifest) if trust and state and same_folder else \
-        listed.site if listed else site_files(run.out)
-    if not (run.out / MARKER).exists():
+        listed.site if listed else site_files(request.out)
+    if not (request.out / MARKER).exists():
         current = {}
     intact = same_folder and state is not None and current == state.manifest
     if intact and state is not None and state.inputs == inputs:
@@ -242,10 +219,12 @@ def _inputs(run: _Run, config_path: Path | None, dates: Mapping[str, Dates] | No
         previous = {p: k for p, k in state.pages.items() if p in trusted}
         spans = {p: t for p, t in state.spans.items() if p in trusted}
     located = {name: (p, *span) for p, table in spans.items() for name, span in table.items()}
-    last = pages.Last(previous, {k.node.id: k for k in state.entries.values()}, state.also) \
-        if state else pages.Last({}, {}, None)
-    return _Seen(config, setting, walking, history, dated_by, names, stamps, hashes, inputs,
-                 current, state, spans, located, last)
+    last = rewrite.Last(pages=previous, entries={k.node.id: k for k in state.entries.values()},
+                        also=state.also, spans=spans, located=located) if state else \
+        rewrite.Last(pages={}, entries={}, also=None, spans={}, located={})
+    return _Seen(config=config, setting=setting, walking=walking, history=history,
+                 dated_by=dated_by, names=names, stamps=stamps, hashes=hashes, inputs=inputs,
+                 current=current, state=state, last=last)
 
 
 @dataclass(frozen=True, slots=True)
@@ -260,20 +239,23 @@ class _Loaded:
     fresh: dict[str, dict[str, bytes]]
     """Records of the entries loaded in this build (dated), by entry id."""
     postings: dict[str, search.Postings]
+    warnings: list[Problem]
     warned: set[str]
     """Entry files with warnings (loaded again next time, to report them again)."""
+    reused: int
+    """Entries whose parsed and rendered form came from the last build or the cache."""
 
 
-def _load(run: _Run, seen: _Seen, stack: ExitStack) -> _Loaded:
+def _load(request: Request, context: Context, seen: _Seen, stack: ExitStack) -> _Loaded:
     """Step 2: load what changed, keep the rest, link all; raise on any error."""
     fallback = gitdates.fallback()
-    prefix = display_prefix(run.entries)
+    prefix = display_prefix(request.entries)
     state = seen.state
     known = state.entries if state else {}
     old_stamps = state.stamps if state else {}
     # Records of the last build no trusted joined file holds (usually none).
     lost = {n for k in known.values() for n in k.names}
-    lost.difference_update(seen.located.keys(), (EMPTY,))
+    lost.difference_update(seen.last.located.keys(), (EMPTY,))
     kept: dict[str, Kept] = {}
     # Same history: an entry of the same bytes has the same dates.
     redated = state is None or state.dated_by != seen.dated_by
@@ -289,18 +271,19 @@ def _load(run: _Run, seen: _Seen, stack: ExitStack) -> _Loaded:
                     seen.history, old.node.id, old.node.aliases, fallback)) and \
                 not (lost and not lost.isdisjoint(old.names)):
             kept[name] = old
-    todo = [run.entries / n for n in seen.names if n not in kept]
+    todo = [request.entries / n for n in seen.names if n not in kept]
     # Forked now, while this process is small, the workers also render the pages.
-    stack.enter_context(workers.workers(run.jobs, len(todo)))
-    loaded = list(workers.pmap(workers.load_one, [
+    stack.enter_context(context.workers(request.jobs or 1, len(todo), request.parallel_min))
+    loaded = list(context.map(partial(per_entry.load_one, context), [
         (p, known[p.name].key if p.name in known else None) for p in todo]))
-    tags, tags_doc, problems = load_tags(run.entries)
-    problems += misnamed_files(run.entries)
+    tags, tags_doc, problems = load_tags(request.entries)
+    problems += misnamed_files(request.entries)
     parsed: dict[str, Parsed] = {}
     invalid: set[str] = set()
-    for path, (one, found, reused) in zip(todo, loaded, strict=True):
+    reused = len(kept)
+    for path, (one, found, from_cache) in zip(todo, loaded, strict=True):
         problems += found
-        run.report.reused += reused
+        reused += from_cache
         if one is None:
             invalid.add(path.stem)
         else:
@@ -311,44 +294,62 @@ def _load(run: _Run, seen: _Seen, stack: ExitStack) -> _Loaded:
     problems = sorted(problems + linked, key=Problem.sort_key)
     if any(p.severity == "error" for p in problems):
         raise NanopediaError(problems)
-    run.report.warnings = problems
-    run.report.entries = len(nodes)
-    run.report.reused += len(kept)
     fresh: dict[str, dict[str, bytes]] = {}
     for name, one in parsed.items():
         kept[name], fresh[one.node.id] = _keep(one, gitdates.entry_dates(
             seen.history, one.node.id, one.node.aliases, fallback))
     postings = {one.node.id: one.postings for one in parsed.values()}
     by_id = {k.node.id: k for k in sorted(kept.values(), key=lambda k: k.node.id)}
-    return _Loaded(links, kept, by_id, fresh, postings, {p.location.path for p in problems})
+    return _Loaded(links=links, kept=kept, by_id=by_id, fresh=fresh, postings=postings,
+                   warnings=problems, warned={p.location.path for p in problems}, reused=reused)
 
 
-def _write(run: _Run, seen: _Seen, site: pages.Site,
-           writer: SiteWriter) -> tuple[pages.Written, dict[str, tuple[int, int]]]:
+def _write(request: Request, context: Context, seen: _Seen, loaded: _Loaded,
+           writer: SiteWriter) -> _Written:
     """Step 3: plan every file, write those whose key changed, and commit the new site; also
     its manifest."""
+    site = _site_inputs(request, seen, loaded)
     last = seen.last
     if seen.state is None or seen.state.tags != site.links.tags or \
             seen.state.setting != site.setting:  # every page may show them: none kept unseen
-        last = pages.Last(last.pages, last.entries, None)
-    written = pages.write(writer, site, last, seen.spans, seen.located, run.jobs)
-    run.report.rendered += written.rendered
-    run.report.pages = len(written.keys)
-    writer.commit(run.trash)
-    manifest = updated_manifest(run.out, seen.current, writer.written, writer.files) \
-        if seen.current else site_files(run.out)
-    return written, manifest
+        last = dataclasses.replace(last, also=None)
+    written = rewrite.write(context, request, writer, site, last)
+    writer.commit(context.trash)
+    manifest = updated_manifest(request.out, seen.current, writer.written, writer.files) \
+        if seen.current else site_files(request.out)
+    return _Written(keys=written.keys, spans=written.spans, also=written.also,
+                    rendered=written.rendered, manifest=manifest, setting=site.setting)
 
 
-def _site(run: _Run, seen: _Seen, loaded: _Loaded) -> pages.Site:
+@dataclass(frozen=True, slots=True)
+class _Written:
+    """What the site's files were written with, for the next build's state."""
+
+    keys: dict[str, str]
+    """Every file of the site to its key."""
+    spans: dict[str, dict[str, tuple[int, int]]]
+    """Every joined file's record spans."""
+    also: dict[str, tuple[str, ...]]
+    """Every entry's suggestions."""
+    rendered: int
+    """Files rendered and written (the others were kept)."""
+    manifest: dict[str, tuple[int, int]]
+    """Every file of the site to its (size, mtime_ns)."""
+    setting: str
+    """The settings every key holds."""
+
+
+def _site_inputs(request: Request, seen: _Seen, loaded: _Loaded) -> rewrite.SiteInputs:
     """What every file is planned from. The settings are the file's, with no feeds when no
     entry is dated (every page links to the feeds it has)."""
     config, setting = seen.config, seen.setting
     if not any(k.dates for k in loaded.by_id.values()):
         config = dataclasses.replace(config, feeds=False)
-        setting = _setting(config, run.theme)
-    return pages.Site(loaded.links, loaded.by_id, {i: k.card for i, k in loaded.by_id.items()},
-                      loaded.fresh, config, run.theme, setting, loaded.postings)
+        setting = _setting(config, request.theme)
+    return rewrite.SiteInputs(
+        links=loaded.links, entries=loaded.by_id,
+        cards={i: k.card for i, k in loaded.by_id.items()}, fresh=loaded.fresh, config=config,
+        theme=request.theme, setting=setting, postings=loaded.postings)
 
 
 def _setting(config: Config, theme: Path) -> str:
@@ -356,22 +357,25 @@ def _setting(config: Config, theme: Path) -> str:
     return repr((config, theme, theme_version(theme)))
 
 
-def _save(run: _Run, seen: _Seen, loaded: _Loaded, setting: str, written: pages.Written,
-          manifest: dict[str, tuple[int, int]]) -> None:
+def _save(request: Request, context: Context, seen: _Seen, loaded: _Loaded,
+          written: _Written) -> None:
     """Step 4: remember what was written. The state is locked for saving before the site is
     released, so the next build of it reads this state."""
-    if run.use_cache and seen.walking is not None:
-        _remember(run, seen.walking)
-    if not run.use_cache or run.scratch:
+    cache = context.build_cache
+    if request.use_cache and seen.walking is not None:
+        _remember(request, cache, seen.walking)
+    if not request.use_cache or request.scratch:
         return
-    where = site_key(run.out)
-    state = State(saved.VERSION, seen.inputs, seen.stamps,
-                  {n: k for n, k in loaded.kept.items() if k.node.path not in loaded.warned},
-                  written.keys, written.spans, manifest, folder_id(run.out), setting,
-                  loaded.links.tags, written.also, dataclasses.replace(loaded.links, nodes={}),
-                  dated_by=seen.dated_by)
-    background.later(saved.save, run.cache, where, state, seen.state,
-                     held=saved.hold(run.cache, where))
+    where = site_key(request.out)
+    state = State(
+        version=saved.VERSION, inputs=seen.inputs, stamps=seen.stamps,
+        entries={n: k for n, k in loaded.kept.items() if k.node.path not in loaded.warned},
+        pages=written.keys, spans=written.spans, manifest=written.manifest,
+        folder=folder_id(request.out), setting=written.setting, tags=loaded.links.tags,
+        also=written.also, links=dataclasses.replace(loaded.links, nodes={}),
+        dated_by=seen.dated_by)
+    background.later(saved.save, cache, where, state, seen.state,
+                     held=saved.hold(cache, where), remembered=context.states)
 
 
 TRASH = "trash"
@@ -383,17 +387,18 @@ def _say(message: str) -> None:
     print(f"nanopedia: {message}", file=sys.stderr, flush=True)
 
 
-def _history(run: _Run) -> gitdates.Walking:
+def _history(request: Request, context: Context) -> gitdates.Walking:
     """The git dates of the entries, walking only the commits made since the last build's
     walk; `git log` runs while the entries load."""
-    return gitdates.start(run.entries, run.cache.get("git", _walk_key(run.entries), gitdates.Walk))
+    walked = context.build_cache.get("git", _walk_key(request.entries), gitdates.Walk)
+    return gitdates.start(request.entries, walked)
 
 
-def _remember(run: _Run, walking: gitdates.Walking) -> None:
+def _remember(request: Request, cache: Cache, walking: gitdates.Walking) -> None:
     """Keep a walk that read new commits for the next build."""
     walk = walking.walk()
     if walk is not None and walking.read:
-        background.later(run.cache.put, "git", _walk_key(run.entries), walk)
+        background.later(cache.put, "git", _walk_key(request.entries), walk)
 
 
 def _walk_key(entries: Path) -> str:
@@ -422,5 +427,5 @@ def _relink(state: State | None, known: Mapping[str, Kept], parsed: Mapping[str,
 def _keep(one: Parsed, dates: Dates | None) -> tuple[Kept, dict[str, bytes]]:
     """What the state keeps of a freshly loaded entry, and its records with the dates in."""
     data = dict(one.data, export=exports.with_dates(one.data["export"], dates))
-    return Kept(one.key, one.node, one.card, dates,
-                tuple(identity(data[kind]) for kind in KINDS)), data
+    return Kept(key=one.key, node=one.node, card=one.card, dates=dates,
+                names=tuple(identity(data[kind]) for kind in KINDS)), data

@@ -1,5 +1,5 @@
 """The build state: what a build leaves for the next one so that it loads only the entries that
-changed and writes only the files that show them (`build.py` decides what that is).
+changed and writes only the files that show them (`pipeline.py` decides what that is).
 
 One pickle per site folder in the cache, plus the kept entries in bucket files so that saving
 after an edit rewrites one bucket; a lock file keeps a build from reading a state another
@@ -41,7 +41,7 @@ class Kept(NamedTuple):
     card: views.Card
     dates: Dates | None
     names: tuple[str, ...]
-    """The name of the entry's record in each joined file, in `workers.KINDS` order."""
+    """The name of the entry's record in each joined file, in `per_entry.KINDS` order."""
 
 
 @dataclass
@@ -78,9 +78,6 @@ class State:
     """Cache keys of the files that hold `entries` (which the state file itself does not)."""
 
 
-_remembered: dict[Path, tuple[tuple[int, int, int], State]] = {}
-"""The state file each build of this process saved, with its stamp: `serve` does not read back
-what it wrote (unpickling it took a third of a second at 10,000 entries)."""
 def _stamp(path: Path) -> tuple[int, int, int]:
     try:
         info = path.stat()
@@ -100,11 +97,17 @@ def _bucket(name: str, count: int) -> int:
     return zlib.crc32(name.encode()) % count
 
 
-def load(cache: Cache, k: str) -> tuple[State | None, bool]:
+Remembered = dict[Path, tuple[tuple[int, int, int], State]]
+"""The state file each build of a context saved, with its stamp (`Context.states`): `serve` does
+not read back what it wrote (unpickling it took a third of a second at 10,000 entries)."""
+
+
+def load(cache: Cache, k: str,
+         remembered: Remembered | None = None) -> tuple[State | None, bool]:
     """The last build's state of a site, when it is this version's and complete; and whether
-    this process saved it (and so still holds it)."""
+    it is one `remembered` holds (a build of the same context saved it)."""
     path = cache.path("state", k)
-    hit = _remembered.get(path)
+    hit = remembered.get(path) if remembered is not None else None
     if hit is not None and hit[0] == _stamp(path):
         return hit[1], True
     # Hundreds of thousands of objects that live as long as the build: the collector would walk
@@ -169,15 +172,17 @@ def hold(cache: Cache, k: str) -> int | None:
     return _lock(cache, k, fcntl.LOCK_EX)
 
 
-def save(cache: Cache, k: str, state: State, before: State | None,
-         held: int | None = None) -> None:
+def save(cache: Cache, k: str, state: State, before: State | None, held: int | None = None,
+         remembered: Remembered | None = None) -> None:
     """Save the state; a bucket of entries all unchanged since `before` is not written again,
-    and a bucket replaced is deleted. `held`: the lock `hold` took."""
+    and a bucket replaced is deleted. `held`: the lock `hold` took. The state is kept in
+    `remembered` for the next build of the same context."""
     with _locked(cache, k, fcntl.LOCK_EX, held):
         if not _write(cache, k, state, before):
             return
     path = cache.path("state", k)
-    _remembered[path] = (_stamp(path), state)
+    if remembered is not None:
+        remembered[path] = (_stamp(path), state)
 
 
 def _write(cache: Cache, k: str, state: State, before: State | None) -> bool:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator
-from functools import cache, partial
+from functools import partial
 
 from pygments import format as _format
 from pygments import lex
@@ -32,16 +32,13 @@ of the largest entry page) for a grey close to the text in the light scheme. Wor
 (`in`, `not`) keep their colour."""
 
 
-@cache
 def _lexer(language: str) -> Lexer | None:
-    """Lexers are costly to look up; one per language for the whole process."""
     try:
         return get_lexer_by_name(language, stripnl=False, ensurenl=True)
     except ClassNotFound:
         return None
 
 
-@cache
 def _classes() -> dict[_TokenType, _TokenType]:
     """Each standard token type -> the one type whose class draws it: `Text` (no `<span>`) for
     types drawn like plain text in both schemes, else the most general type with the same look
@@ -61,9 +58,12 @@ def _classes() -> dict[_TokenType, _TokenType]:
     return out
 
 
+_CLASSES = _classes()
+
+
 def _canonical(tokens: Iterable[tuple[_TokenType, str]]) -> Iterator[tuple[_TokenType, str]]:
     """The tokens, each with the type whose class draws it (see `_classes`)."""
-    classes = _classes()
+    classes = _CLASSES
     for ttype, value in tokens:
         standard = ttype
         while standard not in classes:  # a lexer's own subtype: drawn as its standard parent
@@ -71,24 +71,49 @@ def _canonical(tokens: Iterable[tuple[_TokenType, str]]) -> Iterator[tuple[_Toke
         yield classes[standard], value
 
 
+class Highlighter:
+    """Highlights code, remembering the lexer of each language (costly to look up) and, for
+    Python, the HTML of each line it highlighted (see `_python_lines`). A build's context holds
+    one for the whole build, as jinja hangs its caches on its `Environment`; `code` alone
+    remembers nothing."""
+
+    __slots__ = ("lexers", "lines", "remember")
+
+    def __init__(self, remember: bool = True) -> None:
+        self.remember = remember
+        self.lexers: dict[str, Lexer | None] = {}
+        self.lines: dict[str, tuple[str, bool, bool]] = {}
+        """Python line -> (its HTML, whether the lexer ends it in its root state, whether it
+        ends in a module name of an `import` or `from` statement, which the next line may
+        continue)."""
+
+    def lexer(self, language: str) -> Lexer | None:
+        if not self.remember:
+            return _lexer(language)
+        if language not in self.lexers:
+            self.lexers[language] = _lexer(language)
+        return self.lexers[language]
+
+    def code(self, source: str, language: str) -> str:
+        """Highlighted HTML spans for `source`, to go inside `<pre><code>`; unknown languages
+        are escaped as plain text."""
+        lexer = self.lexer(language.strip().lower()) or self.lexer("text")
+        if isinstance(lexer, PythonLexer):
+            lines = _python_lines(lexer, source, self.lines if self.remember else {})
+            if lines is not None:
+                return "".join(lines)
+        return _format(_canonical(lex(source, lexer)), _FORMATTER)
+
+
 def code(source: str, language: str) -> str:
-    """Highlighted HTML spans for `source`, to go inside `<pre><code>`; unknown languages are
-    escaped as plain text."""
-    lexer = _lexer(language.strip().lower()) or _lexer("text")
-    if isinstance(lexer, PythonLexer):
-        lines = _python_lines(lexer, source)
-        if lines is not None:
-            return "".join(lines)
-    return _format(_canonical(lex(source, lexer)), _FORMATTER)
+    """`Highlighter.code`, remembering nothing."""
+    return Highlighter(remember=False).code(source, language)
 
 
 # Per-line highlighting. Pygments' formatter closes every span at the end of a line, so a block's
 # HTML is the concatenation of its lines' HTML whenever each line gets the same tokens alone as
 # inside the block. For Python that holds when the lexer is back in its root state at every line
 # end (measured: half of a cold build was lexing the same lines again in every block).
-_LINE_CACHE: dict[str, tuple[str, bool, bool]] = {}
-"""Python line -> (its HTML, whether the lexer ends it in its root state, whether it ends in a
-module name of an `import` or `from` statement, which the next line may continue)."""
 _LINE_CACHE_MAX = 500_000
 _SENTINEL = "\n "
 _TRIPLE_QUOTE = re.compile("\"\"\"|'''")
@@ -100,7 +125,8 @@ _CONTINUES_IMPORT = re.compile(r"\s*(?:,|as\b)")
 _CONTINUES_FROM = re.compile(r"\s*import\b")
 
 
-def _python_lines(lexer: Lexer, source: str) -> list[str] | None:
+def _python_lines(lexer: Lexer, source: str,
+                  known: dict[str, tuple[str, bool, bool]]) -> list[str] | None:
     """Each line's HTML, or None when the block must be lexed as a whole (a triple-quoted
     string, a continued line, an open f-string expression...)."""
     text = source.removeprefix("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
@@ -109,9 +135,9 @@ def _python_lines(lexer: Lexer, source: str) -> list[str] | None:
     lines = text.removesuffix("\n").split("\n")
     out = []
     for i, line in enumerate(lines):
-        hit = _LINE_CACHE.get(line)
+        hit = known.get(line)
         if hit is None:
-            hit = _python_line(lexer, line)
+            hit = _python_line(lexer, line, known)
         html, closed, module_end = hit
         if not closed:
             return None
@@ -123,7 +149,8 @@ def _python_lines(lexer: Lexer, source: str) -> list[str] | None:
     return out
 
 
-def _python_line(lexer: Lexer, line: str) -> tuple[str, bool, bool]:
+def _python_line(lexer: Lexer, line: str,
+                 known: dict[str, tuple[str, bool, bool]]) -> tuple[str, bool, bool]:
     """Lex `line` followed by a newline and a space: the lexer is in its root state at the line
     end exactly when the newline comes out as a token of its own (every other state that can
     reach it either resets at it or swallows the space too), except the `import` states, which
@@ -140,9 +167,9 @@ def _python_line(lexer: Lexer, line: str) -> tuple[str, bool, bool]:
     module_end = bool(tokens) and tokens[-1][0] is Name.Namespace
     tokens.append((Text, "\n"))
     html = _format(_canonical(tokens), _FORMATTER)
-    if len(_LINE_CACHE) >= _LINE_CACHE_MAX:
-        _LINE_CACHE.clear()
-    _LINE_CACHE[line] = hit = (html, closed, module_end)
+    if len(known) >= _LINE_CACHE_MAX:
+        known.clear()
+    known[line] = hit = (html, closed, module_end)
     return hit
 
 
@@ -203,7 +230,7 @@ def styles() -> dict[str, str]:
     share a rule, as `pre :is(.k,.kc){...}`. Colours too faint on one of the scheme's
     BACKGROUNDS are darkened (or lightened) just enough to be read.
     """
-    emitted = {STANDARD_TYPES[t] for t in set(_classes().values()) - {Text}}
+    emitted = {STANDARD_TYPES[t] for t in set(_CLASSES.values()) - {Text}}
     out = {}
     for name, style in (("light", LIGHT_STYLE), ("dark", DARK_STYLE)):
         grouped: dict[str, list[str]] = {}

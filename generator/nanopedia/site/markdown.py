@@ -37,11 +37,8 @@ class PageEnv:
     """Relative path from the page to the `entries/` folder, e.g. `../entries/`, or "" inside it."""
     ids: set[str] = field(default_factory=set)
     """Heading ids used so far on the page; markdown rendered onto one page shares one set."""
-
-
-def _fence(source: str, language: str, attrs: str) -> str:
-    """markdown-it's highlight hook: Pygments spans, or "" to let markdown-it escape the text."""
-    return highlight.code(source, language) if language else ""
+    markdown: Markdown | None = None
+    """The renderer, with what it remembers (a build's); None: one that remembers nothing."""
 
 
 def _rewrite_links(state: StateCore) -> None:
@@ -94,16 +91,18 @@ def heading_id(source: str, taken: set[str]) -> str:
     return ident
 
 
-def _renderer() -> MarkdownIt:
-    """The safe renderer: js-default, our link rule for validation, our token rules."""
-    md = MarkdownIt("js-default", {"highlight": _fence})
+def _renderer(highlighter: highlight.Highlighter) -> MarkdownIt:
+    """The safe renderer: js-default, our link rule for validation, our token rules; fenced
+    code highlighted by `highlighter` (markdown-it's hook gets "" for text to escape)."""
+
+    def fence(source: str, language: str, attrs: str) -> str:
+        return highlighter.code(source, language) if language else ""
+
+    md = MarkdownIt("js-default", {"highlight": fence})
     md.validateLink = is_safe_link  # type: ignore[method-assign,assignment]
     md.core.ruler.push("nanopedia_links", _rewrite_links)
     md.core.ruler.push("nanopedia_headings", _heading_ids)
     return md
-
-
-_RENDERER = _renderer()
 
 
 _PLAIN = re.compile(r"[^\W\d_][^\x00-\x1f\x7f-\x9f\u2028\u2029&*<\[\\_`~]*")
@@ -121,28 +120,51 @@ def is_plain(text: str) -> bool:
     return _PLAIN.fullmatch(text) is not None and text == text.strip()
 
 
-
-
-_RENDERED: dict[tuple[bool, str, str], str] = {}
-"""(inline, entry base, text) -> HTML, for text that gave no heading: its HTML depends on
-nothing else (entries repeat texts: the benchmark's code examples repeat the summary, and every
-summary is rendered again for the tag pages)."""
 _RENDERED_MAX = 50_000
 
 
-def _memo(inline: bool, text: str, page: PageEnv) -> str:
-    base = page.entry_base if "[" in text or "<" in text else ""  # no link, no base in the HTML
-    found = _RENDERED.get((inline, base, text))
-    if found is not None:
-        return found
-    headings = len(page.ids)
-    env = {"page": page}
-    html = _RENDERER.renderInline(text, env) if inline else _RENDERER.render(text, env)
-    if len(page.ids) == headings:
-        if len(_RENDERED) >= _RENDERED_MAX:
-            _RENDERED.clear()
-        _RENDERED[inline, base, text] = html
-    return html
+class Markdown:
+    """The safe renderer and what it remembers: its highlighter, and the HTML of each text that
+    gave no heading, by (inline, entry base, text), since that HTML depends on nothing else
+    (entries repeat texts: the benchmark's code examples repeat the summary). A build's context
+    holds one, as jinja hangs its caches on its `Environment`."""
+
+    __slots__ = ("highlighter", "_md", "_rendered", "_remember")
+
+    def __init__(self, remember: bool = True) -> None:
+        self.highlighter = highlight.Highlighter(remember)
+        self._md = _renderer(self.highlighter)
+        self._rendered: dict[tuple[bool, str, str], str] = {}
+        self._remember = remember
+
+    def render(self, text: str, page: PageEnv) -> str:
+        """Block markdown (paragraphs, lists, tables, code) to safe HTML."""
+        if is_plain(text):
+            return f"<p>{escapeHtml(text)}</p>\n"
+        if _ONE_LINE.fullmatch(text) is not None and text == text.strip():
+            # its paragraph holds its inline HTML: skip the block parser (a third of the time)
+            return f"<p>{self._memo(True, text, page)}</p>\n"
+        return self._memo(False, text, page)
+
+    def render_inline(self, text: str, page: PageEnv) -> str:
+        """One line of inline markdown to safe HTML, without a wrapping paragraph."""
+        if is_plain(text):
+            return escapeHtml(text)
+        return self._memo(True, text, page)
+
+    def _memo(self, inline: bool, text: str, page: PageEnv) -> str:
+        base = page.entry_base if "[" in text or "<" in text else ""  # no link, no base in HTML
+        found = self._rendered.get((inline, base, text))
+        if found is not None:
+            return found
+        headings = len(page.ids)
+        env = {"page": page}
+        html = self._md.renderInline(text, env) if inline else self._md.render(text, env)
+        if self._remember and len(page.ids) == headings:
+            if len(self._rendered) >= _RENDERED_MAX:
+                self._rendered.clear()
+            self._rendered[inline, base, text] = html
+        return html
 
 
 _ONE_LINE = re.compile(r"[^\W\d_][^\n\r]*")
@@ -152,20 +174,18 @@ tables need another start or a second line). Most fields of the benchmark are su
 
 
 def render(text: str, page: PageEnv) -> str:
-    """Block markdown (paragraphs, lists, tables, code) to safe HTML."""
-    if is_plain(text):
-        return f"<p>{escapeHtml(text)}</p>\n"
-    if _ONE_LINE.fullmatch(text) is not None and text == text.strip():
-        # its paragraph holds its inline HTML: skip the block parser (a third of the time)
-        return f"<p>{_memo(True, text, page)}</p>\n"
-    return _memo(False, text, page)
+    """Block markdown (paragraphs, lists, tables, code) to safe HTML, by the page's renderer."""
+    return (page.markdown or _ONCE).render(text, page)
 
 
 def render_inline(text: str, page: PageEnv) -> str:
     """One line of inline markdown to safe HTML, without a wrapping paragraph."""
-    if is_plain(text):
-        return escapeHtml(text)
-    return _memo(True, text, page)
+    return (page.markdown or _ONCE).render_inline(text, page)
+
+
+_ONCE = Markdown(remember=False)
+"""The renderer of pages rendered outside a build's context (the MkDocs plugin, tests): it
+remembers nothing."""
 
 
 def _titles() -> MarkdownIt:

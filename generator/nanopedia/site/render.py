@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import traceback
 from collections.abc import Iterator
-from functools import cache
 from pathlib import Path
 
 import jinja2
@@ -18,9 +17,8 @@ from nanopedia.site.views import Page
 from nanopedia.theme_dir import THEME  # the default theme; `build` and `serve` import it from here
 
 
-@cache
 def environment(theme: Path = THEME) -> jinja2.Environment:
-    """One environment per theme and process (templates compile once)."""
+    """A new environment of the theme's templates (each compiles once in it)."""
     return jinja2.Environment(
         loader=jinja2.FileSystemLoader(theme / "templates"),
         autoescape=jinja2.select_autoescape(("html", "xml")),
@@ -32,15 +30,37 @@ def environment(theme: Path = THEME) -> jinja2.Environment:
     )
 
 
-def keep_compiled(folder: Path, theme: Path = THEME) -> None:
-    """Keep the theme's compiled templates in `folder` for later processes: compiling the
-    entry page's templates was 45 ms of a one-entry rebuild. Jinja checks each template's
-    source against what it compiled, so an edited theme is compiled again."""
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-    except OSError:
-        return  # compiled each time, as without it
-    environment(theme).bytecode_cache = _Compiled(str(folder))
+class Templates:
+    """A theme's templates, each compiled once, and kept compiled in a folder for later
+    processes when `compiled` names one (compiling the entry page's templates was most of the
+    cost of rendering one page). A build's context holds one per theme, as jinja hangs its
+    caches on its `Environment`; Jinja checks each template's source against what it compiled,
+    so an edited theme is compiled again."""
+
+    __slots__ = ("theme", "environment")
+
+    def __init__(self, theme: Path = THEME, compiled: Path | None = None) -> None:
+        self.theme = theme
+        self.environment = environment(theme)
+        if compiled is not None:
+            try:
+                compiled.mkdir(parents=True, exist_ok=True)
+            except OSError:
+                return  # compiled each time, as without it
+            self.environment.bytecode_cache = _Compiled(str(compiled))
+
+    def render(self, page: Page) -> bytes:
+        """One page's bytes; a template mistake becomes a located E040 problem."""
+        try:
+            template = self.environment.get_template(page.template)
+            return template.render(page.context).encode("utf-8")
+        except jinja2.TemplateSyntaxError as err:
+            fail(f"theme/templates/{err.name or page.template}", "E040",
+                 err.message or str(err), at=(err.lineno, 1))
+        except jinja2.TemplateError as err:
+            name, line = _template_line(err, self.theme, page.template)
+            fail(f"theme/templates/{name}", "E040", f"{err} (while rendering {page.path})",
+                 at=(line, 1 if line else 0))
 
 
 class _Compiled(jinja2.FileSystemBytecodeCache):
@@ -52,17 +72,8 @@ class _Compiled(jinja2.FileSystemBytecodeCache):
 
 
 def render(page: Page, theme: Path = THEME) -> bytes:
-    """One page's bytes; a template mistake becomes a located E040 problem."""
-    try:
-        template = environment(theme).get_template(page.template)
-        return template.render(page.context).encode("utf-8")
-    except jinja2.TemplateSyntaxError as err:
-        fail(f"theme/templates/{err.name or page.template}", "E040", err.message or str(err),
-             at=(err.lineno, 1))
-    except jinja2.TemplateError as err:
-        name, line = _template_line(err, theme, page.template)
-        fail(f"theme/templates/{name}", "E040", f"{err} (while rendering {page.path})",
-             at=(line, 1 if line else 0))
+    """One page's bytes, its templates compiled for it alone (`Templates` keeps them)."""
+    return Templates(theme).render(page)
 
 
 def _template_line(err: Exception, theme: Path, template: str) -> tuple[str, int]:

@@ -23,7 +23,7 @@ from nanopedia.model import Dates, Entry
 from nanopedia.pins import repro_pins
 from nanopedia.site import highlight
 from nanopedia.site.joined import identity
-from nanopedia.site.markdown import PageEnv, render, render_inline, render_title
+from nanopedia.site.markdown import Markdown, PageEnv, render, render_inline, render_title
 
 INLINE_FIELDS = frozenset({"symptoms", "affected_systems", "confirm", "prevention"})
 CATEGORY_TITLES = {
@@ -107,22 +107,24 @@ class Card(NamedTuple):
     """A hash of the other fields: how a page's key counts the card (`plan.fingerprint`)."""
 
 
-def fragments(entry: Entry,
-              highlighted: Mapping[tuple[str, str], str] | None = None) -> dict[str, str]:
+def fragments(entry: Entry, highlighted: Mapping[tuple[str, str], str] | None = None,
+              markdown: Markdown | None = None) -> dict[str, str]:
     """Every markdown field rendered, and every code example highlighted, keyed by field path;
-    `highlighted` has code already highlighted, by (code, language).
+    `highlighted` has code already highlighted, by (code, language); `markdown` is the build's
+    renderer (None: one that remembers nothing).
 
     Depends on the entry alone (entry links are relative, not resolved), so it is cached by the
     entry's content hash. Heading ids are unique across all fields of the page.
     """
-    page = PageEnv()
+    page = PageEnv(markdown=markdown)
     out: dict[str, str] = {}
     for where, text in markdown_fields(entry):
         inline = where[0] in INLINE_FIELDS
         out[dotted(where)] = render_inline(text, page) if inline else render(text, page)
     for name, code, language in highlighted_sources(entry):
         done = highlighted.get((code, language)) if highlighted else None
-        out[name] = done or highlight.code(code, language)
+        out[name] = done or (markdown.highlighter.code(code, language) if markdown
+                             else highlight.code(code, language))
     return out
 
 
@@ -161,10 +163,10 @@ def reproduced_with(ranks: int, pins: Mapping[str, str]) -> str:
     return f"Reproduced with {torch} ({where})"
 
 
-def card(entry: Entry) -> Card:
+def card(entry: Entry, markdown: Markdown | None = None) -> Card:
     domains = {c.domain for c in entry.root_causes}
     fields = (entry.id, entry.title, entry.category, tuple(entry.tags),
-              render(entry.summary, PageEnv(entry_base="../entries/")), entry.summary,
+              render(entry.summary, PageEnv("../entries/", markdown=markdown)), entry.summary,
               tuple(d for d in DOMAIN_TITLES if d in domains))
     return Card(*fields, identity(repr(fields).encode()))
 

@@ -18,18 +18,19 @@ from pathlib import Path
 from nanopedia.config import Config
 from nanopedia.content.catalog import Links
 from nanopedia.content.suggest import Suggestions
-from nanopedia.incremental import workers
+from nanopedia.incremental import per_entry
 from nanopedia.incremental.cache import key
+from nanopedia.incremental.context import Context, Request
+from nanopedia.incremental.per_entry import KINDS, PageTask
 from nanopedia.incremental.state import Kept
-from nanopedia.incremental.workers import KINDS, PageTask
 from nanopedia.incremental.write import SiteWriter, Span
 from nanopedia.site import exports, plan, search, views
 from nanopedia.site.joined import Joined
-from nanopedia.site.render import render, static_files
+from nanopedia.site.render import static_files
 
 
 @dataclass(frozen=True, slots=True)
-class Site:
+class SiteInputs:
     """Everything the files of the site are planned from."""
 
     links: Links
@@ -68,17 +69,22 @@ class Last:
     also: dict[str, tuple[str, ...]] | None
     """Entry id to its suggestions; None when they must all be computed again (first build, or
     the settings or the tag registry changed)."""
+    spans: dict[str, dict[str, tuple[int, int]]]
+    """The record spans of the last build's joined files that are still as it wrote them."""
+    located: dict[str, Span]
+    """The same by record name: (joined file, offset, length)."""
 
 
 Make = Callable[[], bytes | Joined]
 
 
-def others(site: Site) -> Iterator[tuple[str, str, Make]]:
+def others(context: Context, site: SiteInputs) -> Iterator[tuple[str, str, Make]]:
     """Every file of the site but the entry pages: (path, key, how to make it)."""
     dates = {i: e.dates for i, e in site.entries.items()}
+    templates = context.templates[site.theme]
     for one in plan.pages(site.links, site.cards, dates, site.config):
         yield one.path, site.key(one.fingerprint()), \
-            partial(lambda p: render(p.page(site.config), site.theme), one)
+            partial(lambda p: templates.render(p.page(site.config)), one)
     (search_keys, fresh), (texts, fresh_texts) = site.records("search"), site.records("text")
     answers, fresh_answers = site.records("answer")
     joined = [("entries.json", exports.export(*site.records("export"), site.config)),
@@ -94,37 +100,38 @@ def others(site: Site) -> Iterator[tuple[str, str, Make]]:
         names = [site.entries[i].names[at[0]] + site.entries[i].names[at[1]] for i in part]
         path = search.terms_file(n)
         yield path, site.key(plan.fingerprint((path, part, names))), \
-            partial(_terms_shard, site, n, part, names)
+            partial(_terms_shard, context, site, n, part, names)
     for path, data in static_files(site.theme):
         yield path, site.key(plan.fingerprint(path)), partial(lambda d: d, data)
 
 
-def _terms_shard(site: Site, number: int, ids: list[str], names: list[str]) -> bytes:
+def _terms_shard(context: Context, site: SiteInputs, number: int, ids: list[str],
+                 names: list[str]) -> bytes:
     """Search index shard `number`. Its entries' postings come from this build or from the
     last build of the shard, kept in the cache under the shard's number and found by the names
     of their records: an edit loads no other entry again."""
-    cache_ = workers.current()
+    cache_ = context.build_cache
     slot = key(b"search-terms", str(number).encode())
     last = cache_.get("search-terms", slot, dict) or {}
     entries = []
     for i, name in zip(ids, names, strict=True):
         found = site.postings.get(i) or last.get(name)
         if not (isinstance(found, tuple) and len(found) == 2 and isinstance(found[1], dict)):
-            found = _entry_postings(site.entries[i])
+            found = _entry_postings(context, site.entries[i])
         entries.append(found)
     cache_.put("search-terms", slot, dict(zip(names, entries, strict=True)))
     return search.terms_script(number, ids, entries)
 
 
-def _entry_postings(kept: Kept) -> search.Postings:
+def _entry_postings(context: Context, kept: Kept) -> search.Postings:
     """A kept entry's postings from its cached form, or from its file should that be gone."""
-    hit = workers.cached(kept.key)
+    hit = per_entry.cached(context, kept.key)
     if hit is not None:
         return hit[1].postings
-    return search.postings(search.document(workers.reload(kept.node.path, kept.key)))
+    return search.postings(search.document(per_entry.reload(kept.node.path, kept.key)))
 
 
-def affected(site: Site, last: Last,
+def affected(site: SiteInputs, last: Last,
              suggestions: Callable[[], Suggestions]) -> tuple[set[str], set[str]]:
     """The entries whose page may show something new of another entry, and those of them whose
     suggestions may change. A changed entry, and for each whose title or links changed, every
@@ -175,11 +182,10 @@ class Written:
     """Files rendered and written (the others were kept)."""
 
 
-def write(writer: SiteWriter, site: Site, last: Last,
-          spans: dict[str, dict[str, tuple[int, int]]], located: dict[str, Span],
-          jobs: int) -> Written:
+def write(context: Context, request: Request, writer: SiteWriter, site: SiteInputs,
+          last: Last) -> Written:
     """Write every file whose key is not the one it had, keep the others (records of joined
-    files are copied from `located`)."""
+    files are copied from `last.located`)."""
     keys: dict[str, str] = {}
     tasks = []
     suggestions = cache(lambda: Suggestions(site.links))
@@ -202,21 +208,21 @@ def write(writer: SiteWriter, site: Site, last: Last,
         keys[path] = site.key(plan.fingerprint((path, inputs)))
         if old != keys[path] or not writer.keep(path):  # (kept, unless gone from the site)
             tasks.append(PageTask(kept.node.path, inputs))
-    with workers.workers(jobs, len(tasks)):
-        one = partial(workers.write_entry_page, writer, site.config, site.theme)
-        writer.adopt(workers.pmap(one, tasks))
+    with context.workers(request.jobs or 1, len(tasks), request.parallel_min):
+        one = partial(per_entry.write_entry_page, context, writer, site.config, site.theme)
+        writer.adopt(context.map(one, tasks))
     rendered = len(tasks)
     new_spans: dict[str, dict[str, tuple[int, int]]] = {}
-    for path, k, make in others(site):
+    for path, k, make in others(context, site):
         keys[path] = k
         if last.pages.get(path) == k and writer.keep(path):
-            if path in spans:
-                new_spans[path] = spans[path]
+            if path in last.spans:
+                new_spans[path] = last.spans[path]
             continue
         made = make()
         if isinstance(made, Joined):
-            new_spans[path] = writer.write_joined(path, made, located)
+            new_spans[path] = writer.write_joined(path, made, last.located)
         else:
             writer.write(path, made)
         rendered += 1
-    return Written(keys, new_spans, also, rendered)
+    return Written(keys=keys, spans=new_spans, also=also, rendered=rendered)

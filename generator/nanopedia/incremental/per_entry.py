@@ -1,82 +1,25 @@
-"""The per-entry work of a build (load, validate and render one entry; write one entry page) and
-the worker processes it runs in when there are many.
-
-The build cache is set here (`use`) before the workers fork, so they share it; the pool lives
-here while it runs. No other module of the build forks or holds the cache between calls.
+"""The per-entry work of a build: load, validate and render one entry; write one entry page.
+Each runs in a worker process when there are many (`Context.map`), with the build's context.
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 from nanopedia.config import Config
 from nanopedia.content.catalog import Node, node
 from nanopedia.content.corpus import display, load_entry
 from nanopedia.content.load import read_file
 from nanopedia.errors import NanopediaError, Problem, fail
-from nanopedia.incremental import background
-from nanopedia.incremental.cache import Cache, key
+from nanopedia.incremental.cache import key
+from nanopedia.incremental.context import Context
 from nanopedia.incremental.write import SiteWriter
 from nanopedia.model import Entry
 from nanopedia.site import exports, search, views
 from nanopedia.site.plan import EntryInputs
-from nanopedia.site.render import render
-
-PARALLEL_MIN = 200
-"""Below this many entries to load or pages to render, worker processes cost more than they save."""
-CHUNK = 16
-
-T = TypeVar("T")
-R = TypeVar("R")
-
-_cache: Cache
-"""The build cache, set before the workers fork so they share it."""
-_pool: Any = None
-"""The build's worker pool, while one runs."""
-
-
-def use(cache: Cache) -> Cache:
-    """Make `cache` the one entries are loaded from and cached in (before any worker forks)."""
-    global _cache
-    _cache = cache
-    return cache
-
-
-def current() -> Cache:
-    """The cache of the build that runs."""
-    return _cache
-
-
-@contextmanager
-def workers(jobs: int, count: int) -> Iterator[None]:
-    """Worker processes for `pmap`, when `count` items make them worthwhile. For a cold build
-    they are forked before any entry is loaded, so none of them carries a copy of the corpus."""
-    global _pool
-    if jobs <= 1 or count < PARALLEL_MIN or _pool is not None:
-        yield
-        return
-    import multiprocessing  # here: a rebuild of a few entries never forks, nor imports it
-
-    background.finish()  # no thread may run when the workers fork
-    with multiprocessing.get_context("fork").Pool(jobs) as pool:
-        _pool = pool
-        try:
-            yield
-        finally:
-            _pool = None
-
-
-def pmap(fn: Callable[[T], R], items: Iterable[T]) -> Iterable[R]:
-    """`map`, over the worker processes when they run."""
-    if _pool is None:
-        return map(fn, items)
-    return _pool.imap(fn, items, CHUNK)
-
 
 KINDS = ("export", "search", "text", "diagnose", "answer")
 """The joined files an entry has a record in: entries.json, search/index.js, a search text
@@ -107,14 +50,15 @@ def entry_key(path: Path) -> str:
     return key(display(path).encode(), hashlib.sha256(raw).digest())
 
 
-def load_one(item: tuple[Path, str | None]) -> tuple[Parsed | None, list[Problem], bool]:
+def load_one(context: Context,
+             item: tuple[Path, str | None]) -> tuple[Parsed | None, list[Problem], bool]:
     """Parse, validate and render one entry file, or take it from the cache (then True); the
     second item is the key of the file's last version, if any. The key is hashed from the bytes
     read here, not taken from the caller: a file saved in between must not be cached under its
     former key."""
     path, before = item
     k = entry_key(path)
-    hit = cached(k)
+    hit = cached(context, k)
     if hit is not None:
         return hit[1], [], True
     src, problems = load_entry(path)
@@ -123,29 +67,30 @@ def load_one(item: tuple[Path, str | None]) -> tuple[Parsed | None, list[Problem
     e = src.entry
     doc = search.document(e)
     text = search.records(doc)
-    one = Parsed(k, node(src), views.card(e), {
+    one = Parsed(key=k, node=node(src), card=views.card(e, context.markdown), data={
         "export": exports.export_record(e).encode(), "search": text[0], "text": text[1],
-        "diagnose": exports.diagnose_record(e), "answer": text[2]}, search.postings(doc))
+        "diagnose": exports.diagnose_record(e), "answer": text[2]}, postings=search.postings(doc))
     if not problems:
-        _cache.put("entries", k, (e, one, views.fragments(e, _highlighted(before))))
+        frags = views.fragments(e, _highlighted(context, before), context.markdown)
+        context.build_cache.put("entries", k, (e, one, frags))
     return one, problems, False
 
 
-def cached(k: str) -> tuple[Entry, Parsed, dict[str, Any]] | None:
+def cached(context: Context, k: str) -> tuple[Entry, Parsed, dict[str, Any]] | None:
     """An entry's cached (entry, what loading it gave, rendered fragments), or None: missing,
     damaged, or not of that shape (the cache is a file anyone can write; never trust its type)."""
-    hit = _cache.get("entries", k, tuple)
+    hit = context.build_cache.get("entries", k, tuple)
     if hit is None or len(hit) != 3 or not isinstance(hit[0], Entry) or \
             not isinstance(hit[1], Parsed) or not isinstance(hit[2], dict):
         return None
     return hit
 
 
-def _highlighted(k: str | None) -> dict[tuple[str, str], str]:
+def _highlighted(context: Context, k: str | None) -> dict[tuple[str, str], str]:
     """The highlighted code (examples, repro scripts, fix lines) of an entry's cached version, by
     (code, language): an edit that leaves them alone runs no Pygments lexer (the first use of one
     compiles its patterns, a tenth of a second for Python's)."""
-    hit = cached(k) if k else None
+    hit = cached(context, k) if k else None
     if hit is None:
         return {}
     entry, _, frags = hit
@@ -173,15 +118,16 @@ class PageTask:
     inputs: EntryInputs
 
 
-def write_entry_page(writer: SiteWriter, config: Config, theme: Path, task: PageTask) -> str:
+def write_entry_page(context: Context, writer: SiteWriter, config: Config, theme: Path,
+                     task: PageTask) -> str:
     """Render and write one entry page (in a worker for large corpora); return its path."""
     inputs = task.inputs
-    hit = cached(inputs.source)
+    hit = cached(context, inputs.source)
     if hit is not None:
         entry, _, frags = hit
     else:
         entry = reload(task.path, inputs.source)
-        frags = views.fragments(entry)
+        frags = views.fragments(entry, markdown=context.markdown)
     page = views.entry_page(entry, inputs.near, config, frags, inputs.dates)
-    writer.write(page.path, render(page, theme))
+    writer.write(page.path, context.templates[theme].render(page))
     return page.path
