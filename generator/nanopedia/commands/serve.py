@@ -43,7 +43,6 @@ from watchfiles import Change, DefaultFilter, watch
 
 from nanopedia.commands.files import MAX_TARGET, BadTarget, content_type, read_inside, segments
 from nanopedia.errors import NanopediaError, Problem
-from nanopedia.incremental import cache as build_cache
 from nanopedia.incremental import pipeline
 from nanopedia.incremental.context import Context, Request
 from nanopedia.site import render
@@ -147,7 +146,6 @@ class Server:
             if any(theme in p.parents for p in paths):  # templates compile once per process
                 self.context = Context()  # no template compiled nor text rendered before
                 _pages.cache_clear()
-                build_cache.code_version.cache_clear()
                 entries = None
             names = ", ".join(p.name for p in paths[:3]) + (" ..." if len(paths) > 3 else "")
             self.rebuild(f"changed {names}", entries)

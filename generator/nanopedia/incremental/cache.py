@@ -14,7 +14,6 @@ import os
 import pickle
 import tempfile
 import zlib
-from functools import cache
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -26,8 +25,7 @@ CACHE_DIR = ".nanopedia-cache"
 _LIBRARIES = ("markdown-it-py", "pygments", "jinja2", "pydantic", "pyyaml")
 
 
-@cache
-def code_version() -> bytes:
+def _code_version() -> bytes:
     """A fingerprint of the generator's source, the theme and the versions of its libraries."""
     digest = hashlib.sha256()
     here = Path(__file__).resolve().parent.parent  # the package, every subpackage included
@@ -42,9 +40,13 @@ def code_version() -> bytes:
     return digest.digest()
 
 
+CODE_VERSION = _code_version()
+"""What every cache key holds: a value computed by other code is never taken for this code's."""
+
+
 def key(*parts: bytes) -> str:
     """The cache key of a value computed from `parts` by this version of the code."""
-    digest = hashlib.sha256(code_version())
+    digest = hashlib.sha256(CODE_VERSION)
     for part in parts:
         digest.update(len(part).to_bytes(8, "big") + part)
     return digest.hexdigest()
@@ -60,7 +62,7 @@ def open_cache(base: Path) -> Cache:
     """The cache of this version of the code in `base`, in a folder of its own: a value of
     another version can never be read again, and after upgrades (or edits of the generator or
     theme) they were most of the cache: 9 GB in a 10,000-entry benchmark folder."""
-    folder = base / code_version().hex()[:16]
+    folder = base / CODE_VERSION.hex()[:16]
     try:
         folder.mkdir(parents=True, exist_ok=True)
         os.utime(folder)  # last used now: `stale` keeps the most recently used

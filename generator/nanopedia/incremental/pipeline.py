@@ -164,6 +164,8 @@ class _Seen:
     """The inputs of a build that has something to do, and what the last build left."""
 
     config: Config
+    theme: bytes
+    """The hash of the theme's files."""
     setting: str
     walking: gitdates.Walking | None
     history: Mapping[str, Dates]
@@ -183,7 +185,8 @@ def _inputs(request: Request, context: Context) -> _Seen | None:
     """Step 1: the settings and the fingerprint of every input; None when they are the last
     build's and its site is intact (nothing to do)."""
     config = site_config.read(request.config)
-    setting = _setting(config, request.theme)
+    theme = theme_version(request.theme)
+    setting = _setting(config, request.theme, theme)
     walking: gitdates.Walking | None
     history: Mapping[str, Dates]
     if request.dates is None:
@@ -222,7 +225,7 @@ def _inputs(request: Request, context: Context) -> _Seen | None:
     last = rewrite.Last(pages=previous, entries={k.node.id: k for k in state.entries.values()},
                         also=state.also, spans=spans, located=located) if state else \
         rewrite.Last(pages={}, entries={}, also=None, spans={}, located={})
-    return _Seen(config=config, setting=setting, walking=walking, history=history,
+    return _Seen(config=config, theme=theme, setting=setting, walking=walking, history=history,
                  dated_by=dated_by, names=names, stamps=stamps, hashes=hashes, inputs=inputs,
                  current=current, state=state, last=last)
 
@@ -345,16 +348,17 @@ def _site_inputs(request: Request, seen: _Seen, loaded: _Loaded) -> rewrite.Site
     config, setting = seen.config, seen.setting
     if not any(k.dates for k in loaded.by_id.values()):
         config = dataclasses.replace(config, feeds=False)
-        setting = _setting(config, request.theme)
+        setting = _setting(config, request.theme, seen.theme)
     return rewrite.SiteInputs(
         links=loaded.links, entries=loaded.by_id,
         cards={i: k.card for i, k in loaded.by_id.items()}, fresh=loaded.fresh, config=config,
         theme=request.theme, setting=setting, postings=loaded.postings)
 
 
-def _setting(config: Config, theme: Path) -> str:
-    """What every key holds beside the page's inputs: the settings, the theme and its files."""
-    return repr((config, theme, theme_version(theme)))
+def _setting(config: Config, theme: Path, version: bytes) -> str:
+    """What every key holds beside the page's inputs: the settings, the theme and the hash of
+    its files."""
+    return repr((config, theme, version))
 
 
 def _save(request: Request, context: Context, seen: _Seen, loaded: _Loaded,

@@ -8,7 +8,6 @@ import hashlib
 import os
 import time
 from collections.abc import Collection, Mapping
-from functools import cache
 from pathlib import Path
 
 from nanopedia.content.files import TAGS_FILE
@@ -99,9 +98,8 @@ def site_key(out: Path) -> str:
     return key(str(out.resolve()).encode())
 
 
-@cache
 def theme_version(theme: Path) -> bytes:
-    """A hash of a theme's files (the repository's own theme is in `code_version` already)."""
+    """A hash of a theme's files (the repository's own theme is in `CODE_VERSION` already)."""
     digest = hashlib.sha256()
     for path in sorted(p for p in theme.rglob("*") if p.is_file()):
         digest.update(path.as_posix().encode() + b"\0" + path.read_bytes())

@@ -27,7 +27,6 @@ import stat
 import sys
 import tempfile
 from collections.abc import Iterable, Mapping
-from functools import cache
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -90,7 +89,6 @@ RENAME_EXCHANGE = 2
 _AT_FDCWD = -100
 
 
-@cache
 def _renameat2() -> Any:
     """libc's `renameat2`, or None (not Linux, or a C library without it)."""
     if not sys.platform.startswith("linux"):
