@@ -21,7 +21,8 @@ from logcorpus import LOGS, ROOT, normal_lines  # noqa: E402
 
 from nanopedia.content.corpus import gather  # noqa: E402
 from nanopedia.diagnosis import rank, scan  # noqa: E402
-from nanopedia.incremental import pipeline as build  # noqa: E402
+from nanopedia.incremental import pipeline  # noqa: E402
+from nanopedia.incremental.context import Request  # noqa: E402
 
 CHROMIUM = "/usr/bin/chromium"
 FAILURE = LOGS / "fsdp-mp-single.log"
@@ -46,7 +47,7 @@ def main() -> int:
     megabytes = int(sys.argv[1]) if len(sys.argv) > 1 else 100
     with tempfile.TemporaryDirectory() as tmp:
         site, log = Path(tmp) / "site", Path(tmp) / "big.log"
-        build.build(ROOT / "entries", site, use_cache=False, jobs=1)
+        pipeline.build(Request(ROOT / "entries", site, use_cache=False, jobs=1))
         write_log(log, megabytes)
         size = log.stat().st_size
         with sync_playwright() as pw:
