@@ -68,17 +68,17 @@ TRICKY = [
 @given(st.lists(st.sampled_from(TRICKY), max_size=30))
 def test_generated_snippets(parts: list[str]) -> None:
     source = "".join(parts)
-    highlight._LINE_CACHE.clear()
-    assert highlight.code(source, "python") == whole_block(source)
+    assert highlight.Highlighter().code(source, "python") == whole_block(source)
 
 
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.lists(st.sampled_from(TRICKY), max_size=8).map("".join), max_size=8))
 def test_lines_shared_between_blocks(lines: list[str]) -> None:
     """A line cached from one block is right in another (no state leaks through the cache)."""
+    shared = highlight.Highlighter()
     for cut in range(len(lines) + 1):
         source = "\n".join(lines[cut:] + lines[:cut])
-        assert highlight.code(source, "python") == whole_block(source)
+        assert shared.code(source, "python") == whole_block(source)
 
 
 @pytest.mark.parametrize("source", [
@@ -90,8 +90,7 @@ def test_lines_shared_between_blocks(lines: list[str]) -> None:
     "import torch\nimport os, datetime\nimport torch.distributed as dist\n\nx = 1\n",
 ])
 def test_lines_that_carry_state(source: str) -> None:
-    highlight._LINE_CACHE.clear()
-    assert highlight.code(source, "python") == whole_block(source)
+    assert highlight.Highlighter().code(source, "python") == whole_block(source)
 
 
 SAMPLES = {

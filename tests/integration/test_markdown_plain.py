@@ -16,9 +16,12 @@ from nanopedia.site.markdown import PageEnv
 BENCH = Path(os.environ.get("NANOPEDIA_BENCH", "/tmp/nanopedia-bench"))
 
 
+PARSER = markdown.Markdown(remember=False).parser
+
+
 def check(text: str) -> None:
-    block = markdown._RENDERER.render(text, {"page": PageEnv()})
-    inline = markdown._RENDERER.renderInline(text, {"page": PageEnv()})
+    block = PARSER.render(text, {"page": PageEnv()})
+    inline = PARSER.renderInline(text, {"page": PageEnv()})
     assert markdown.render(text, PageEnv()) == block
     assert markdown.render_inline(text, PageEnv()) == inline
 
@@ -60,9 +63,10 @@ def test_bench_corpus_fields() -> None:
 
 def test_repeated_text_renders_as_the_first_time() -> None:
     """Remembered HTML is reused only where nothing but the text decides it."""
-    page = PageEnv()
+    md = markdown.Markdown()
+    page = PageEnv(markdown=md)
     assert markdown.render("# Title", page) != markdown.render("# Title", page)  # -2 suffix
     for base in ("", "../entries/"):
-        fresh = markdown._RENDERER.render("see [x](entry:a) *b*", {"page": PageEnv(base)})
-        assert markdown.render("see [x](entry:a) *b*", PageEnv(base)) == fresh
-        assert markdown.render("see [x](entry:a) *b*", PageEnv(base)) == fresh
+        fresh = PARSER.render("see [x](entry:a) *b*", {"page": PageEnv(base)})
+        assert markdown.render("see [x](entry:a) *b*", PageEnv(base, markdown=md)) == fresh
+        assert markdown.render("see [x](entry:a) *b*", PageEnv(base, markdown=md)) == fresh

@@ -129,11 +129,12 @@ class Markdown:
     (entries repeat texts: the benchmark's code examples repeat the summary). A build's context
     holds one, as jinja hangs its caches on its `Environment`."""
 
-    __slots__ = ("highlighter", "_md", "_rendered", "_remember")
+    __slots__ = ("highlighter", "parser", "_rendered", "_remember")
 
     def __init__(self, remember: bool = True) -> None:
         self.highlighter = highlight.Highlighter(remember)
-        self._md = _renderer(self.highlighter)
+        self.parser = _renderer(self.highlighter)
+        """The markdown-it instance, configured (`_renderer`)."""
         self._rendered: dict[tuple[bool, str, str], str] = {}
         self._remember = remember
 
@@ -159,7 +160,7 @@ class Markdown:
             return found
         headings = len(page.ids)
         env = {"page": page}
-        html = self._md.renderInline(text, env) if inline else self._md.render(text, env)
+        html = self.parser.renderInline(text, env) if inline else self.parser.render(text, env)
         if self._remember and len(page.ids) == headings:
             if len(self._rendered) >= _RENDERED_MAX:
                 self._rendered.clear()
