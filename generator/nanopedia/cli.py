@@ -100,9 +100,11 @@ def parser() -> argparse.ArgumentParser:
     diag.add_argument(
         "--top", type=int, default=5, metavar="N", help="candidates shown (default 5)"
     )
-    diag.add_argument("--format", choices=("text", "json", "markdown"), default="text",
-                      help="text (default), json (every line whole), or markdown (for a GitHub "
-                      "or Slack paste)")
+    diag.add_argument("--format", choices=("text", "json", "markdown", "github"),
+                      default="text",
+                      help="text (default), json (every line whole), markdown (for a GitHub "
+                      "or Slack paste), or github (workflow commands: ::error on the first "
+                      "failing line, ::notice per further candidate)")
     diag.add_argument("--json", action="store_true", help="the same as --format json")
     diag.add_argument(
         "--deadline",
@@ -134,9 +136,11 @@ def parser() -> argparse.ArgumentParser:
         **takes("shipped", "base-url"))
     fleet.add_argument("paths", nargs="+", metavar="PATH",
                        help="folders of jobs, or log files (each file is a job)")
-    fleet.add_argument("--format", choices=("text", "json", "csv", "markdown"), default="text",
+    fleet.add_argument("--format", choices=("text", "json", "csv", "markdown", "github"),
+                       default="text",
                        help="text (default), json (every job's record and the summary, written "
-                       "as jobs finish), csv (one row per job), or markdown")
+                       "as jobs finish), csv (one row per job), markdown, or github (workflow "
+                       "commands per job, written as jobs finish)")
     fleet.add_argument("--job-pattern", metavar="GLOB",
                        help="a glob (not a regex) on paths relative to each PATH naming the jobs: "
                        "a matching folder is one job with every log below it, a matching file "

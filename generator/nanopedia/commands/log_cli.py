@@ -86,6 +86,10 @@ def run_diagnose(args: argparse.Namespace) -> int:
         print(render(missed[1], missed[0], base_url))
     elif fmt == "markdown":
         print(report.as_markdown(result, by_id, base_url, args.top, seen))
+    elif fmt == "github":
+        from nanopedia.diagnosis.annotations import for_diagnosis
+
+        print(for_diagnosis(result, by_id, base_url, args.top))
     else:
         print(report.as_text(result, by_id, base_url, args.top, seen))
     return 0 if result.matches or (flight and flight.findings) else 1

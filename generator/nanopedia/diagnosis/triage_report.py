@@ -20,7 +20,7 @@ from nanopedia.diagnosis.jobs import Skip
 from nanopedia.diagnosis.report import inert, shorten
 from nanopedia.diagnosis.triage import REPEATED, SCHEMA_VERSION, Summary
 
-FORMATS = ("text", "json", "csv", "markdown")
+FORMATS = ("text", "json", "csv", "markdown", "github")
 #: Rows shown in text and Markdown (JSON lists them all, up to the summary's own bounds).
 HOSTS_SHOWN = 20
 RANKS_SHOWN = 10
@@ -39,6 +39,8 @@ def render(fmt: str, items: Iterable[dict[str, Any] | Skip], summary: Summary,
         yield from _json(items, summary, entries)
     elif fmt == "csv":
         yield from _csv(items, summary)
+    elif fmt == "github":
+        yield from _github(items, summary)
     else:
         for item in items:
             summary.add(item)
@@ -117,6 +119,17 @@ def _csv(items: Iterable[dict[str, Any] | Skip], summary: Summary) -> Iterator[s
         buf.truncate()
     out.writerow([CSV_END, f"{rows} jobs", "complete"])
     yield buf.getvalue()
+
+
+def _github(items: Iterable[dict[str, Any] | Skip], summary: Summary) -> Iterator[str]:
+    """GitHub workflow commands, job by job (`annotations.for_jobs`), then the headline."""
+    from nanopedia.diagnosis.annotations import command, for_jobs
+
+    for item in items:
+        summary.add(item)
+        if not isinstance(item, Skip):
+            yield "".join(line + "\n" for line in for_jobs([item]))
+    yield command("notice", headline(summary.as_json()), "nanopedia triage") + "\n"
 
 
 def size(n: int) -> str:

@@ -154,6 +154,16 @@ def read(path: str, name: str, lines: int) -> list[Seen]:
     return _merge(find(_lines(head, whole=False), name), find(rest, name, first))
 
 
+def from_bytes(data: bytes, name: str) -> list[Seen]:
+    """`read` for a log held in memory: its first and last `EDGE_BYTES`."""
+    if len(data) <= 2 * EDGE_BYTES:
+        return find(_lines(data, whole=True), name)
+    tail = data[-EDGE_BYTES:]
+    rest = _lines(tail[tail.find(b"\n") + 1:], whole=True)
+    first = data.count(b"\n") + (not data.endswith(b"\n")) - len(rest) + 1
+    return _merge(find(_lines(data[:EDGE_BYTES], whole=False), name), find(rest, name, first))
+
+
 def _lines(data: bytes, whole: bool) -> list[str]:
     """Decoded lines; a piece cut mid-line loses its last, partial line."""
     text = data.decode("utf-8", "replace").splitlines()
