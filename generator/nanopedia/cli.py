@@ -162,6 +162,23 @@ def parser() -> argparse.ArgumentParser:
                        help="per job: files not read by then are skipped (default 300)")
     fleet.set_defaults(run=_handler("log_cli", "run_triage"))
 
+    wrap = sub.add_parser(
+        "run", help="run a training command (nanopedia run -- torchrun ... train.py), its output "
+        "passed through unchanged; when it fails, print the verdict at the end of its output and "
+        "write it as JSON (exit: the command's own code, 128+N when signal N killed it)",
+        **takes("shipped", "base-url"))
+    wrap.add_argument("--json", default="nanopedia-verdict.json", metavar="PATH",
+                      help="where the verdict JSON goes when the command fails (default: "
+                      "nanopedia-verdict.json; the run's error files and dumps are kept beside "
+                      "it in nanopedia-run-XXXX/)")
+    wrap.add_argument("--no-env", action="store_true",
+                      help="set no variable (by default torchrun's log folder, torchelastic's "
+                      "error file, the Flight Recorder and unbuffered Python output are switched "
+                      "on where unset)")
+    wrap.add_argument("cmd", nargs=argparse.REMAINDER, metavar="-- COMMAND ...",
+                      help="the command and its arguments, after '--'")
+    wrap.set_defaults(run=_handler("wrap", "run_command"))
+
     check_repros = sub.add_parser(
         "verify", help="run every entry's repros and check its code examples against the "
         "installed libraries (the pinned repro environment: make verify)", **takes("entries"))

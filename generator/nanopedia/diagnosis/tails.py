@@ -1,0 +1,110 @@
+"""The bounded tail of a command's output that `nanopedia run` keeps for its verdict.
+
+The wrapper passes every byte through and keeps only the end: per stream, the last
+`STREAM_BYTES` of the lines that name no rank, and per rank (a line that starts `[rank3]:` or
+torchrun's `[default3]:`, `lines.PREFIX_RANK`) the last `RANK_BYTES` of that rank's lines, so a
+rank that failed early is not pushed out by the ranks that kept printing. Every piece carries a
+sequence number shared by the streams; `merged` gives the kept pieces in the order they arrived,
+which is the order a terminal showed them. Memory is bounded: at most `MAX_RANKS` ranks, a line
+of at most `LINE_BYTES` held while it is incomplete, and each deque trimmed as it grows.
+
+A chunk with no `]:` in it (nearly all output of a healthy run) is kept whole in one step; only
+chunks that may hold a rank prefix are split into lines.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from collections import deque
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+from nanopedia.diagnosis.lines import PREFIX_RANK
+
+#: Bytes of output kept per stream from lines that name no rank.
+STREAM_BYTES = 1 << 20
+#: Bytes kept per rank from the lines its prefix names.
+RANK_BYTES = 64 << 10
+#: Ranks kept apart; the lines of further ranks count as lines that name none.
+MAX_RANKS = 1024
+#: An unfinished line longer than this (a progress bar redrawn with `\r`) is kept as it is.
+LINE_BYTES = 64 << 10
+
+_PREFIX = re.compile(PREFIX_RANK.pattern.encode("ascii"), re.ASCII)
+
+
+@dataclass(slots=True)
+class _Kept:
+    """The last pieces of one kind of line, at most `limit` bytes (the newest piece whole)."""
+
+    limit: int
+    pieces: deque[tuple[int, bytes]] = field(default_factory=deque)
+    size: int = 0
+
+    def add(self, seq: int, data: bytes) -> None:
+        self.pieces.append((seq, data))
+        self.size += len(data)
+        while self.size - len(self.pieces[0][1]) >= self.limit:
+            self.size -= len(self.pieces.popleft()[1])
+
+
+class StreamTail:
+    """The tail of one stream (`stdout`, `stderr`); `feed` it bytes as they are read."""
+
+    def __init__(self, name: str, order: Iterator[int], stream_bytes: int = STREAM_BYTES,
+                 rank_bytes: int = RANK_BYTES, max_ranks: int = MAX_RANKS) -> None:
+        self.name = name
+        self._order = order
+        self._pending = bytearray()
+        self.plain = _Kept(stream_bytes)
+        self.ranks: dict[int, _Kept] = {}
+        self._rank_bytes = rank_bytes
+        self._max_ranks = max_ranks
+        self.total = 0
+        """Bytes fed."""
+
+    def feed(self, data: bytes) -> None:
+        self.total += len(data)
+        cut = data.rfind(b"\n") + 1
+        if not cut:
+            self._pending += data
+            if len(self._pending) > LINE_BYTES:
+                self.close()
+            return
+        block = bytes(self._pending) + data[:cut] if self._pending else data[:cut]
+        self._pending[:] = data[cut:]
+        if b"]:" not in block:
+            self.plain.add(next(self._order), block)
+            return
+        for line in block.splitlines(keepends=True):
+            m = _PREFIX.match(line)
+            rank = int(m.group(1)) if m else None
+            kept = self.ranks.get(rank) if rank is not None else None
+            if kept is None and rank is not None and len(self.ranks) < self._max_ranks:
+                kept = self.ranks[rank] = _Kept(self._rank_bytes)
+            (kept or self.plain).add(next(self._order), line)
+
+    def close(self) -> None:
+        """Keep an unfinished last line (the stream ended, or it grew past `LINE_BYTES`)."""
+        if self._pending:
+            self.plain.add(next(self._order), bytes(self._pending))
+            self._pending.clear()
+
+    def pieces(self) -> list[tuple[int, bytes]]:
+        return [p for kept in (self.plain, *self.ranks.values()) for p in kept.pieces]
+
+
+class Tails:
+    """The tails of a command's streams, in one arrival order."""
+
+    def __init__(self, names: tuple[str, ...] = ("stdout", "stderr"), **limits: int) -> None:
+        order = itertools.count()  # next() on it is one C call: safe from the reader threads
+        self.streams = {n: StreamTail(n, order, **limits) for n in names}
+
+    def merged(self) -> bytes:
+        """Every kept piece of every stream, in the order it arrived."""
+        for s in self.streams.values():
+            s.close()
+        pieces = sorted(p for s in self.streams.values() for p in s.pieces())
+        return b"".join(data for _, data in pieces)

@@ -1,0 +1,168 @@
+"""`nanopedia run -- COMMAND`: real commands under the wrapper, their bytes, codes and signals.
+
+The torchrun case needs torch and lives in tests/repro/test_run_torchrun.py.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+ENV = {**os.environ, "PYTHONPATH": str(ROOT / "generator")}
+WRAP = [sys.executable, "-m", "nanopedia", "run"]
+
+FAILS = """\
+import sys
+print("step 1 loss 2.31", flush=True)
+print("warming up", file=sys.stderr, flush=True)
+def backward():
+    raise RuntimeError("one of the variables needed for gradient computation has been modified "
+                       "by an inplace operation: [torch.FloatTensor [4]], which is output 0 of "
+                       "ReluBackward0, is at version 1; expected version 0 instead.")
+try:
+    backward()
+except RuntimeError:
+    import traceback; traceback.print_exc()
+    sys.exit(3)
+"""
+
+# Bytes no decoder would keep as they are: invalid UTF-8, a lone CR, a NUL, no final newline.
+SUCCEEDS = """\
+import os, sys
+out, err = sys.stdout.buffer, sys.stderr.buffer
+for i in range(40_000):
+    out.write(b"step %d loss 0.%04d \\xff\\xfe [rank1]: [default0]: ok\\r\\n" % (i, i % 9973))
+    if i % 997 == 0:
+        err.write(b"progress %d\\r" % i)
+out.write(b"\\x00\\x1b[31mdone without newline")
+"""
+
+HANGS = """\
+import os, signal, subprocess, sys, time
+def said(signum, frame):
+    print(f"child got {signal.Signals(signum).name}", flush=True)
+    if signum == signal.SIGTERM:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        os.kill(os.getpid(), signal.SIGTERM)
+signal.signal(signal.SIGTERM, said)
+signal.signal(signal.SIGUSR1, said)
+grandchild = subprocess.Popen(["sleep", "600"])
+print(f"ready {grandchild.pid}", flush=True)
+while True:
+    time.sleep(0.05)
+"""
+
+
+def wrapped(tmp_path: Path, script: str, *extra: str, env: dict[str, str] | None = None
+            ) -> subprocess.CompletedProcess[bytes]:
+    (tmp_path / "job.py").write_text(script)
+    return subprocess.run([*WRAP, *extra, "--", sys.executable, "job.py"], cwd=tmp_path,
+                          env=env or ENV, capture_output=True, timeout=120, check=False)
+
+
+def test_a_failing_command_keeps_its_code_and_gets_the_verdict_at_the_end(tmp_path: Path) -> None:
+    direct = subprocess.run([sys.executable, "-c", FAILS], capture_output=True, timeout=60,
+                            check=False)
+    done = wrapped(tmp_path, FAILS)
+    assert done.returncode == direct.returncode == 3
+    assert done.stdout == direct.stdout
+    err = done.stderr.decode()
+    assert err.startswith("warming up\nTraceback (most recent call last):")
+    tail = err[err.index("\nnanopedia: the command exited with 3"):]
+    assert "verdict: autograd-inplace-modified" in tail
+    assert tail.rstrip().endswith("nanopedia: verdict JSON: nanopedia-verdict.json")
+    verdict = json.loads((tmp_path / "nanopedia-verdict.json").read_text())
+    assert verdict["matches"][0]["id"] == "autograd-inplace-modified"
+    assert verdict["run"]["exit_code"] == 3
+    assert verdict["run"]["command"] == [sys.executable, "job.py"]
+    assert "TORCHELASTIC_ERROR_FILE" in verdict["run"]["environment_set"]
+    assert not list(tmp_path.glob("nanopedia-run-*"))  # the run left no evidence: removed
+
+
+def test_the_verdict_agrees_with_diagnose_on_the_same_text(tmp_path: Path) -> None:
+    done = wrapped(tmp_path, FAILS, "--json", "v.json")
+    log = tmp_path / "out.log"
+    log.write_bytes(done.stdout + done.stderr[: done.stderr.index(b"\nnanopedia: ")] + b"\n")
+    direct = subprocess.run([sys.executable, "-m", "nanopedia", "diagnose", str(log), "--json"],
+                            env=ENV, capture_output=True, timeout=60, check=False)
+    ours, theirs = json.loads((tmp_path / "v.json").read_text()), json.loads(direct.stdout)
+    assert [m["id"] for m in ours["matches"]] == [m["id"] for m in theirs["matches"]]
+    assert ours["matches"][0]["cause"] == theirs["matches"][0]["cause"]
+
+
+def test_a_succeeding_command_passes_every_byte_and_leaves_nothing(tmp_path: Path) -> None:
+    direct = subprocess.run([sys.executable, "-c", SUCCEEDS], capture_output=True, timeout=60,
+                            check=True)
+    done = wrapped(tmp_path, SUCCEEDS)
+    assert done.returncode == 0
+    assert done.stdout == direct.stdout and len(done.stdout) > 1_000_000
+    assert done.stderr == direct.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["job.py"]
+
+
+def test_sigterm_and_sigusr1_reach_the_command_and_its_children(tmp_path: Path) -> None:
+    """A scheduler's SIGTERM to the wrapper reaches the command's process group once; the
+    wrapper then exits 143, as a shell does for a command killed by SIGTERM."""
+    (tmp_path / "job.py").write_text(HANGS)
+    proc = subprocess.Popen([*WRAP, "--", sys.executable, "job.py"], cwd=tmp_path, env=ENV,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert proc.stdout is not None
+    ready = proc.stdout.readline().decode()
+    assert ready.startswith("ready "), ready
+    grandchild = int(ready.split()[1])
+    proc.send_signal(signal.SIGUSR1)
+    assert proc.stdout.readline() == b"child got SIGUSR1\n"
+    proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 143
+    assert out == b"child got SIGTERM\n"
+    assert b"nanopedia: the command was killed by SIGTERM" in err
+    assert json.loads((tmp_path / "nanopedia-verdict.json").read_text())["run"]["exit_code"] == 143
+    for _ in range(100):  # the grandchild got the SIGTERM too (init reaps it)
+        try:
+            os.kill(grandchild, 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.05)
+    else:
+        os.kill(grandchild, signal.SIGKILL)
+        pytest.fail("the command's own child did not get the SIGTERM")
+
+
+def test_a_command_killed_by_a_signal_exits_128_plus_it(tmp_path: Path) -> None:
+    done = wrapped(tmp_path, "import os, signal\nos.kill(os.getpid(), signal.SIGKILL)\n")
+    assert done.returncode == 137
+    assert b"the command was killed by SIGKILL" in done.stderr
+
+
+def test_variables_are_set_only_where_unset(tmp_path: Path) -> None:
+    show = ("import os, sys\nfor k in ('PET_LOG_DIR', 'TORCHELASTIC_ERROR_FILE', "
+            "'TORCH_FR_BUFFER_SIZE', 'PYTHONUNBUFFERED'):\n    print(k, os.environ.get(k))\n"
+            "sys.exit(1)\n")
+    mine = {**ENV, "TORCH_FR_BUFFER_SIZE": "7"}
+    mine.pop("PYTHONUNBUFFERED", None)
+    out = dict(line.split(" ", 1) for line in wrapped(tmp_path, show, env=mine)
+               .stdout.decode().splitlines())
+    assert out["TORCH_FR_BUFFER_SIZE"] == "7" and out["PYTHONUNBUFFERED"] == "1"
+    folder = Path(out["TORCHELASTIC_ERROR_FILE"]).parent
+    assert folder.parent == tmp_path and folder.name.startswith("nanopedia-run-")
+    assert out["PET_LOG_DIR"] == str(folder / "torchelastic")
+    plain = wrapped(tmp_path, show, "--no-env", env=mine).stdout.decode()
+    assert "TORCHELASTIC_ERROR_FILE None" in plain and "PYTHONUNBUFFERED None" in plain
+
+
+def test_a_missing_command_exits_127_and_no_command_is_a_usage_error(tmp_path: Path) -> None:
+    done = subprocess.run([*WRAP, "--", "no-such-command-xyz"], cwd=tmp_path, env=ENV,
+                          capture_output=True, timeout=60, check=False)
+    assert done.returncode == 127 and b"cannot run 'no-such-command-xyz'" in done.stderr
+    usage = subprocess.run([*WRAP], cwd=tmp_path, env=ENV, capture_output=True, timeout=60,
+                           check=False)
+    assert usage.returncode == 2 and b"no command to run" in usage.stderr
