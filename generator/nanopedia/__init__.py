@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 if TYPE_CHECKING:
     from nanopedia.diagnosis.result import Result
@@ -61,7 +61,8 @@ def diagnose(source: str | bytes | os.PathLike[str] | Sequence[str | os.PathLike
     if isinstance(source, os.PathLike):
         return result.from_paths([os.fspath(source)], usable, base_url, skipped)
     if isinstance(source, Sequence):
-        return result.from_paths([os.fspath(p) for p in source], usable, base_url, skipped)
+        paths = cast("Sequence[str | os.PathLike[str]]", source)  # str, bytes: taken above
+        return result.from_paths([os.fspath(p) for p in paths], usable, base_url, skipped)
     raise TypeError(f"nanopedia.diagnose() reads text, a path, a list of paths or an exception, "
                     f"not {type(source).__name__}")
 

@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from nanopedia.diagnosis import annotations, rank, report, scan, versions
+from nanopedia.diagnosis import github, rank, report, scan, versions
 from nanopedia.diagnosis.catalogue import EntryView
 from nanopedia.diagnosis.rank import Candidate, Diagnosis
 from nanopedia.diagnosis.scan import Evidence
@@ -101,8 +101,8 @@ class Result:
 
     def as_github(self, top: int = 5) -> str:
         """GitHub workflow commands: `::error` on the first failing line, `::notice` for each
-        further candidate (`annotations.for_diagnosis`); empty when nothing matched."""
-        return annotations.for_diagnosis(self.diagnosis, self.entries, self.base_url, top)
+        further candidate (`github.for_diagnosis`); empty when nothing matched."""
+        return github.for_diagnosis(self.diagnosis, self.entries, self.base_url, top)
 
 
 def exception_text(exc: BaseException) -> str:

@@ -122,8 +122,8 @@ def _csv(items: Iterable[dict[str, Any] | Skip], summary: Summary) -> Iterator[s
 
 
 def _github(items: Iterable[dict[str, Any] | Skip], summary: Summary) -> Iterator[str]:
-    """GitHub workflow commands, job by job (`annotations.for_jobs`), then the headline."""
-    from nanopedia.diagnosis.annotations import command, for_jobs
+    """GitHub workflow commands, job by job (`github.for_jobs`), then the headline."""
+    from nanopedia.diagnosis.github import command, for_jobs
 
     for item in items:
         summary.add(item)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from nanopedia.diagnosis.annotations import command, escape_data, escape_property
+from nanopedia.diagnosis.github import command, escape_data, escape_property
 
 ROOT = Path(__file__).resolve().parents[2]
 LOGS = ROOT / "tests" / "logs"
