@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup site test check typecheck verify clean
+.PHONY: setup site test check typecheck verify test-repro clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -42,6 +42,12 @@ $(REPRO)/.installed: pyproject.toml
 
 verify: $(REPRO)/.installed
 	$(REPRO)/bin/nanopedia verify
+
+# The tests that need torch and Lightning (tests/repro/: torchrun under `nanopedia run`, the
+# Lightning callback), run by the test venv's pytest against the repro venv; required here, so a
+# missing interpreter or package fails them instead of skipping them.
+test-repro: $(STAMP) $(REPRO)/.installed
+	NANOPEDIA_REQUIRE_REPRO=1 NANOPEDIA_REPRO_PYTHON=$(REPRO)/bin/python $(BIN)/python -m pytest tests/repro
 
 clean:
 	rm -rf site dist .nanopedia-cache
