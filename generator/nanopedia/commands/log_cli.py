@@ -87,7 +87,7 @@ def run_diagnose(args: argparse.Namespace) -> int:
     elif fmt == "markdown":
         print(report.as_markdown(result, by_id, base_url, args.top, seen))
     elif fmt == "github":
-        from nanopedia.diagnosis.annotations import for_diagnosis
+        from nanopedia.diagnosis.github import for_diagnosis
 
         print(for_diagnosis(result, by_id, base_url, args.top))
     else:
