@@ -258,7 +258,7 @@ def test_ci_lints_then_tests_with_the_browser_tests_required() -> None:
                     and "NANOPEDIA_REQUIRE_BROWSER=1" in c.split())
     exported = commands[required].split()
     assert {"NANOPEDIA_REQUIRE_SANDBOX=1", "NANOPEDIA_REQUIRE_REPRO=1"} <= set(exported)
-    assert commands.index("make .venv-repro/.installed") < tests  # tests/repro_env needs it
+    assert commands.index("make .venv-repro/.installed") < tests  # tests/repro needs it
     assert required < tests and lint < tests and types < tests
 
 
