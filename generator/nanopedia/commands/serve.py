@@ -36,7 +36,7 @@ from functools import cache
 from pathlib import Path
 from types import FrameType
 from typing import Any
-from urllib.parse import parse_qs
+from urllib.parse import parse_qs, urlsplit
 
 import jinja2
 from watchfiles import Change, DefaultFilter, watch
@@ -59,6 +59,13 @@ BACKLOG = 1024
 200 simultaneous requests wait 12.6 s for SYN retries)."""
 HOSTS = ("127.0.0.1", "localhost")
 """The names a request may give in its Host header, each with the server's port."""
+CONNECTIONS = 256
+"""Connections served at once (a thread each); past them, one that has sent no request for
+`IDLE_GRACE_S` is dropped to make room, or else the new one is."""
+IDLE_GRACE_S = 1.0
+IDLE_S = 20.0
+"""Seconds a connection may stay silent while the server reads from it (a half-sent request, a
+kept-alive connection); then it is closed."""
 
 
 @dataclass
@@ -172,6 +179,50 @@ class _HTTPServer(socketserver.ThreadingMixIn, http.server.HTTPServer):
     allow_reuse_address = True
     request_queue_size = BACKLOG
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.lock = threading.Lock()
+        self.active = 0
+        self.waiting: dict[Any, float] = {}  # connection -> since when it waits for a request
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        """A thread per connection, at most `CONNECTIONS` of them: past that, the connection
+        idle longest (no request for `IDLE_GRACE_S`: a slowloris) is closed to make room, or,
+        when every one is busy, the new one is."""
+        with self.lock:
+            if self.active >= CONNECTIONS:
+                now = time.monotonic()
+                idle = next((c for c, since in self.waiting.items()
+                             if now - since > IDLE_GRACE_S), None)
+                if idle is None:
+                    self.shutdown_request(request)
+                    return
+                del self.waiting[idle]
+                _hang_up(idle)
+            self.active += 1
+        try:
+            super().process_request(request, client_address)
+        except BaseException:
+            with self.lock:
+                self.active -= 1
+            raise
+
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            with self.lock:
+                self.active -= 1
+                self.waiting.pop(request, None)
+
+    def waits(self, connection: Any, waiting: bool) -> None:
+        """Mark a connection as waiting for its next request (or no longer)."""
+        with self.lock:
+            if waiting:
+                self.waiting[connection] = time.monotonic()
+            else:
+                self.waiting.pop(connection, None)
+
     def handle_error(self, request: Any, client_address: Any) -> None:
         """A tab that went away (a reload, a closed window) is not an error worth a traceback."""
         if not isinstance(sys.exc_info()[1], ConnectionError):
@@ -195,8 +246,22 @@ def _handler(server: Server) -> type[http.server.BaseHTTPRequestHandler]:
     and the live-reload poll and script."""
 
     class Handler(http.server.BaseHTTPRequestHandler):
+        timeout = IDLE_S  # a silent connection is closed, its thread freed
+
         def version_string(self) -> str:
             return "nanopedia-serve"
+
+        def handle_one_request(self) -> None:
+            self.server.waits(self.connection, True)  # type: ignore[attr-defined]
+            try:
+                super().handle_one_request()
+            finally:
+                self.server.waits(self.connection, False)  # type: ignore[attr-defined]
+
+        def parse_request(self) -> bool:
+            parsed = super().parse_request()  # reads the headers: a slowloris waits in here
+            self.server.waits(self.connection, False)  # type: ignore[attr-defined]
+            return parsed
 
         def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib name
             """Requests are not news; the terminal is for builds and problems."""
@@ -229,6 +294,8 @@ def _handler(server: Server) -> type[http.server.BaseHTTPRequestHandler]:
             except BadTarget as bad:
                 return self._error(bad.status, str(bad))
             if path == LIVE_STATE:
+                if self._foreign():
+                    return self._error(403, "the build's state is for this site's own pages")
                 return self._poll(query)
             if path in LIVE_FILES:
                 name, kind = LIVE_FILES[path]
@@ -248,6 +315,22 @@ def _handler(server: Server) -> type[http.server.BaseHTTPRequestHandler]:
             if found.name.endswith(".html"):
                 body = _inject(body, server.snippet)
             self._send(200, body, content_type(found.name))
+
+        def _foreign(self) -> bool:
+            """A request another site's page made (a `<script src>` of this address): the
+            browser says so in `Sec-Fetch-Site`, or names another origin in `Origin` or
+            `Referer`. A request without them (curl, an old browser) is not refused."""
+            if self.headers.get("Sec-Fetch-Site", "same-origin").lower() not in (
+                    "same-origin", "none"):
+                return True
+            for name in ("Origin", "Referer"):
+                value = self.headers.get(name)
+                if value is None:
+                    continue
+                parts = urlsplit(value)
+                if parts.scheme != "http" or parts.netloc.lower() not in server.hosts:
+                    return True
+            return False
 
         def _error(self, code: int, reason: str) -> None:
             """The site's `404.html` for a missing page, else the server's error page; both
@@ -293,6 +376,16 @@ def _handler(server: Server) -> type[http.server.BaseHTTPRequestHandler]:
             self._send(200, body, content_type("state.js"))
 
     return Handler
+
+
+def _hang_up(connection: Any) -> None:
+    """End a connection another thread is reading from: its read returns at once."""
+    import socket
+
+    try:
+        connection.shutdown(socket.SHUT_RDWR)
+    except OSError:
+        pass
 
 
 def _inject(page: bytes, snippet: bytes) -> bytes:
