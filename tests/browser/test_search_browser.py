@@ -34,7 +34,8 @@ def _pasted() -> list[tuple[str, set[str], str]]:
     """Each repository entry's first fingerprint example as pasted from a rank's log, the
     entries that document that very line, and the pasting entry's quick answer."""
     catalog = gather(ROOT / "entries")[0]
-    errors = {e.id: {_normal(x) for x in search.document(e)[0][3]}  # type: ignore[union-attr]
+    errors = {e.id: {_normal(str(x)) for field in (3, 4)  # errors and mentions
+                     for x in search.document(e)[0][field]}  # type: ignore[union-attr]
               for e in catalog.entries}
     cases = []
     for entry in catalog.entries:
@@ -48,6 +49,36 @@ def _pasted() -> list[tuple[str, set[str], str]]:
 
 
 PASTED = _pasted()
+
+#: Shorter pasted text is too common to say whose error it is (search.js, ERROR_MIN).
+ERROR_MIN = 16
+#: How a line comes out of other logs than the one quoted: a logging timestamp and level before
+#: a rank prefix, a glog header with a path, other sizes and pids (runs of 3 or more digits).
+VARIANTS = (
+    lambda line: f"2025-03-30 08:24:00,123 - ERROR - [rank3]: {line}",
+    lambda line: "E0330 08:24:00.123456 4242 /home/me/train/run.py:12] " + line.replace(
+        "/opt/conda/", "/home/me/miniconda3/"),
+    lambda line: "[rank7]: " + re.sub(r"\d{3,}", lambda m: "".join(
+        str((int(d) + 1) % 10) for d in m[0]), line),
+)
+
+
+def _decisive() -> list[tuple[str, str, list[str]]]:
+    """Every entry's decisive error lines: its decisive fingerprints' examples (as quoted, then
+    as other logs print them) and the messages its title quotes, each with the entries that may
+    come first for it: the entry, and those its fingerprint says own the same text (`overlaps`)."""
+    cases = []
+    for entry in gather(ROOT / "entries")[0].entries:
+        for fp in entry.fingerprints:
+            if fp.indicates != "decisive":
+                continue
+            firsts = sorted({entry.id, *fp.overlaps})
+            for line in fp.must_match:
+                cases += [(text, entry.id, firsts)
+                          for text in (line, *(v(line) for v in VARIANTS))]
+        cases += [(quote, entry.id, [entry.id]) for quote in search.title_quotes(entry.title)
+                  if len(quote) >= ERROR_MIN]
+    return cases
 
 
 @pytest.fixture(scope="module")
@@ -102,6 +133,32 @@ def test_pasted_error_lines_rank_their_entry_first(
     assert {page.get_attribute(f, "data-index-state")
             for f in ["form[data-search]"]} == {"complete"}
     _check_pasted_lines(page)
+    watched_page.assert_clean()
+
+
+def test_every_decisive_error_line_puts_its_entry_first(repo_zip: Path, watched_page: Any) -> None:
+    """#32, #34: each entry's decisive error lines and the messages its title quotes, pasted into
+    the search box, rank that entry first, with the log prefixes, paths and sizes of another log
+    around them; an entry that only mentions a line (a symptom's quote, a collateral line) never
+    comes above the one that owns it. One page load: the page's own ranking (`search.js`,
+    `NanopediaSearchIds`) over every line."""
+    cases = _decisive()
+    assert len({entry for _, entry, _ in cases}) >= 90  # nearly every entry has one
+    page = watched_page.page
+    page.goto((repo_zip / "index.html").as_uri())
+    page.fill(BOX, "nccl")
+    page.locator("form[data-index-state=complete]").first.wait_for(state="attached")
+    firsts = page.evaluate("texts => texts.map(t => (window.NanopediaSearchIds(t) || [])[0])",
+                           [text for text, _, _ in cases])
+    wrong = [f"{entry}: {text[:100]!r} puts {got} first"
+             for (text, entry, allowed), got in zip(cases, firsts, strict=True)
+             if got not in allowed]
+    assert wrong == [], "\n".join(wrong)
+    for text, entry in (("CUDA out of memory", "cuda-out-of-memory"),
+                        ("Watchdog caught collective operation timeout", "nccl-watchdog-timeout"),
+                        ("Expected all tensors to be on the same device", "device-mismatch"),
+                        ("NaN or Inf found in input tensor", "sampling-nan-inf-probability")):
+        assert page.evaluate("t => window.NanopediaSearchIds(t)[0]", text) == entry, text
     watched_page.assert_clean()
 
 

@@ -53,8 +53,10 @@ def test_documents_hold_plain_text_and_exact_error_strings() -> None:
     assert fields["tags"] == ["fsdp", "bf16"]
     assert fields["aliases"] == ["alpha-old"]
 
-    # The fingerprint's example without its rank prefix, then the backticked symptom (same text).
+    # The decisive fingerprint's example without its rank prefix; the backticked symptom is the
+    # same text, so it is not mentioned again.
     assert fields["errors"] == ["RuntimeError: expected scalar type BFloat16 but found Float"]
+    assert fields["mentions"] == []
     # Markdown is reduced to what a reader sees: the link text stays, its target does not.
     assert fields["summary"] == (
         "The alpha failure happens when bf16 weights meet fp32 inputs. See beta."
@@ -71,6 +73,43 @@ def test_repo_entry_documents_the_flat_param_error() -> None:
     assert any("Must flatten tensors with uniform dtype" in e for e in errors)
 
 
+def test_an_entry_owns_its_title_quotes_and_decisive_lines_and_mentions_the_rest() -> None:
+    """#32, #34: `errors` are the lines that make a pasted error this entry's (the messages its
+    title quotes, its decisive examples); the collateral watchdog lines and symptom quotes that
+    other failures print too are only `mentions`."""
+    catalog, _ = gather(ROOT / "entries")
+    key, _ = search.document(catalog.by_id["nccl-watchdog-timeout"].entry)
+    fields = dict(zip(search.KEY_FIELDS, key, strict=True))
+    errors, mentions = fields["errors"], fields["mentions"]
+    assert isinstance(errors, list) and isinstance(mentions, list)
+    assert errors[0] == "Watchdog caught collective operation timeout"
+    assert any(m.startswith("Watchdog caught collective operation timeout: WorkNCCL")
+               for m in mentions)
+    assert not set(errors) & set(mentions)
+    assert search.title_quotes('x "one two" `three four` "auto" `nan`') == ["one two",
+                                                                          "three four"]
+
+
+@pytest.mark.parametrize(("line", "error"), [
+    ("[rank3]: RuntimeError: boom", "RuntimeError: boom"),
+    ("[default0]:[rank0]: RuntimeError: boom", "RuntimeError: boom"),
+    ("2025-03-30 08:24:00,123 - ERROR - RuntimeError: boom", "RuntimeError: boom"),
+    ("ERROR 04-01 23:46:56 [engine.py:160] torch.OutOfMemoryError: boom",
+     "torch.OutOfMemoryError: boom"),
+    ("E0330 08:24:00.123456 4242 socket.cpp:7] [c10d] boom", "boom"),
+    ("[Sun Mar 30 08:24:00 2025] Out of memory: Killed process 7899", "Out of memory: Killed "
+     "process 7899"),
+    ("Mar 30 08:24:00 node3 kernel: NVRM: Xid", "node3 kernel: NVRM: Xid"),
+    ("ERROR: Could not build wheels", "Could not build wheels"),
+    ("404 Client Error", "404 Client Error"),
+    ("Error: x", "Error: x"),
+])
+def test_log_prefixes_are_stripped(line: str, error: str) -> None:
+    """The prefix pattern `search.js` also reads from search/index.js (and compiles as a
+    JavaScript RegExp: the browser tests paste lines with each kind)."""
+    assert search._LOG_PREFIX.sub("", line) == error
+
+
 def test_index_files_are_sharded_and_point_at_each_other(monkeypatch: pytest.MonkeyPatch) -> None:
     catalog, _ = gather(FIXTURES / "corpus")
     monkeypatch.setattr(search, "SHARD_SIZE", 1)
@@ -83,10 +122,11 @@ def test_index_files_are_sharded_and_point_at_each_other(monkeypatch: pytest.Mon
     head = _data(files["search/index.js"], search.GLOBAL)
     assert isinstance(head, dict)
     assert head["fields"] == list(search.RECORD_FIELDS)
-    # Title, errors, former ids, the id after what the title's slug says of it.
+    assert head["prefix"] == search.LOG_PREFIX
+    # Title, errors, mentions, former ids, the id after what the title's slug says of it.
     assert head["docs"][0].split("\t") == [
         "Alpha failure under FSDP", "RuntimeError: expected scalar type BFloat16 but found Float",
-        "alpha-old", "13:"]
+        "", "alpha-old", "13:"]
     assert head["docs"][1].split("\t")[0] == "Beta failure in NCCL collectives"
     assert head["index"] == {"fields": list(search.INDEXED_FIELDS),
                              "shards": ["terms-0.js", "terms-1.js"],
@@ -94,8 +134,8 @@ def test_index_files_are_sharded_and_point_at_each_other(monkeypatch: pytest.Mon
     second = _index_shard(files["search/terms-1.js"], 1)
     assert isinstance(second, dict)
     assert second["documentIds"] == {"0": "beta-failure"}
-    # In its error (field 1), symptom (4) and summary (6), once each.
-    assert ["watchdog", {"1": {"0": 1}, "4": {"0": 1}, "6": {"0": 1}}] in second["index"]
+    # In the error it mentions (field 2), its symptom (5) and summary (7), once each.
+    assert ["watchdog", {"2": {"0": 1}, "5": {"0": 1}, "7": {"0": 1}}] in second["index"]
     assert head["text"] == {
         "fields": list(search.SHARD_FIELDS),
         "shard_size": 1,
@@ -140,10 +180,10 @@ def test_compact_ids_keep_what_the_title_does_not_say() -> None:
 
 
 def test_records_are_one_line_fields_apart_by_tabs() -> None:
-    doc: search.Document = (["id-1", "Two\tlines\nhere", ["t"], ["e  1", ""], []],
+    doc: search.Document = (["id-1", "Two\tlines\nhere", ["t"], ["e  1", ""], ["m"], []],
                             ["Summary.", ["s"], ["c1", "c2"]])
     key, text, answer = (json.loads(r) for r in search.records(doc))
-    assert key == "Two lines here\te 1\t\t0:id-1"
+    assert key == "Two lines here\te 1\tm\t\t0:id-1"
     assert text == "t\tSummary.\ts\tc1\nc2"
     assert answer == "Summary."
 
@@ -158,7 +198,7 @@ def test_separator_is_unicode_punctuation_and_separators() -> None:
 
 def test_postings_count_tokens_as_minisearch_does() -> None:
     doc: search.Document = (
-        ["x-1", "The Dtype, the DTYPE: dtype!", [], ["A of"], []],
+        ["x-1", "The Dtype, the DTYPE: dtype!", [], ["A of"], [], []],
         ["", ["naïve—“quoted”\tword"], []],
     )
     lengths, terms = search.postings(doc)
@@ -173,14 +213,16 @@ def test_postings_count_tokens_as_minisearch_does() -> None:
 
 
 def test_serialized_means_are_minisearch_running_means() -> None:
-    entries: list[search.Postings] = [((1,) * 7, {}), ((2,) * 7, {}), ((4,) * 7, {})]
+    fields = len(search.INDEXED_FIELDS)
+    entries: list[search.Postings] = [((1,) * fields, {}), ((2,) * fields, {}),
+                                      ((4,) * fields, {})]
     data = search.serialized(["a", "b", "c"], entries)
     mean = 0.0
     for n, length in enumerate((1, 2, 4)):
         mean = (mean * n + length) / (n + 1)
-    assert data["averageFieldLength"] == [mean] * 7 and mean != int(mean)
+    assert data["averageFieldLength"] == [mean] * fields and mean != int(mean)
     whole = search.serialized(["a"], entries[:1])
-    assert whole["averageFieldLength"] == [1] * 7
+    assert whole["averageFieldLength"] == [1] * fields
     assert all(isinstance(v, int) for v in whole["averageFieldLength"])  # written 1, not 1.0
 
 
@@ -194,7 +236,7 @@ def test_answer_is_the_first_sentence() -> None:
 
 def test_index_shard_script_is_safe_and_decodes_to_the_index() -> None:
     hostile = "</script><b>'quote' \\ back \u2028 & \"dq\""
-    doc: search.Document = (["h", hostile, [], [hostile], []], ["", [], []])
+    doc: search.Document = (["h", hostile, [], [hostile], [hostile], []], ["", [], []])
     script = search.terms_script(3, ["h"], [search.postings(doc)])
     for unsafe in ("<", ">", "&", "\u2028", "\u2029"):
         assert unsafe not in script.decode()

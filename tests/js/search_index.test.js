@@ -38,7 +38,8 @@ HOSTILE = [
 
 
 def hostile(n, text):
-    key = [f"hostile-{n}", text, [f"tag-{n}", "torch.compile"], [text, text.upper()], []]
+    key = [f"hostile-{n}", text, [f"tag-{n}", "torch.compile"], [text, text.upper()], [text[::-1]],
+           []]
     return key, [text + " " + text, [text], [text[::-1]]]
 
 

@@ -21,19 +21,30 @@
   'use strict';
   window.NanopediaSearchLoaded = true;
 
-  /* Ranking: a hit in the title or an exact error string counts most. */
-  var BOOST = { title: 4, errors: 4, aliases: 3, tags: 2, symptoms: 1.5, causes: 1, summary: 1 };
+  /* Ranking: a hit in the title or an exact error string counts most (an entry's own error
+     strings and those it mentions alike: owners() tells them apart for a pasted line). */
+  var BOOST = {
+    title: 4, errors: 4, mentions: 4, aliases: 3, tags: 2, symptoms: 1.5, causes: 1, summary: 1
+  };
   /* Which matching field a result shows under its title, in order of preference. */
-  var SHOWN = ['errors', 'symptoms', 'summary', 'causes', 'tags', 'aliases'];
+  var SHOWN = ['errors', 'mentions', 'symptoms', 'summary', 'causes', 'tags', 'aliases'];
   var LABELS = {
-    errors: 'Error', symptoms: 'Symptom', summary: 'Summary', causes: 'Cause',
+    errors: 'Error', mentions: 'Error', symptoms: 'Symptom', summary: 'Summary', causes: 'Cause',
     tags: 'Tags', aliases: 'Former id'
   };
   /* MiniSearch's default tokenizer; highlighting splits the same way, keeping the separators. */
   var SPLIT = /[\n\r\p{Z}\p{P}]+/u;
   var SEPARATOR = /([\n\r\p{Z}\p{P}]+)/u;
-  /* A log prefix naming a rank or a time, as generator/nanopedia/site/search.py strips from error lines. */
-  var LOG_PREFIX = /^\s*(?:\[[^\]]{1,40}\]:?\s*)+/;
+  /* What differs between two logs of one error besides its log prefix (search/index.js gives
+     that): paths, addresses (0x7f3a9c000000, the PCI bus id 0000:3b:00.0), and (in the looser
+     comparison) numbers. */
+  var PATH = /(?:[a-z]:)?(?:[\\/][\w.@+~-]+){2,}/g;
+  var ADDRESS = /0x[0-9a-f]{6,}|\b[0-9a-f]{4,8}:[0-9a-f]{2}:[0-9a-f]{2}(?:\.[0-7])?\b/g;
+  var NUMBER = /\d+(?:\.\d+)?/g;
+  /* Elided text in an error string a title quotes ("Caught ... in DataLoader worker process"). */
+  /* What a match that holds only with every number set to 0 counts, against an exact one. */
+  var LOOSE = 0.9;
+  var ELIDED = /\s*(?:\.\.\.|\u2026)\s*/;
   /* A query this long that contains an entry's error string (or is part of one) was pasted from
      a log: that entry comes first. Shorter strings are too common to say whose error it is. */
   var ERROR_MIN = 16;
@@ -107,8 +118,11 @@
     return at;
   }
 
-  function normal(text) {
-    return text.replace(LOG_PREFIX, '').replace(/\s+/g, ' ').trim().toLowerCase();
+  /* A pasted line or an error string as the two are compared: without its log prefix, in
+     lower case, on one line, paths and addresses reduced to a mark. */
+  function normal(eng, text) {
+    return text.replace(eng.prefix, '').replace(/\s+/g, ' ').trim().toLowerCase()
+      .replace(PATH, '/\u2026').replace(ADDRESS, '0x\u2026');
   }
 
   /*
@@ -135,7 +149,7 @@
       data: data, at: positions(data.fields), textAt: positions(data.text.fields),
       lists: positions(data.lists), lower: lower, starts: starts, boosts: boosts,
       top: Math.max.apply(null, boosts), size: n, records: [], byId: Object.create(null),
-      errorLines: null, tags: data.tags, options: miniOptions(data), minis: [], answers: null,
+      prefix: new RegExp(data.prefix), errorLines: null, tags: data.tags, options: miniOptions(data), minis: [], answers: null,
       text: null, complete: false
     };
   }
@@ -424,39 +438,85 @@
     return match;
   }
 
-  /* Field `k` of every record, a list, in lower case. */
-  function lowerLists(eng, k) {
-    var lists = [];
-    for (var i = 0; i < eng.size; i += 1) {
-      var from = eng.starts[i];
-      for (var skip = 0; skip < k; skip += 1) from = eng.lower.indexOf('\t', from) + 1;
-      var value = eng.lower.slice(from, eng.lower.indexOf('\t', from));
-      lists.push(value ? value.split('\n') : []);
-    }
-    return lists;
+  /* An error string as owners() compares it: its parts (text a title elides with "..." split
+     it), exactly and with every number 0. */
+  function errorLine(eng, text, name, k, tier) {
+    var exact = normal(eng, text).split(ELIDED).filter(Boolean);
+    return {
+      name: name, k: k, tier: tier, exact: exact, length: exact.join(' ').length,
+      loose: exact.map(function (part) { return part.replace(NUMBER, '0'); }),
+      numbers: exact.join(' ').match(NUMBER) || []
+    };
   }
 
-  /* Entries whose error string the query is (a pasted log line), closest first. The build
-     wrote error strings on one line without log prefixes; the query is made the same. */
+  /* Every entry's error strings, made once: the title, then the entry's own error strings
+     (tier 2), then those it mentions (tier 1). */
+  function errorLines(eng) {
+    var all = [];
+    for (var i = 0; i < eng.size; i += 1) {
+      var lines = [errorLine(eng, field(eng, i, 'title'), 'title', 0, 2)];
+      ['errors', 'mentions'].forEach(function (name, tier) {
+        field(eng, i, name).forEach(function (text, k) {
+          lines.push(errorLine(eng, text, name, k, 2 - tier));
+        });
+      });
+      all.push(lines.filter(function (line) { return line.length >= ERROR_MIN; }));
+    }
+    return all;
+  }
+
+  /* Whether q holds every part of an error string in order, or is itself within one part. */
+  function holds(q, parts) {
+    var from = 0;
+    for (var p = 0; p < parts.length; p += 1) {
+      from = q.indexOf(parts[p], from);
+      if (from < 0) break;
+      from += parts[p].length;
+    }
+    return from >= 0 || parts.some(function (part) { return part.indexOf(q) >= 0; });
+  }
+
+  /*
+   * Entries that quote the pasted line exactly (it holds one of their error strings, or is part
+   * of one), best first: an entry's own error strings before those it only mentions, then the
+   * closer in length, a match with the numbers set aside counting LOOSE of an exact one (so
+   * `exitcode: -9` is not `exitcode: -11`, but a whole line with other sizes in it beats a
+   * short string that it holds exactly). Pasted line and
+   * error strings are made the same way first (normal), so a log's prefixes, paths and addresses
+   * do not count.
+   */
   function owners(eng, text) {
-    var q = normal(text);
+    var q = normal(eng, text);
     if (q.length < ERROR_MIN) return [];
-    if (!eng.errorLines) eng.errorLines = lowerLists(eng, eng.at.errors);
+    if (!eng.errorLines) eng.errorLines = errorLines(eng);
+    var loose = q.replace(NUMBER, '0');
+    var numbers = q.match(NUMBER) || [];
     var found = [];
     eng.errorLines.forEach(function (lines, i) {
-      var best = 0;
-      var error = null;
-      lines.forEach(function (e, k) {
-        if (e.length < ERROR_MIN || (q.indexOf(e) < 0 && e.indexOf(q) < 0)) return;
-        var closeness = Math.min(q.length, e.length) / Math.max(q.length, e.length);
-        if (closeness > best) {
-          best = closeness;
-          error = field(eng, i, 'errors')[k];
+      var best = null;
+      var quoted = null;  /* the best error string matched, which the result shows */
+      lines.forEach(function (line) {
+        var exact = holds(q, line.exact);
+        if (!exact && !holds(loose, line.loose)) return;
+        var rank = 10 * line.tier + (exact ? 1 : LOOSE) *
+          Math.min(q.length, line.length) / Math.max(q.length, line.length);
+        /* Of two loose matches, the one with more of the line's own numbers (an Xid, an
+           errno, an exit code) wins. */
+        if (!exact && numbers.length) {
+          rank += (1 - LOOSE) / 2 * numbers.filter(function (n) {
+            return line.numbers.indexOf(n) >= 0;
+          }).length / numbers.length;
+        }
+        if (!best || rank > best.rank) best = { rank: rank, line: line };
+        if (line.name !== 'title' && (!quoted || rank > quoted.rank)) {
+          quoted = { rank: rank, line: line };
         }
       });
-      if (best) found.push({ at: i, closeness: best, error: error });
+      if (!best) return;
+      var shown = quoted ? field(eng, i, quoted.line.name)[quoted.line.k] : null;
+      found.push({ at: i, rank: best.rank, error: shown });
     });
-    return found.sort(function (a, b) { return b.closeness - a.closeness; });
+    return found.sort(function (a, b) { return b.rank - a.rank; });
   }
 
   function fullSearch(eng, text, combineWith) {
@@ -492,6 +552,14 @@
     top.forEach(function (h) { shown[h.at] = true; });
     return top.concat(hits.filter(function (h) { return !shown[h.at]; }));
   }
+
+  /* The ids a query finds, best first, as the boxes rank them; null until the index (or its
+     first scan) is loaded: for tests/browser/test_search_browser.py, which pastes every
+     entry's error lines in one page load. */
+  window.NanopediaSearchIds = function (text) {
+    if (!engine) return null;
+    return query(engine, text).map(function (hit) { return field(engine, hit.at, 'id'); });
+  };
 
   /* Tags for a tag-like query: a few words (or #word), every one starting a name of the tag. */
   function matchingTags(eng, text) {

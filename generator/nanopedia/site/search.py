@@ -9,8 +9,9 @@ term's postings as parsed until a query reaches the term). So the build writes t
 sharded by entry:
 
 - `search/index.js` sets `window.NANOPEDIA_SEARCH`: what the first keystroke needs of every
-  entry (title, error strings, former ids, id), the tags, and the names of the shards. A scan of
-  it answers while the shards load, so it is kept small: each entry is one string
+  entry (title, error strings, former ids, id), the tags, the names of the shards, and the
+  pattern of log prefixes (`LOG_PREFIX`) that pasted lines and error strings are compared
+  without. A scan of it answers while the shards load, so it is kept small: each entry is one string
   (`RECORD_FIELDS` apart by tabs, list items by line breaks), which the page joins into one text
   to scan; the id is written as what its title does not already say (`compact_id`); the entries'
   tags wait for the text shards (the tags themselves are suggested at once). At 10,000 entries
@@ -34,9 +35,12 @@ has no Unicode classes; a test checks it against `unicodedata`. (A character tha
 Unicode version than Python's made punctuation splits words in the browser's queries only.)
 
 Documents are plain text: markdown is reduced to the words a reader sees, so `**bf16**` is
-found by `bf16`. Error strings get a field of their own, boosted in ranking: the log lines
-fingerprints must match and the backticked text of symptoms, which is how authors quote exact
-messages.
+found by `bf16`. Error strings get two fields of their own, boosted in ranking. `errors` holds
+the lines that say the failure is this entry's: the messages its title quotes and the examples
+of its decisive fingerprints. `mentions` holds the lines it only quotes: its other fingerprints'
+examples (a symptom many failures share, a collateral line) and the backticked text of its
+symptoms, which is how authors quote messages, often another entry's. A pasted line that an
+entry's `errors` hold puts that entry above one that only mentions it (`search.js`, `owners`).
 
 The output is deterministic (entries by id, sorted keys) and safe to inline in an HTML `<script>`
 element: `<`, `>`, `&` and the JavaScript line separators are written as `\\u` escapes, so entry
@@ -58,7 +62,7 @@ from nanopedia.site.joined import Joined, identity
 from nanopedia.site.markdown import is_plain
 
 #: Bumped when the layout of the data changes.
-FORMAT_VERSION = 3
+FORMAT_VERSION = 4
 #: Globals the scripts assign; `search.js` reads them.
 GLOBAL = "NANOPEDIA_SEARCH"
 TEXT_GLOBAL = "NANOPEDIA_SEARCH_TEXT"
@@ -69,18 +73,19 @@ FOLDER = "search"
 INDEX_FILE = f"{FOLDER}/index.js"
 ANSWERS_FILE = f"{FOLDER}/answers.js"
 #: Fields of a `Document`'s first part: short, highly ranked, in `search/index.js`.
-KEY_FIELDS = ("id", "title", "tags", "errors", "aliases")
+KEY_FIELDS = ("id", "title", "tags", "errors", "mentions", "aliases")
 #: Fields of its second part: long prose, in the text shards.
 TEXT_FIELDS = ("summary", "symptoms", "causes")
 #: An entry's record in `search/index.js`: the fields the first scan searches, most highly
 #: ranked first (a hit there ends the scan of the entry), then the compact id, which it skips.
-RECORD_FIELDS = ("title", "errors", "aliases", "id")
+RECORD_FIELDS = ("title", "errors", "mentions", "aliases", "id")
 #: An entry's record in its text shard.
 SHARD_FIELDS = ("tags", "summary", "symptoms", "causes")
 #: Fields of the records that hold lists (the items one per line).
-LIST_FIELDS = ("errors", "aliases", "tags", "symptoms", "causes")
+LIST_FIELDS = ("errors", "mentions", "aliases", "tags", "symptoms", "causes")
 #: Fields of the serialized index, in MiniSearch's field-id order (`search.js` reads them).
-INDEXED_FIELDS = ("title", "errors", "aliases", "tags", "symptoms", "causes", "summary")
+INDEXED_FIELDS = ("title", "errors", "mentions", "aliases", "tags", "symptoms", "causes",
+                  "summary")
 #: Words too common to rank by: dropped from documents and queries alike (`search.js` reads them).
 STOP_WORDS = frozenset(
     "a an and are as at be but by for from has have in into is it its of on or than that the "
@@ -99,8 +104,22 @@ Postings = tuple[tuple[int, ...], dict[str, tuple[int, ...]]]
 
 #: A parser (never a renderer) for reducing markdown to its text; rendering lives in markdown.py.
 _PARSER = MarkdownIt("js-default")
-#: A log prefix that names a rank or a timestamp rather than the error: `[rank0]: `, `[default3]:`.
-_LOG_PREFIX = re.compile(r"^\s*(?:\[[^\]]{1,40}\]:?\s*)+")
+#: What a log puts before an error line rather than the error: a rank (`[rank0]: `,
+#: `[default3]:`), a date or time, a level, a glog header (`E0501 12:00:00.123 4242 file.cc:7]`).
+#: `search.js` reads it from `search/index.js` (so it is written in the syntax Python's `re` and
+#: JavaScript share) and strips it from pasted lines and error strings alike before comparing.
+LOG_PREFIX = (
+    r"^\s*(?:(?:\[[^\]]{1,40}\]"
+    r"|\d{4}-\d\d-\d\d(?:[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?)?"
+    r"|\d\d[-/]\d\d(?= \d\d?:\d\d)|\d\d?:\d\d:\d\d(?:[.,]\d+)?"
+    r"|(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)(?= )"
+    r"|(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) +\d\d?(?= )"
+    r"|(?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL)(?![\w.])"
+    r"|[IWEF]\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ [^\]\s]+\])[\s:|,-]*)+"
+)
+_LOG_PREFIX = re.compile(LOG_PREFIX, re.ASCII)
+#: A quoted message in a title: "..." or `...`.
+_TITLE_QUOTE = re.compile(r'"([^"]+)"|`([^`]+)`')
 _SPACE = re.compile(r"\s+")
 _NOT_SLUG = re.compile(r"[^a-z0-9]+")
 #: The end of a summary's first sentence: a stop, then a space or the end.
@@ -199,21 +218,37 @@ def _unique(items: Iterable[str]) -> list[str]:
     return list(dict.fromkeys(item for item in items if item))
 
 
+def title_quotes(title: str) -> list[str]:
+    """The messages a title quotes ("..." or `...`). A quoted single word (`auto`, `nan`) names
+    a setting or a value rather than an error line, and is left to the title's own ranking."""
+    quotes = (_one_line(a or b) for a, b in _TITLE_QUOTE.findall(title))
+    return [q for q in quotes if " " in q]
+
+
 def document(entry: Entry) -> Document:
     """One entry's search data; depends on the entry alone, so the build caches it.
 
-    Errors are the exact messages the entry documents: the log lines its fingerprints must match
-    (without rank or timestamp prefixes), then the backticked text of its symptoms.
+    Error strings are the exact messages the entry documents, without log prefixes
+    (`LOG_PREFIX`): first `errors`, the messages its title quotes and the log lines its decisive
+    fingerprints must match; then `mentions`, the lines its other fingerprints must match and
+    the backticked text of its symptoms.
     """
     symptoms = [inline_text(s.text) for s in entry.symptoms]
-    logged = [_LOG_PREFIX.sub("", line) for fp in entry.fingerprints for line in fp.must_match]
+
+    def logged(decisive: bool) -> list[str]:
+        return [_one_line(_LOG_PREFIX.sub("", line)) for fp in entry.fingerprints
+                if (fp.indicates == "decisive") == decisive for line in fp.must_match]
+
+    errors = _unique(title_quotes(entry.title) + logged(True))
     quoted = [code for _, spans in symptoms for code in spans]
+    owned = set(errors)
     summary = plain_text(entry.summary)
     key: list[object] = [
         entry.id,
         entry.title,
         list(entry.tags),
-        _unique([_one_line(line) for line in logged] + quoted),
+        errors,
+        [line for line in _unique(logged(False) + quoted) if line not in owned],
         list(entry.aliases),
     ]
     text: list[object] = [
@@ -357,6 +392,7 @@ def index_files(keys: Sequence[str], texts: Sequence[str], answers: Sequence[str
     parts = shards(len(texts))
     rest = {
         "fields": list(RECORD_FIELDS),
+        "prefix": LOG_PREFIX,
         "lists": list(LIST_FIELDS),
         "index": {
             "fields": list(INDEXED_FIELDS),
