@@ -12,6 +12,7 @@ import shutil
 import zipfile
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import pytest
 from conftest import ROOT
@@ -159,6 +160,36 @@ def test_every_decisive_error_line_puts_its_entry_first(repo_zip: Path, watched_
                         ("Expected all tensors to be on the same device", "device-mismatch"),
                         ("NaN or Inf found in input tensor", "sampling-nan-inf-probability")):
         assert page.evaluate("t => window.NanopediaSearchIds(t)[0]", text) == entry, text
+    watched_page.assert_clean()
+
+
+UNQUOTED = "No entry quotes this error exactly; closest matches:"
+
+
+def test_a_pasted_error_no_entry_quotes_says_so_above_the_closest_matches(
+        repo_zip: Path, watched_page: Any) -> None:
+    """#32: a pasted line that no entry holds exactly is said to be so, above the fuzzy results,
+    in the header box and on the results page (and in the status line, for screen readers); a
+    line an entry quotes, or a few words typed, are not."""
+    page = watched_page.page
+    page.goto((repo_zip / "index.html").as_uri())
+    page.fill(BOX, "nccl")
+    page.locator("form[data-index-state=complete]").first.wait_for(state="attached")
+    listbox = f"{BOX} ~ [role=listbox]"
+    unknown = "[rank2]: RuntimeError: the flux capacitor of allreduce overheated at step 12"
+    _results(page, unknown)
+    first = page.locator(f"{listbox} > li").first
+    assert first.get_attribute("class") == "search-note" and first.inner_text() == UNQUOTED
+    assert page.locator(f"{listbox} .search-entry").count() > 0
+    assert page.locator(".search-status").first.text_content().startswith(UNQUOTED)
+    for quoted in ("[rank0]: Watchdog caught collective operation timeout: WorkNCCL(SeqNum=1)",
+                   "nccl timeout", "CUDA out of memory"):
+        _results(page, quoted)
+        assert page.locator(f"{listbox} .search-note").count() == 0, quoted
+        assert not page.locator(".search-status").first.text_content().startswith(UNQUOTED)
+    page.goto((repo_zip / "search.html").as_uri() + "?q=" + quote(unknown))
+    page.locator("form[data-page] .search-entry").first.wait_for()
+    assert page.locator("form[data-page] [role=listbox] > li").first.inner_text() == UNQUOTED
     watched_page.assert_clean()
 
 

@@ -48,6 +48,8 @@
   /* A query this long that contains an entry's error string (or is part of one) was pasted from
      a log: that entry comes first. Shorter strings are too common to say whose error it is. */
   var ERROR_MIN = 16;
+  /* Said above the results of a pasted error that no entry quotes (owners finds none). */
+  var UNQUOTED = 'No entry quotes this error exactly; closest matches:';
   /* Tags are suggested for a query of at most this many words, every one starting a tag name. */
   var TAG_WORDS = 3;
   var SUGGESTIONS = 8;
@@ -540,6 +542,8 @@
       hits = scan(eng, text);
     }
     var first = owners(eng, text);
+    /* Whether the query reads as a pasted error that no entry quotes: render() says so. */
+    hits.unquoted = !first.length && normal(eng, text).length >= ERROR_MIN;
     if (!first.length) return hits;
     var byAt = {};
     hits.forEach(function (h) { byAt[h.at] = h; });
@@ -777,12 +781,23 @@
         list.appendChild(batch.items);
       }
       list.textContent = '';
+      var unquoted = hits.unquoted && shown.length > 0;
+      if (unquoted) {
+        /* Seen above the results; the status line says it to assistive technology (a listbox
+           holds options only). */
+        var note = document.createElement('li');
+        note.className = 'search-note';
+        note.setAttribute('role', 'none');
+        note.setAttribute('aria-hidden', 'true');
+        note.textContent = UNQUOTED;
+        list.appendChild(note);
+      }
       add(shown.slice(0, now), now >= shown.length);
       if (now < shown.length) {
         setTimeout(function () { if (turn === renders) add(shown.slice(now), true); }, 0);
       }
       var count = hits.length === 1 ? '1 entry' : hits.length + ' entries';
-      say(text ? count + ' found for “' + text + '”' : '');
+      say(text ? (unquoted ? UNQUOTED + ' ' : '') + count + ' found for “' + text + '”' : '');
       show(page || list.children.length > 0);
     }
 
