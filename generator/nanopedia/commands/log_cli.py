@@ -28,7 +28,7 @@ def run_diagnose(args: argparse.Namespace) -> int:
     root = Path(args.entries) if args.entries else locate_entries()
     if not root.is_dir():
         fail(str(root), "E050", "no such entries directory", "pass --entries DIR")
-    from nanopedia.diagnosis import catalogue, rank, report, scan, unmatched
+    from nanopedia.diagnosis import catalogue, rank, report, scan, unmatched, versions
     from nanopedia.incremental.catalogue import user_store
 
     compiled = catalogue.load(root, user_store())
@@ -69,7 +69,7 @@ def run_diagnose(args: argparse.Namespace) -> int:
     scans += [scan.scan_error_file(e, matcher, deadline) for e in found.errors]
     result = rank.diagnose(scans, found.errors, found.report(), {e.id: e.title for e in usable})
     by_id = {e.id: e for e in usable}
-    seen = _versions(logs, scans[: len(logs)]) if result.matches else []
+    seen = versions.read_all(logs, scans[: len(logs)]) if result.matches else []
     base_url = args.base_url or _config_base_url()
     fmt = "json" if args.json else args.format
     flight = result.flight_report
@@ -125,21 +125,6 @@ def _gather(paths: list[str]) -> tuple[list[str], Any]:
     if problems:
         raise NanopediaError(problems)
     return logs, found
-
-
-def _versions(paths: list[str], scans: list[Any]) -> list[Any]:
-    """The package versions the logs show (the first sighting of each package); a log that
-    cannot be read again gives none."""
-    from nanopedia.diagnosis import versions
-
-    found: dict[str, versions.Seen] = {}
-    for raw, one in zip(paths, scans, strict=True):
-        try:
-            for s in versions.read(raw, one.file, one.lines):
-                found.setdefault(s.package, s)
-        except (OSError, EOFError):
-            continue
-    return list(found.values())
 
 
 def _unmatched(paths: list[str], scans: list[Any]) -> tuple[dict[str, str], Any]:

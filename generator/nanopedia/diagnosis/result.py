@@ -141,11 +141,4 @@ def from_paths(paths: Sequence[str], entries: Sequence[EntryView],
     matcher = scan.Matcher(entries)
     stop = time.monotonic() + deadline
     scans = [scan.scan_file(p, matcher, stop) for p in paths]
-    found: dict[str, versions.Seen] = {}
-    for path, one in zip(paths, scans, strict=True):
-        try:
-            for s in versions.read(path, one.file, one.lines):
-                found.setdefault(s.package, s)
-        except (OSError, EOFError):
-            continue
-    return from_scans(scans, entries, base_url, list(found.values()), skipped)
+    return from_scans(scans, entries, base_url, versions.read_all(paths, scans), skipped)

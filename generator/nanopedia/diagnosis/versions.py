@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from packaging.version import InvalidVersion, Version
 
@@ -162,6 +162,19 @@ def from_bytes(data: bytes, name: str) -> list[Seen]:
     rest = _lines(tail[tail.find(b"\n") + 1:], whole=True)
     first = data.count(b"\n") + (not data.endswith(b"\n")) - len(rest) + 1
     return _merge(find(_lines(data[:EDGE_BYTES], whole=False), name), find(rest, name, first))
+
+
+def read_all(paths: Sequence[str], scans: Sequence[Any]) -> list[Seen]:
+    """The versions a job's logs show, the first sighting of each package kept; `scans` are
+    their `FileScan`s, in the same order; a log that cannot be read again gives none."""
+    found: dict[str, Seen] = {}
+    for path, one in zip(paths, scans, strict=True):
+        try:
+            for s in read(path, one.file, one.lines):
+                found.setdefault(s.package, s)
+        except (OSError, EOFError):
+            continue
+    return list(found.values())
 
 
 def _lines(data: bytes, whole: bool) -> list[str]:
