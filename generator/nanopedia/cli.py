@@ -57,8 +57,8 @@ def _options() -> dict[str, argparse.ArgumentParser]:
         "entries": one("--entries", default="entries", metavar="DIR",
                        help="entries directory (default: entries)"),
         "shipped": one("--entries", default=None, metavar="DIR",
-                       help="match against the entries in DIR (default: the encyclopedia this "
-                       "nanopedia ships)"),
+                       help="use the entries in DIR (default: the encyclopedia this nanopedia "
+                       "ships)"),
         "config": one("--config", help="site settings (default: nanopedia.toml when present)"),
         "no-cache": one("--no-cache", action="store_true", help="ignore .nanopedia-cache/"),
         "base-url": one("--base-url", default=None,
@@ -119,14 +119,10 @@ def parser() -> argparse.ArgumentParser:
     diag.set_defaults(run=_handler("log_cli", "run_diagnose"))
 
     show = sub.add_parser("show", help="print an entry in the terminal: quick answer, causes, "
-                          "fix, how to confirm")
+                          "fix, how to confirm", **takes("shipped", "base-url"))
     show.add_argument("id", metavar="ENTRY_ID", help="the entry id (its file name)")
     show.add_argument("--width", type=int, default=None, metavar="COLUMNS",
                       help="columns to fit (default: the terminal's width)")
-    show.add_argument("--base-url", default=None,
-                      help="link the entry under this URL (default: nanopedia.toml's base_url)")
-    show.add_argument("--entries", default=None, metavar="DIR",
-                      help="read the entry from DIR (default: the shipped ones)")
     show.set_defaults(run=_handler("show_cli", "run_show"))
 
     fleet = sub.add_parser(
