@@ -37,11 +37,18 @@ class BuildPy(build_py):
         if getattr(self, "editable_mode", False):  # an editable install reads the checkout
             return
         env = {**os.environ, "PYTHONPATH": os.path.abspath(self.build_lib)}
-        done = subprocess.run([sys.executable, "-c", COMPILE, os.path.abspath(self.build_lib)],
-                              env=env, capture_output=True, text=True, check=False)
+        done = subprocess.run(
+            [sys.executable, "-c", COMPILE, os.path.abspath(self.build_lib)],
+            env=env,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
         if done.returncode:
-            self.warn("the compiled catalogue was not built (diagnose will compile it on its "
-                      f"first run): {done.stderr.strip().splitlines()[-1:] or done.returncode}")
+            self.warn(
+                "the compiled catalogue was not built (diagnose will compile it on its "
+                f"first run): {done.stderr.strip().splitlines()[-1:] or done.returncode}"
+            )
 
 
 setup(cmdclass={"build_py": BuildPy})

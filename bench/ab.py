@@ -38,18 +38,23 @@ def code(rev: str | None, into: Path) -> tuple[list[str], dict[str, str]]:
     into.mkdir(parents=True)
     if rev is None:
         for part in ("generator", "theme"):
-            shutil.copytree(ROOT / part, into / part,
-                            ignore=shutil.ignore_patterns("__pycache__"))
+            shutil.copytree(ROOT / part, into / part, ignore=shutil.ignore_patterns("__pycache__"))
     else:
-        archive = subprocess.run(["git", "-C", str(ROOT), "archive", rev, "generator", "theme"],
-                                 check=True, capture_output=True).stdout
+        archive = subprocess.run(
+            ["git", "-C", str(ROOT), "archive", rev, "generator", "theme"],
+            check=True,
+            capture_output=True,
+        ).stdout
         with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
             tar.extractall(into, filter="data")
     if (into / "generator" / "nanopedia").is_dir():  # the layout since issue 30
         path = into / "generator"
     else:  # before: the package's files straight in generator/, imported as nanopedia or generator
-        name = "nanopedia" if "from nanopedia" in (into / "generator" / "__main__.py").read_text() \
+        name = (
+            "nanopedia"
+            if "from nanopedia" in (into / "generator" / "__main__.py").read_text()
             else "generator"
+        )
         if name != "generator":
             (into / "generator").rename(into / name)
         path = into
@@ -64,25 +69,42 @@ def main() -> None:
     ap.add_argument("after", nargs="?", help="git revision (default: the working tree)")
     ap.add_argument("--n", type=int, default=10_000)
     ap.add_argument("--edits", type=int, default=15)
-    ap.add_argument("--git", action="store_true",
-                    help="entries in a git checkout, one commit per entry")
-    ap.add_argument("--same", action="store_true",
-                    help="time rebuilds with nothing changed instead of one-entry edits")
-    ap.add_argument("--cold", action="store_true",
-                    help="time cold builds (--no-cache into a fresh folder) instead of edits")
+    ap.add_argument(
+        "--git", action="store_true", help="entries in a git checkout, one commit per entry"
+    )
+    ap.add_argument(
+        "--same",
+        action="store_true",
+        help="time rebuilds with nothing changed instead of one-entry edits",
+    )
+    ap.add_argument(
+        "--cold",
+        action="store_true",
+        help="time cold builds (--no-cache into a fresh folder) instead of edits",
+    )
     ap.add_argument("--work", type=Path, default=Path("/tmp/nanopedia-bench"))
     args = ap.parse_args()
     corpus = args.work / f"n{args.n}"
     if not (corpus / "entries.jsonl").exists():
-        subprocess.run([sys.executable, str(CORPUS), "--n", str(args.n), "--out", str(corpus)],
-                       check=True, stdout=subprocess.DEVNULL)
+        subprocess.run(
+            [sys.executable, str(CORPUS), "--n", str(args.n), "--out", str(corpus)],
+            check=True,
+            stdout=subprocess.DEVNULL,
+        )
     sides = []
     for name, rev in (("before", args.before), ("after", args.after)):
         base = args.work / "ab" / name
         shutil.rmtree(base, ignore_errors=True)
-        subprocess.run([sys.executable, str(HERE / "make_corpus.py"),
-                        str(corpus / "entries.jsonl"), str(base / "entries")],
-                       check=True, stdout=subprocess.DEVNULL)
+        subprocess.run(
+            [
+                sys.executable,
+                str(HERE / "make_corpus.py"),
+                str(corpus / "entries.jsonl"),
+                str(base / "entries"),
+            ],
+            check=True,
+            stdout=subprocess.DEVNULL,
+        )
         if args.git:
             commit_each(base / "entries")
         run, env = code(rev, args.work / "ab" / f"{name}-code")
@@ -101,9 +123,11 @@ def main() -> None:
             seconds.append(timed(command, base, env)[0])
             cpu.append(_cpu() - used)
     for name, rev, *_, seconds, cpu in sides:
-        print(f"{name:<7} {rev:<14} median {statistics.median(seconds):.3f} s wall, "
-              f"{statistics.median(cpu):.3f} s CPU, of {len(seconds)}: "
-              + " ".join(f"{s:.2f}" for s in seconds))
+        print(
+            f"{name:<7} {rev:<14} median {statistics.median(seconds):.3f} s wall, "
+            f"{statistics.median(cpu):.3f} s CPU, of {len(seconds)}: "
+            + " ".join(f"{s:.2f}" for s in seconds)
+        )
 
 
 def _cpu() -> float:
@@ -111,6 +135,7 @@ def _cpu() -> float:
     detached state saver not): steadier than wall time when the other core is busy."""
     used = resource.getrusage(resource.RUSAGE_CHILDREN)
     return used.ru_utime + used.ru_stime
+
 
 if __name__ == "__main__":
     main()

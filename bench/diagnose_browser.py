@@ -68,10 +68,14 @@ def main() -> int:
             result = rank.diagnose([scan.scan(stream, log.name, matcher)])
         cli = time.perf_counter() - start
     print(f"log: {size / 1e6:.0f} MB of synthetic training output with one failure at the end")
-    print(f"browser worker: {seconds:.2f} s, {size / 1e6 / seconds:.0f} MB/s "
-          f"(wall clock from choosing the file to the answer: {wall:.2f} s); top: {top}")
-    print(f"CLI (RE2 set):  {cli:.2f} s, {size / 1e6 / cli:.0f} MB/s; "
-          f"top: {result.matches[0].id if result.matches else None}")
+    print(
+        f"browser worker: {seconds:.2f} s, {size / 1e6 / seconds:.0f} MB/s "
+        f"(wall clock from choosing the file to the answer: {wall:.2f} s); top: {top}"
+    )
+    print(
+        f"CLI (RE2 set):  {cli:.2f} s, {size / 1e6 / cli:.0f} MB/s; "
+        f"top: {result.matches[0].id if result.matches else None}"
+    )
     return 0 if result.matches and top == result.matches[0].id else 1
 
 

@@ -86,8 +86,10 @@ def per_entry(outcomes: list[Outcome]) -> dict[str, dict[str, float]]:
     for o in outcomes:
         if o.case.top is not None:
             by_entry.setdefault(o.case.top, []).append(o)
-    return {entry: {"cases": len(rows), **{k: figures(rows)[k] for k in ("top1", "top3", "rank")}}
-            for entry, rows in by_entry.items()}
+    return {
+        entry: {"cases": len(rows), **{k: figures(rows)[k] for k in ("top1", "top3", "rank")}}
+        for entry, rows in by_entry.items()
+    }
 
 
 def main() -> int:
@@ -101,8 +103,10 @@ def main() -> int:
         print(f"--- {case.name:45} (entry {case.top} not written yet)")
     print(f"\n{'entry':38} cases  top-1  top-3  rank")
     for entry, rows in sorted(per_entry(outcomes).items()):
-        print(f"{entry:38} {rows['cases']:5.0f} {rows['top1']:6.0%} {rows['top3']:6.0%} "
-              f"{rows['rank']:5.0%}")
+        print(
+            f"{entry:38} {rows['cases']:5.0f} {rows['top1']:6.0%} {rows['top3']:6.0%} "
+            f"{rows['rank']:5.0%}"
+        )
     f = figures(outcomes)
     print(
         f"\ntop-1 {f['top1']:.1%}  top-3 {f['top3']:.1%} on {f['failing']:.0f} failing logs; "

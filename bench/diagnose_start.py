@@ -46,13 +46,18 @@ def corpus(work: Path, n: int, fingerprints: int) -> Path:
         return folder
     shared = work / f"n{n}"
     if not (shared / "entries.jsonl").exists():
-        subprocess.run([sys.executable, str(CORPUS), "--n", str(n), "--out", str(shared)],
-                       check=True, stdout=subprocess.DEVNULL)
+        subprocess.run(
+            [sys.executable, str(CORPUS), "--n", str(n), "--out", str(shared)],
+            check=True,
+            stdout=subprocess.DEVNULL,
+        )
     scratch = work / "scratch"
     shutil.rmtree(scratch, ignore_errors=True)
-    subprocess.run([sys.executable, str(HERE / "make_corpus.py"),
-                    str(shared / "entries.jsonl"), str(scratch)], check=True,
-                   stdout=subprocess.DEVNULL)
+    subprocess.run(
+        [sys.executable, str(HERE / "make_corpus.py"), str(shared / "entries.jsonl"), str(scratch)],
+        check=True,
+        stdout=subprocess.DEVNULL,
+    )
     for i, path in enumerate(sorted(scratch.glob("*.yaml"))):
         if path.name == "tags.yaml":
             continue
@@ -61,29 +66,40 @@ def corpus(work: Path, n: int, fingerprints: int) -> Path:
             cause.setdefault("domain", "workload")
             cause.setdefault("action", "fix-code")
         doc["fingerprints"] = [
-            {"id": f"synthetic-{j}", "pattern": rf"SyntheticFailure{i}x{j}: [a-z]+ failed",
-             "indicates": "decisive", "cause": doc["root_causes"][0]["id"],
-             "must_match": [f"SyntheticFailure{i}x{j}: step failed"],
-             "must_not_match": [f"SyntheticFailure{i}x{j}: step passed"]}
-            for j in range(fingerprints)]
-        path.write_text(yaml.safe_dump(doc, sort_keys=False, allow_unicode=True),
-                        encoding="utf-8")
+            {
+                "id": f"synthetic-{j}",
+                "pattern": rf"SyntheticFailure{i}x{j}: [a-z]+ failed",
+                "indicates": "decisive",
+                "cause": doc["root_causes"][0]["id"],
+                "must_match": [f"SyntheticFailure{i}x{j}: step failed"],
+                "must_not_match": [f"SyntheticFailure{i}x{j}: step passed"],
+            }
+            for j in range(fingerprints)
+        ]
+        path.write_text(yaml.safe_dump(doc, sort_keys=False, allow_unicode=True), encoding="utf-8")
     for path in (ROOT / "entries").glob("*.yaml"):  # the real ones and their tag registry
         if path.name != "tags.yaml":
             shutil.copy(path, scratch / path.name)
     tags = yaml.safe_load((ROOT / "entries" / "tags.yaml").read_text(encoding="utf-8"))
     generated = yaml.safe_load((scratch / "tags.yaml").read_text(encoding="utf-8"))
     merged = {**generated, **tags} if isinstance(tags, dict) else tags
-    (scratch / "tags.yaml").write_text(yaml.safe_dump(merged, sort_keys=False,
-                                                      allow_unicode=True), encoding="utf-8")
+    (scratch / "tags.yaml").write_text(
+        yaml.safe_dump(merged, sort_keys=False, allow_unicode=True), encoding="utf-8"
+    )
     scratch.rename(folder)
     return folder
 
 
 def timed(command: list[str], env: dict[str, str]) -> float:
     start = time.perf_counter()
-    subprocess.run(command, env=env, cwd=tempfile.gettempdir(), stdout=subprocess.DEVNULL,
-                   stderr=subprocess.DEVNULL, check=False)
+    subprocess.run(
+        command,
+        env=env,
+        cwd=tempfile.gettempdir(),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        check=False,
+    )
     return time.perf_counter() - start
 
 
@@ -110,26 +126,37 @@ def main() -> None:
         run, env = code(rev, args.work / f"{side}-code")
         env = {**env, "NANOPEDIA_CACHE": str(cache / side)}
         # the encyclopedia's own entries, by path: a code copy has none beside it
-        commands[f"{side}: diagnose, {len(list((ROOT / 'entries').glob('*.yaml'))) - 1} "
-                 "entries"] = ([*run, "diagnose", "--entries", str(ROOT / "entries"), str(LOG)],
-                               env)
+        commands[
+            f"{side}: diagnose, {len(list((ROOT / 'entries').glob('*.yaml'))) - 1} entries"
+        ] = ([*run, "diagnose", "--entries", str(ROOT / "entries"), str(LOG)], env)
         commands[f"{side}: diagnose, +{args.n} entries"] = (
-            [*run, "diagnose", "--entries", str(big), str(LOG)], env)
+            [*run, "diagnose", "--entries", str(big), str(LOG)],
+            env,
+        )
     for command, env in commands.values():  # compiles each catalogue once, untimed
-        subprocess.run(command, env=env, cwd=tempfile.gettempdir(), stdout=subprocess.DEVNULL,
-                       stderr=subprocess.DEVNULL, check=False)
+        subprocess.run(
+            command,
+            env=env,
+            cwd=tempfile.gettempdir(),
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            check=False,
+        )
     times: dict[str, list[float]] = {name: [] for name in commands}
     names = list(commands)
     for i in range(args.runs):
         for name in names if i % 2 == 0 else names[::-1]:
             times[name].append(timed(*commands[name]))
-    print(f"{LOG.name} ({LOG.stat().st_size} bytes), medians of {args.runs} alternating runs, "
-          f"load average {os.getloadavg()[0]:.2f}:")
+    print(
+        f"{LOG.name} ({LOG.stat().st_size} bytes), medians of {args.runs} alternating runs, "
+        f"load average {os.getloadavg()[0]:.2f}:"
+    )
     for name, seconds in times.items():
         print(f"  {name:<34} {statistics.median(seconds):.3f} s   (min {min(seconds):.3f})")
     for side, _ in sides:
-        small, large = (statistics.median(v) for k, v in times.items() if k.startswith(side)
-                        and "diagnose" in k)
+        small, large = (
+            statistics.median(v) for k, v in times.items() if k.startswith(side) and "diagnose" in k
+        )
         print(f"  {side}: per added entry {1000 * (large - small) / args.n:+.3f} ms")
 
 

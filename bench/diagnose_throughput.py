@@ -52,20 +52,36 @@ def write_log(path: Path, size: int) -> None:
 
 #: Twenty error strings a person would grep a dead run's log for.
 GREP_STRINGS = [
-    "CUDA out of memory", "illegal memory access", "device-side assert triggered",
-    "CUBLAS_STATUS_", "CUDNN_STATUS_", "no kernel image is available", "uncorrectable ECC",
-    "Watchdog caught collective operation timeout", "ncclUnhandledCudaError", "ncclSystemError",
-    "ncclRemoteError", "ncclInvalidUsage", "Address already in use", "ChildFailedError",
-    "Expected to have finished reduction", "mark a variable ready only once",
-    "Must flatten tensors with uniform dtype", "expected scalar type", "Error\\(s\\) in loading",
+    "CUDA out of memory",
+    "illegal memory access",
+    "device-side assert triggered",
+    "CUBLAS_STATUS_",
+    "CUDNN_STATUS_",
+    "no kernel image is available",
+    "uncorrectable ECC",
+    "Watchdog caught collective operation timeout",
+    "ncclUnhandledCudaError",
+    "ncclSystemError",
+    "ncclRemoteError",
+    "ncclInvalidUsage",
+    "Address already in use",
+    "ChildFailedError",
+    "Expected to have finished reduction",
+    "mark a variable ready only once",
+    "Must flatten tensors with uniform dtype",
+    "expected scalar type",
+    "Error\\(s\\) in loading",
     "does not require grad and does not have a grad_fn",
 ]
 
 
 def grep_seconds(path: Path) -> float:
     start = time.perf_counter()
-    subprocess.run(["grep", "-E", "-c", "|".join(GREP_STRINGS), str(path)],
-                   stdout=subprocess.DEVNULL, check=False)
+    subprocess.run(
+        ["grep", "-E", "-c", "|".join(GREP_STRINGS), str(path)],
+        stdout=subprocess.DEVNULL,
+        check=False,
+    )
     return time.perf_counter() - start
 
 
@@ -95,8 +111,12 @@ print(json.dumps({"seconds": seconds, "bytes": scan.bytes, "lines": scan.lines,
 def scan_run(path: Path, jobs: int) -> dict[str, Any]:
     """The CLI's scan path over a plain file, in stretches over `jobs` processes."""
     here = Path(__file__).resolve().parent
-    out = subprocess.run([sys.executable, "-c", SCAN, str(path), str(jobs), str(here),
-                          str(here.parent)], capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", SCAN, str(path), str(jobs), str(here), str(here.parent)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     return cast(dict[str, Any], json.loads(out.stdout))
 
 
@@ -105,8 +125,12 @@ def main() -> int:
     args.add_argument("--mb", type=int, default=1024, help="log size in MB (default 1024)")
     args.add_argument("--runs", type=int, default=3, help="alternating rounds (default 3)")
     args.add_argument("--out", default="/tmp/nanopedia-diagnose-bench.log", help="log path")
-    args.add_argument("--jobs", type=int, default=len(os.sched_getaffinity(0)),
-                      help="scanning processes (default: one per core)")
+    args.add_argument(
+        "--jobs",
+        type=int,
+        default=len(os.sched_getaffinity(0)),
+        help="scanning processes (default: one per core)",
+    )
     opts = args.parse_args()
     path = Path(opts.out)
     write_log(path, opts.mb * 1_000_000)
@@ -123,12 +147,16 @@ def main() -> int:
     ours, theirs = statistics.median(scans), statistics.median(greps)
     print(f"{mb:.0f} MB, {run['lines']} lines, medians of {opts.runs} alternating runs:")
     print(f"  grep -E, {len(GREP_STRINGS)} strings: {theirs:.2f} s = {mb / theirs:.0f} MB/s")
-    print(f"  diagnose, {run['fingerprints']} fingerprints: {ours:.2f} s = {mb / ours:.0f} MB/s "
-          f"({ours / theirs:.2f}x grep's time) with {opts.jobs} processes; top {run['top']}, "
-          f"rank {run['rank']}")
+    print(
+        f"  diagnose, {run['fingerprints']} fingerprints: {ours:.2f} s = {mb / ours:.0f} MB/s "
+        f"({ours / theirs:.2f}x grep's time) with {opts.jobs} processes; top {run['top']}, "
+        f"rank {run['rank']}"
+    )
     rounds = statistics.median(s / g for s, g in zip(scans, greps, strict=True))
-    print(f"  per round: {rounds:.2f}x grep's time (median; a round is one run of each, side by "
-          f"side); load average {load:.2f} before, {os.getloadavg()[0]:.2f} after")
+    print(
+        f"  per round: {rounds:.2f}x grep's time (median; a round is one run of each, side by "
+        f"side); load average {load:.2f} before, {os.getloadavg()[0]:.2f} after"
+    )
     print(f"  peak memory (a run's process + its largest worker): {run['peak_kb'] / 1024:.0f} MB")
     return 0
 

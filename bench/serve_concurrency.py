@@ -64,8 +64,13 @@ def main() -> None:
     args = ap.parse_args()
     serve._HTTPServer.request_queue_size = args.backlog
     with tempfile.TemporaryDirectory() as scratch:
-        server = serve.Server(ROOT / "tests" / "fixtures" / "corpus", Path(scratch) / "site",
-                              None, 0, lambda message: None)
+        server = serve.Server(
+            ROOT / "tests" / "fixtures" / "corpus",
+            Path(scratch) / "site",
+            None,
+            0,
+            lambda message: None,
+        )
         server.rebuild("first build")
         server.start(watching=False)
         try:
@@ -76,9 +81,11 @@ def main() -> None:
                 failures += failed
         finally:
             server.close()
-    print(f"{args.requests} simultaneous requests, backlog {args.backlog}, {args.rounds} rounds: "
-          f"median {statistics.median(times):.2f}s, worst {max(times):.2f}s, "
-          f"{failures} failed")
+    print(
+        f"{args.requests} simultaneous requests, backlog {args.backlog}, {args.rounds} rounds: "
+        f"median {statistics.median(times):.2f}s, worst {max(times):.2f}s, "
+        f"{failures} failed"
+    )
 
 
 if __name__ == "__main__":

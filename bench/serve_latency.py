@@ -39,8 +39,12 @@ def main() -> None:
     if entry.name == "tags.yaml":
         entry = sorted((args.dir / "entries").glob("*.yaml"))[1]
     start = time.perf_counter()
-    process = subprocess.Popen([sys.executable, "-m", "nanopedia", "serve", "--port", "0",
-                                "--out", "site"], cwd=args.dir, stderr=subprocess.PIPE, text=True)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "nanopedia", "serve", "--port", "0", "--out", "site"],
+        cwd=args.dir,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     lines: queue.Queue[str] = queue.Queue()
     assert process.stderr is not None
     stream = process.stderr
@@ -63,8 +67,7 @@ def main() -> None:
             for run in range(args.runs):
                 title = f"Edited title number {run} for the latency benchmark"
                 if args.edit == "title":
-                    text = re.sub(r"^title: .*$", f"title: {title}", original, count=1,
-                                  flags=re.M)
+                    text = re.sub(r"^title: .*$", f"title: {title}", original, count=1, flags=re.M)
                     shown = page.locator("h1", has_text=title)
                 else:
                     text = original.replace("\nconfirm:\n", f"\nconfirm:\n- {title}.\n", 1)
@@ -87,8 +90,9 @@ def main() -> None:
     while not lines.empty():
         print(lines.get(), end="", file=sys.stderr)
     shown = ", ".join(f"{t:.2f}" for t in times)
-    print(f"save-to-reload: median {statistics.median(times):.2f}s, worst {max(times):.2f}s "
-          f"({shown})")
+    print(
+        f"save-to-reload: median {statistics.median(times):.2f}s, worst {max(times):.2f}s ({shown})"
+    )
 
 
 if __name__ == "__main__":

@@ -44,8 +44,9 @@ HEALTHY = 0.08
 UNKNOWN = 0.05
 #: The unknown error, as each job prints it (numbers, hex and paths differ between jobs) and as
 #: triage must report it once normalised.
-UNKNOWN_LINE = ("[rank{r}]: ZorkError: flux capacitor {n} overheated at 0x{h:x} in "
-                "/opt/zork/{n}/core.py")
+UNKNOWN_LINE = (
+    "[rank{r}]: ZorkError: flux capacitor {n} overheated at 0x{h:x} in /opt/zork/{n}/core.py"
+)
 UNKNOWN_TEXT = "ZorkError: flux capacitor <n> overheated at <hex> in <path>"
 LAYOUTS = ("ranks", "torchrun", "slurm")
 
@@ -76,20 +77,24 @@ def failing_cases() -> list[Case]:
 def _healthy_block(rank: int, lines: int) -> bytes:
     """`lines` of healthy output of one rank: normal_lines' step and warning lines, re-prefixed."""
     rows = (ln for ln in normal_lines(seed=rank) if ln.startswith("[rank"))
-    return "".join(re.sub(r"^\[rank\d+\]", f"[rank{rank}]", ln) + "\n"
-                   for ln in islice(rows, lines)).encode()
+    return "".join(
+        re.sub(r"^\[rank\d+\]", f"[rank{rank}]", ln) + "\n" for ln in islice(rows, lines)
+    ).encode()
 
 
 def _nccl_head(rank: int, host: str, prefix: bool) -> bytes:
     lead = f"[rank{rank}]:" if prefix else ""
-    return (f"{lead}{host}:{4100 + rank}:{4200 + rank} [{rank % 8}] NCCL INFO Bootstrap : Using "
-            f"eth0:10.0.{rank // 8}.{rank % 8}<0>\n"
-            f"{lead}{host}:{4100 + rank}:{4200 + rank} [{rank % 8}] NCCL INFO NCCL version "
-            "2.21.5+cuda12.4\n").encode()
+    return (
+        f"{lead}{host}:{4100 + rank}:{4200 + rank} [{rank % 8}] NCCL INFO Bootstrap : Using "
+        f"eth0:10.0.{rank // 8}.{rank % 8}<0>\n"
+        f"{lead}{host}:{4100 + rank}:{4200 + rank} [{rank % 8}] NCCL INFO NCCL version "
+        "2.21.5+cuda12.4\n"
+    ).encode()
 
 
-def make_fleet(root: Path, n: int, seed: int = 0, lines: int = 150,
-               cases: list[Case] | None = None) -> Expected:
+def make_fleet(
+    root: Path, n: int, seed: int = 0, lines: int = 150, cases: list[Case] | None = None
+) -> Expected:
     """Write `n` jobs under `root` (see the module docstring) and return what triage must say."""
     rnd = random.Random(seed)
     cases = cases or failing_cases()
@@ -106,39 +111,45 @@ def make_fleet(root: Path, n: int, seed: int = 0, lines: int = 150,
         failing = case.rank if case and case.rank is not None else rnd.randrange(ranks)
         if bad:
             layout = "ranks"  # a host per file: the failing rank's own file names the bad host
-        hosts = [BAD_HOST if bad and r == failing else f"node-{i:05d}-{r // 2}"
-                 for r in range(ranks)]
+        hosts = [
+            BAD_HOST if bad and r == failing else f"node-{i:05d}-{r // 2}" for r in range(ranks)
+        ]
         tail = b""
         if case:
             tail = log_bytes(case.logs[0])
             tail += b"" if tail.endswith(b"\n") else b"\n"
         elif unknown:
-            tail = "".join(UNKNOWN_LINE.format(r=failing, n=rnd.randrange(10**6),
-                                               h=rnd.getrandbits(48)) + "\n"
-                           for _ in range(3)).encode()
+            tail = "".join(
+                UNKNOWN_LINE.format(r=failing, n=rnd.randrange(10**6), h=rnd.getrandbits(48)) + "\n"
+                for _ in range(3)
+            ).encode()
         name = f"job-{i:05d}"
         files: dict[str, bytes] = {}
         for r in range(ranks):
             block = blocks.setdefault(r, _healthy_block(r, lines))
             if layout == "slurm":
                 continue
-            rel = f"{name}/rank{r}.log" if layout == "ranks" else \
-                f"{name}/attempt_0/{r}/stderr.log"
-            files[rel] = _nccl_head(r, hosts[r], prefix=False) + block + \
-                (tail if r == failing else b"")
+            rel = f"{name}/rank{r}.log" if layout == "ranks" else f"{name}/attempt_0/{r}/stderr.log"
+            files[rel] = (
+                _nccl_head(r, hosts[r], prefix=False) + block + (tail if r == failing else b"")
+            )
         if layout == "slurm":
             name = f"slurm-{i:05d}.out"
-            files[name] = b"".join(_nccl_head(r, hosts[r], prefix=True) for r in range(ranks)) \
-                + b"".join(blocks[r] for r in range(ranks)) + tail
+            files[name] = (
+                b"".join(_nccl_head(r, hosts[r], prefix=True) for r in range(ranks))
+                + b"".join(blocks[r] for r in range(ranks))
+                + tail
+            )
         for rel, data in files.items():
             path = root / rel
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_bytes(data)
             want.bytes += len(data)
             want.files += 1
-        want.by_job[str(root / name)] = (case.top if case else None,
-                                         case.name if case else "unknown" if unknown else
-                                         "healthy")
+        want.by_job[str(root / name)] = (
+            case.top if case else None,
+            case.name if case else "unknown" if unknown else "healthy",
+        )
         if case:
             want.verdicts[case.top] += 1  # type: ignore[index]
         elif unknown:
@@ -158,8 +169,10 @@ def check(summary: dict, want: Expected) -> list[str]:
             wrong.append(f"{entry}: {got.get(entry, 0)} jobs, labelled {want.verdicts[entry]}")
     top = summary["hosts"][0] if summary["hosts"] else None
     if not top or top["host"] != BAD_HOST or top["first_failures"] != want.bad_jobs:
-        wrong.append(f"top host {top and (top['host'], top['first_failures'])}, planted "
-                     f"{BAD_HOST} in {want.bad_jobs} jobs")
+        wrong.append(
+            f"top host {top and (top['host'], top['first_failures'])}, planted "
+            f"{BAD_HOST} in {want.bad_jobs} jobs"
+        )
     gap = summary["gaps"][0] if summary["gaps"] else None
     if not gap or gap["text"] != UNKNOWN_TEXT or gap["jobs"] != len(want.unknown):
         wrong.append(f"top gap {gap and (gap['text'], gap['jobs'])}, planted {len(want.unknown)}")
@@ -191,33 +204,44 @@ def main() -> int:
 
         start = time.perf_counter()
         ray.init(num_cpus=opts.jobs, include_dashboard=False, logging_level="warning")
-        print(f"local Ray instance ({opts.jobs} CPUs, no dashboard) started in "
-              f"{time.perf_counter() - start:.1f} s")
+        print(
+            f"local Ray instance ({opts.jobs} CPUs, no dashboard) started in "
+            f"{time.perf_counter() - start:.1f} s"
+        )
     for n in opts.n:
         base = Path(opts.out) if opts.out else Path(tempfile.mkdtemp(prefix="triage-bench-"))
         root = base / f"fleet-{n}"
         shutil.rmtree(root, ignore_errors=True)
         start = time.perf_counter()
         want = make_fleet(root, n)
-        print(f"N={n:,}: {want.files:,} files, {want.bytes / 1e6:.1f} MB, generated in "
-              f"{time.perf_counter() - start:.1f} s")
+        print(
+            f"N={n:,}: {want.files:,} files, {want.bytes / 1e6:.1f} MB, generated in "
+            f"{time.perf_counter() - start:.1f} s"
+        )
         outputs = {}
         for label, ray_address in [("local", None)] + ([] if opts.no_ray else [("ray", "")]):
             seconds, out = run(root, entries, opts.jobs, ray_address)
             outputs[label] = json.dumps(out, sort_keys=True)
             scanned = out["summary"]["files"]["bytes"]
             wrong = check(out["summary"], want)
-            missed = Counter(want.by_job[j["job"]][1] for j in out["jobs"]
-                             if j["verdict"] != want.by_job[j["job"]][0])
-            print(f"  {label:5} ({opts.jobs} {'CPUs' if ray_address is not None else 'processes'})"
-                  f": {seconds:6.1f} s, {n / seconds:7.1f} jobs/s, {scanned / seconds / 1e6:6.1f}"
-                  f" MB/s; summary {'right' if not wrong else 'WRONG: ' + '; '.join(wrong[:5])}")
+            missed = Counter(
+                want.by_job[j["job"]][1]
+                for j in out["jobs"]
+                if j["verdict"] != want.by_job[j["job"]][0]
+            )
+            print(
+                f"  {label:5} ({opts.jobs} {'CPUs' if ray_address is not None else 'processes'})"
+                f": {seconds:6.1f} s, {n / seconds:7.1f} jobs/s, {scanned / seconds / 1e6:6.1f}"
+                f" MB/s; summary {'right' if not wrong else 'WRONG: ' + '; '.join(wrong[:5])}"
+            )
             if missed:
                 print(f"    verdicts unlike the label, by case: {dict(missed.most_common(5))}")
         if len(outputs) == 2:
             same = outputs["local"] == outputs["ray"]
-            print(f"  local and Ray JSON identical: {'yes' if same else 'NO'} "
-                  f"({len(outputs['local']) / 1e6:.1f} MB)")
+            print(
+                f"  local and Ray JSON identical: {'yes' if same else 'NO'} "
+                f"({len(outputs['local']) / 1e6:.1f} MB)"
+            )
             if not same:
                 local, ray = (json.loads(outputs[k])["jobs"] for k in ("local", "ray"))
                 differ = [a["job"] for a, b in zip(local, ray, strict=True) if a != b]

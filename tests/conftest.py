@@ -38,8 +38,11 @@ CHROMIUM_ARGS = [
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    parser.addoption("--update-golden", action="store_true",
-                     help="rewrite golden files from the current output instead of comparing")
+    parser.addoption(
+        "--update-golden",
+        action="store_true",
+        help="rewrite golden files from the current output instead of comparing",
+    )
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -90,8 +93,10 @@ def bwrap() -> None:
 
     if sandbox.find() is None:
         if SANDBOX_REQUIRED:
-            pytest.fail("bwrap (bubblewrap) is required to run repro scripts (CI or "
-                        "NANOPEDIA_REQUIRE_SANDBOX): apt-get install bubblewrap (.ci/run does)")
+            pytest.fail(
+                "bwrap (bubblewrap) is required to run repro scripts (CI or "
+                "NANOPEDIA_REQUIRE_SANDBOX): apt-get install bubblewrap (.ci/run does)"
+            )
         pytest.skip("bwrap not found: apt-get install bubblewrap to run the repro tests")
 
 
@@ -100,9 +105,11 @@ def browser() -> Iterator[Any]:
     """One headless Chromium for the whole test session."""
     if not Path(CHROMIUM).exists():
         if BROWSER_REQUIRED:
-            pytest.fail(f"Chromium not found at {CHROMIUM}, and browser tests are required "
-                        "(NANOPEDIA_REQUIRE_BROWSER or CI): install it (.ci/run does) or point "
-                        "NANOPEDIA_CHROMIUM at it")
+            pytest.fail(
+                f"Chromium not found at {CHROMIUM}, and browser tests are required "
+                "(NANOPEDIA_REQUIRE_BROWSER or CI): install it (.ci/run does) or point "
+                "NANOPEDIA_CHROMIUM at it"
+            )
         pytest.skip(f"Chromium not found at {CHROMIUM} (set NANOPEDIA_CHROMIUM)")
     from playwright.sync_api import sync_playwright
 

@@ -28,7 +28,10 @@ class Repo:
             "GIT_CONFIG_NOSYSTEM": "1",
         }
         done = subprocess.run(
-            ["git", "-C", str(self.root), *args], env=env, capture_output=True, text=True,
+            ["git", "-C", str(self.root), *args],
+            env=env,
+            capture_output=True,
+            text=True,
             check=False,
         )
         assert done.returncode == 0, f"git {' '.join(args)}: {done.stderr.strip()}"

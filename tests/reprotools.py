@@ -26,8 +26,13 @@ def repro_python(*modules: str) -> Path:
     if not PYTHON.exists():
         why = f"no repro interpreter at {PYTHON} (make verify creates .venv-repro/)"
     else:
-        probe = subprocess.run([str(PYTHON), "-c", "; ".join(f"import {m}" for m in modules)],
-                               capture_output=True, text=True, timeout=120, check=False)
+        probe = subprocess.run(
+            [str(PYTHON), "-c", "; ".join(f"import {m}" for m in modules)],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
         if probe.returncode:
             why = f"{PYTHON} cannot import {', '.join(modules)}: {probe.stderr.strip()[-300:]}"
     if why and REQUIRED:

@@ -26,8 +26,13 @@ from nanopedia.incremental.pipeline import build
 
 NPM_DIR = ROOT / ".cache" / "npm"
 #: npm packages the tests use, pinned; bump the version here to update.
-PACKAGES = {"vnu-jar": "26.9.27", "axe-core": "4.14.1", "eslint": "10.15.0", "@eslint/js": "10.0.1",
-            "globals": "17.14.0"}
+PACKAGES = {
+    "vnu-jar": "26.9.27",
+    "axe-core": "4.14.1",
+    "eslint": "10.15.0",
+    "@eslint/js": "10.0.1",
+    "globals": "17.14.0",
+}
 
 
 def unavailable(reason: str) -> None:
@@ -66,9 +71,23 @@ def npm_package(name: str) -> Path:
             return found
         specs = [f"{n}@{v}" for n, v in sorted(PACKAGES.items())]
         done = subprocess.run(
-            [str(npm), "install", "--prefix", str(NPM_DIR), "--ignore-scripts", "--no-audit",
-             "--no-fund", "--no-save", "--loglevel=error", *specs],
-            capture_output=True, text=True, timeout=600, check=False)
+            [
+                str(npm),
+                "install",
+                "--prefix",
+                str(NPM_DIR),
+                "--ignore-scripts",
+                "--no-audit",
+                "--no-fund",
+                "--no-save",
+                "--loglevel=error",
+                *specs,
+            ],
+            capture_output=True,
+            text=True,
+            timeout=600,
+            check=False,
+        )
         found = _installed(name)
         if done.returncode or found is None:
             unavailable(f"npm could not install {' '.join(specs)}: {done.stderr.strip()[-500:]}")
@@ -94,9 +113,14 @@ def page_types(site: Path) -> dict[str, Path]:
     # The entry with the most markup (code examples, repros, tables) shows most problems.
     largest = max(articles, key=lambda p: p.stat().st_size)
     return {
-        "index": site / "index.html", "entry": largest, "tag": tags[0],
-        "tags": site / "tags" / "index.html", "search": site / "search.html",
-        "404": site / "404.html", "redirect": redirects[0], "diagnose": site / "diagnose.html",
+        "index": site / "index.html",
+        "entry": largest,
+        "tag": tags[0],
+        "tags": site / "tags" / "index.html",
+        "search": site / "search.html",
+        "404": site / "404.html",
+        "redirect": redirects[0],
+        "diagnose": site / "diagnose.html",
     }
 
 

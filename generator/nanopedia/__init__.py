@@ -30,9 +30,13 @@ _LAZY = {
 }
 
 
-def diagnose(source: str | bytes | os.PathLike[str] | Sequence[str | os.PathLike[str]]
-             | BaseException, entries: str | Path | None = None, *, name: str | None = None,
-             base_url: str | None = None) -> Result:
+def diagnose(
+    source: str | bytes | os.PathLike[str] | Sequence[str | os.PathLike[str]] | BaseException,
+    entries: str | Path | None = None,
+    *,
+    name: str | None = None,
+    base_url: str | None = None,
+) -> Result:
     """Diagnose against the shipped encyclopedia (or the entries folder `entries`; entries that
     fail to load are left out, named in `Result.skipped`).
 
@@ -53,8 +57,7 @@ def diagnose(source: str | bytes | os.PathLike[str] | Sequence[str | os.PathLike
     usable, skipped = list(loaded.entries), list(loaded.skipped)
     if isinstance(source, BaseException):
         text = result.exception_text(source).encode("utf-8", "replace")
-        return result.from_texts([(name or result.EXCEPTION_NAME, text)], usable, base_url,
-                                 skipped)
+        return result.from_texts([(name or result.EXCEPTION_NAME, text)], usable, base_url, skipped)
     if isinstance(source, str | bytes):
         data = source.encode("utf-8", "replace") if isinstance(source, str) else source
         return result.from_texts([(name or result.TEXT_NAME, data)], usable, base_url, skipped)
@@ -63,8 +66,10 @@ def diagnose(source: str | bytes | os.PathLike[str] | Sequence[str | os.PathLike
     if isinstance(source, Sequence):
         paths = cast("Sequence[str | os.PathLike[str]]", source)  # str, bytes: taken above
         return result.from_paths([os.fspath(p) for p in paths], usable, base_url, skipped)
-    raise TypeError(f"nanopedia.diagnose() reads text, a path, a list of paths or an exception, "
-                    f"not {type(source).__name__}")
+    raise TypeError(
+        f"nanopedia.diagnose() reads text, a path, a list of paths or an exception, "
+        f"not {type(source).__name__}"
+    )
 
 
 def __getattr__(name: str) -> Any:

@@ -48,21 +48,32 @@ def _byte_size(text: str) -> int:
 def _options() -> dict[str, argparse.ArgumentParser]:
     """The options several commands share, each declared once (as mkdocs declares its shared
     options once); a command names the ones it takes as its parents."""
+
     def one(*names: str, **how: Any) -> argparse.ArgumentParser:
         holder = argparse.ArgumentParser(add_help=False)
         holder.add_argument(*names, **how)
         return holder
 
     return {
-        "entries": one("--entries", default="entries", metavar="DIR",
-                       help="entries directory (default: entries)"),
-        "shipped": one("--entries", default=None, metavar="DIR",
-                       help="use the entries in DIR (default: the encyclopedia this nanopedia "
-                       "ships)"),
+        "entries": one(
+            "--entries",
+            default="entries",
+            metavar="DIR",
+            help="entries directory (default: entries)",
+        ),
+        "shipped": one(
+            "--entries",
+            default=None,
+            metavar="DIR",
+            help="use the entries in DIR (default: the encyclopedia this nanopedia ships)",
+        ),
         "config": one("--config", help="site settings (default: nanopedia.toml when present)"),
         "no-cache": one("--no-cache", action="store_true", help="ignore .nanopedia-cache/"),
-        "base-url": one("--base-url", default=None,
-                        help="link entries under this URL (default: nanopedia.toml's base_url)"),
+        "base-url": one(
+            "--base-url",
+            default=None,
+            help="link entries under this URL (default: nanopedia.toml's base_url)",
+        ),
     }
 
 
@@ -80,8 +91,9 @@ def parser() -> argparse.ArgumentParser:
     def takes(*names: str) -> dict[str, Any]:
         return {"parents": [shared[n] for n in names]}
 
-    check = sub.add_parser("check", help="validate entries and report every problem",
-                           **takes("entries"))
+    check = sub.add_parser(
+        "check", help="validate entries and report every problem", **takes("entries")
+    )
     check.add_argument("paths", nargs="*", help="entry files or directories (default: entries/)")
     check.add_argument(
         "--format",
@@ -94,17 +106,23 @@ def parser() -> argparse.ArgumentParser:
     schema = sub.add_parser("schema", help="print the JSON Schema of an entry")
     schema.set_defaults(run=_handler("entry_cli", "run_schema"))
 
-    diag = sub.add_parser("diagnose", help="match training logs against every entry's fingerprints",
-                          **takes("shipped", "base-url"))
+    diag = sub.add_parser(
+        "diagnose",
+        help="match training logs against every entry's fingerprints",
+        **takes("shipped", "base-url"),
+    )
     diag.add_argument("logs", nargs="+", metavar="LOG", help="log files, plain or .gz ('-': stdin)")
     diag.add_argument(
         "--top", type=int, default=5, metavar="N", help="candidates shown (default 5)"
     )
-    diag.add_argument("--format", choices=("text", "json", "markdown", "github"),
-                      default="text",
-                      help="text (default), json (every line whole), markdown (for a GitHub "
-                      "or Slack paste), or github (workflow commands: ::error on the first "
-                      "failing line, ::notice per further candidate)")
+    diag.add_argument(
+        "--format",
+        choices=("text", "json", "markdown", "github"),
+        default="text",
+        help="text (default), json (every line whole), markdown (for a GitHub "
+        "or Slack paste), or github (workflow commands: ::error on the first "
+        "failing line, ::notice per further candidate)",
+    )
     diag.add_argument("--json", action="store_true", help="the same as --format json")
     diag.add_argument(
         "--deadline",
@@ -113,87 +131,166 @@ def parser() -> argparse.ArgumentParser:
         metavar="SECONDS",
         help="stop and name the slowest pattern after this long (default 300)",
     )
-    diag.add_argument("--jobs", type=int, default=len(os.sched_getaffinity(0)), metavar="N",
-                      help="processes that scan a large plain log together (default: one per "
-                      "core); the answer does not depend on it")
+    diag.add_argument(
+        "--jobs",
+        type=int,
+        default=len(os.sched_getaffinity(0)),
+        metavar="N",
+        help="processes that scan a large plain log together (default: one per "
+        "core); the answer does not depend on it",
+    )
     diag.set_defaults(run=_handler("log_cli", "run_diagnose"))
 
-    show = sub.add_parser("show", help="print an entry in the terminal: quick answer, causes, "
-                          "fix, how to confirm", **takes("shipped", "base-url"))
+    show = sub.add_parser(
+        "show",
+        help="print an entry in the terminal: quick answer, causes, fix, how to confirm",
+        **takes("shipped", "base-url"),
+    )
     show.add_argument("id", metavar="ENTRY_ID", help="the entry id (its file name)")
-    show.add_argument("--width", type=int, default=None, metavar="COLUMNS",
-                      help="columns to fit (default: the terminal's width)")
+    show.add_argument(
+        "--width",
+        type=int,
+        default=None,
+        metavar="COLUMNS",
+        help="columns to fit (default: the terminal's width)",
+    )
     show.set_defaults(run=_handler("show_cli", "run_show"))
 
     fleet = sub.add_parser(
-        "triage", help="diagnose every job under some folders and summarise the fleet: entries "
+        "triage",
+        help="diagnose every job under some folders and summarise the fleet: entries "
         "by jobs, hosts failing first again and again, failures no entry knows (exit 0 all "
         "read, 1 some file skipped, 2 usage error, 3 internal error)",
-        **takes("shipped", "base-url"))
-    fleet.add_argument("paths", nargs="+", metavar="PATH",
-                       help="folders of jobs, or log files (each file is a job)")
-    fleet.add_argument("--format", choices=("text", "json", "csv", "markdown", "github"),
-                       default="text",
-                       help="text (default), json (every job's record and the summary, written "
-                       "as jobs finish), csv (one row per job), markdown, or github (workflow "
-                       "commands per job, written as jobs finish)")
-    fleet.add_argument("--job-pattern", metavar="GLOB",
-                       help="a glob (not a regex) on paths relative to each PATH naming the jobs: "
-                       "a matching folder is one job with every log below it, a matching file "
-                       "a job ('*' and '?' stay within one folder, '**' crosses folders; "
-                       "e.g. 'runs/*' or '**/job-*'); default: torchrun run folders, folders "
-                       "of rank logs, then each other log file")
-    fleet.add_argument("--jobs", type=int, default=None, metavar="N",
-                       help="worker processes, or the CPUs of a local Ray (default: one per core)")
-    fleet.add_argument("--ray", nargs="?", const="", default=None, metavar="ADDRESS",
-                       help="run the jobs as a Ray Data map on the cluster at ADDRESS (bare "
-                       "--ray, after the paths: a local Ray of --jobs CPUs); needs "
-                       "pip install 'nanopedia[ray]', and the logs on a filesystem every node "
-                       "sees")
-    fleet.add_argument("--top", type=int, default=3, metavar="N",
-                       help="candidates kept per job (default 3)")
-    fleet.add_argument("--max-file-bytes", type=_byte_size, default=2 << 30, metavar="SIZE",
-                       help="skip files larger than this once unpacked (default 2G; 0: no limit)")
-    fleet.add_argument("--deadline", type=float, default=300.0, metavar="SECONDS",
-                       help="per job: files not read by then are skipped (default 300)")
+        **takes("shipped", "base-url"),
+    )
+    fleet.add_argument(
+        "paths",
+        nargs="+",
+        metavar="PATH",
+        help="folders of jobs, or log files (each file is a job)",
+    )
+    fleet.add_argument(
+        "--format",
+        choices=("text", "json", "csv", "markdown", "github"),
+        default="text",
+        help="text (default), json (every job's record and the summary, written "
+        "as jobs finish), csv (one row per job), markdown, or github (workflow "
+        "commands per job, written as jobs finish)",
+    )
+    fleet.add_argument(
+        "--job-pattern",
+        metavar="GLOB",
+        help="a glob (not a regex) on paths relative to each PATH naming the jobs: "
+        "a matching folder is one job with every log below it, a matching file "
+        "a job ('*' and '?' stay within one folder, '**' crosses folders; "
+        "e.g. 'runs/*' or '**/job-*'); default: torchrun run folders, folders "
+        "of rank logs, then each other log file",
+    )
+    fleet.add_argument(
+        "--jobs",
+        type=int,
+        default=None,
+        metavar="N",
+        help="worker processes, or the CPUs of a local Ray (default: one per core)",
+    )
+    fleet.add_argument(
+        "--ray",
+        nargs="?",
+        const="",
+        default=None,
+        metavar="ADDRESS",
+        help="run the jobs as a Ray Data map on the cluster at ADDRESS (bare "
+        "--ray, after the paths: a local Ray of --jobs CPUs); needs "
+        "pip install 'nanopedia[ray]', and the logs on a filesystem every node "
+        "sees",
+    )
+    fleet.add_argument(
+        "--top", type=int, default=3, metavar="N", help="candidates kept per job (default 3)"
+    )
+    fleet.add_argument(
+        "--max-file-bytes",
+        type=_byte_size,
+        default=2 << 30,
+        metavar="SIZE",
+        help="skip files larger than this once unpacked (default 2G; 0: no limit)",
+    )
+    fleet.add_argument(
+        "--deadline",
+        type=float,
+        default=300.0,
+        metavar="SECONDS",
+        help="per job: files not read by then are skipped (default 300)",
+    )
     fleet.set_defaults(run=_handler("log_cli", "run_triage"))
 
     wrap = sub.add_parser(
-        "run", help="run a training command (nanopedia run -- torchrun ... train.py), its output "
+        "run",
+        help="run a training command (nanopedia run -- torchrun ... train.py), its output "
         "passed through unchanged; when it fails, print the verdict at the end of its output and "
         "write it as JSON (exit: the command's own code, 128+N when signal N killed it)",
-        **takes("shipped", "base-url"))
-    wrap.add_argument("--json", default="nanopedia-verdict.json", metavar="PATH",
-                      help="where the verdict JSON goes when the command fails (default: "
-                      "nanopedia-verdict.json; the run's error files and dumps are kept beside "
-                      "it in nanopedia-run-XXXX/)")
-    wrap.add_argument("--no-env", action="store_true",
-                      help="set no variable (by default torchrun's log folder, torchelastic's "
-                      "error file, the Flight Recorder and unbuffered Python output are switched "
-                      "on where unset)")
-    wrap.add_argument("cmd", nargs=argparse.REMAINDER, metavar="-- COMMAND ...",
-                      help="the command and its arguments, after '--'")
+        **takes("shipped", "base-url"),
+    )
+    wrap.add_argument(
+        "--json",
+        default="nanopedia-verdict.json",
+        metavar="PATH",
+        help="where the verdict JSON goes when the command fails (default: "
+        "nanopedia-verdict.json; the run's error files and dumps are kept beside "
+        "it in nanopedia-run-XXXX/)",
+    )
+    wrap.add_argument(
+        "--no-env",
+        action="store_true",
+        help="set no variable (by default torchrun's log folder, torchelastic's "
+        "error file, the Flight Recorder and unbuffered Python output are switched "
+        "on where unset)",
+    )
+    wrap.add_argument(
+        "cmd",
+        nargs=argparse.REMAINDER,
+        metavar="-- COMMAND ...",
+        help="the command and its arguments, after '--'",
+    )
     wrap.set_defaults(run=_handler("wrap", "run_command"))
 
     check_repros = sub.add_parser(
-        "verify", help="run every entry's repros and check its code examples against the "
-        "installed libraries (the pinned repro environment: make verify)", **takes("entries"))
-    check_repros.add_argument("ids", nargs="*", metavar="ENTRY_ID",
-                              help="entries to verify (default: all)")
-    check_repros.add_argument("--format", choices=("text", "json"), default="text",
-                              help="output format (default: text)")
-    check_repros.add_argument("--jobs", type=int, default=os.cpu_count() or 1, metavar="N",
-                              help="repros run at once (default: one per core)")
-    check_repros.add_argument("--timeout", type=float, default=120.0, metavar="SECONDS",
-                              help="per script; a script past it is killed (default 120)")
-    check_repros.add_argument("--no-sandbox", action="store_true",
-                              help="run the repros without the bubblewrap sandbox, as you, with "
-                              "your files and network: only for repros you trust (yours, or a "
-                              "reviewed pull request's); never on an unreviewed pull request")
+        "verify",
+        help="run every entry's repros and check its code examples against the "
+        "installed libraries (the pinned repro environment: make verify)",
+        **takes("entries"),
+    )
+    check_repros.add_argument(
+        "ids", nargs="*", metavar="ENTRY_ID", help="entries to verify (default: all)"
+    )
+    check_repros.add_argument(
+        "--format", choices=("text", "json"), default="text", help="output format (default: text)"
+    )
+    check_repros.add_argument(
+        "--jobs",
+        type=int,
+        default=os.cpu_count() or 1,
+        metavar="N",
+        help="repros run at once (default: one per core)",
+    )
+    check_repros.add_argument(
+        "--timeout",
+        type=float,
+        default=120.0,
+        metavar="SECONDS",
+        help="per script; a script past it is killed (default 120)",
+    )
+    check_repros.add_argument(
+        "--no-sandbox",
+        action="store_true",
+        help="run the repros without the bubblewrap sandbox, as you, with "
+        "your files and network: only for repros you trust (yours, or a "
+        "reviewed pull request's); never on an unreviewed pull request",
+    )
     check_repros.set_defaults(run=_handler("entry_cli", "run_verify"))
 
-    create = sub.add_parser("new", help="start a new entry from the skeleton (exit 2 if taken)",
-                            **takes("entries"))
+    create = sub.add_parser(
+        "new", help="start a new entry from the skeleton (exit 2 if taken)", **takes("entries")
+    )
     create.add_argument("id", help="the entry id: lower-case words joined by hyphens")
     create.add_argument("--title", help="the failure's name as an engineer would search for it")
     create.add_argument(
@@ -203,30 +300,49 @@ def parser() -> argparse.ArgumentParser:
     create.set_defaults(run=_handler("entry_cli", "run_new"))
 
     changes = sub.add_parser(
-        "diff", help="summarize what a change does to the entries, as Markdown for a PR comment",
-        **takes("entries"))
+        "diff",
+        help="summarize what a change does to the entries, as Markdown for a PR comment",
+        **takes("entries"),
+    )
     changes.add_argument("base", help="git revision before the change, e.g. origin/main")
     changes.add_argument("head", nargs="?", default="HEAD", help="revision after (default HEAD)")
     changes.set_defaults(run=_handler("entry_cli", "run_diff"))
 
-    live = sub.add_parser("serve", help="build, serve on 127.0.0.1 and rebuild and reload on save",
-                          **takes("entries", "config"))
+    live = sub.add_parser(
+        "serve",
+        help="build, serve on 127.0.0.1 and rebuild and reload on save",
+        **takes("entries", "config"),
+    )
     live.add_argument("--port", type=int, default=8000, help="port (default 8000; 0: any free)")
     live.add_argument("--out", help="where the site is built (default: a temporary folder)")
     live.set_defaults(run=_handler("site_cli", "run_serve"))
 
-    site = sub.add_parser("build", help="build the static site (the previous one stays on error)",
-                          **takes("entries", "config", "no-cache"))
+    site = sub.add_parser(
+        "build",
+        help="build the static site (the previous one stays on error)",
+        **takes("entries", "config", "no-cache"),
+    )
     site.add_argument("--out", default="site", help="output directory (default: site)")
-    site.add_argument("--jobs", type=int, default=None, metavar="N",
-                      help="worker processes (default: one per core)")
+    site.add_argument(
+        "--jobs",
+        type=int,
+        default=None,
+        metavar="N",
+        help="worker processes (default: one per core)",
+    )
     site.set_defaults(run=_handler("site_cli", "run_build"))
 
-    pack = sub.add_parser("bundle", help="the site as a reproducible zip, or as one HTML file",
-                          **takes("entries", "config", "no-cache"))
+    pack = sub.add_parser(
+        "bundle",
+        help="the site as a reproducible zip, or as one HTML file",
+        **takes("entries", "config", "no-cache"),
+    )
     pack.add_argument("--out", default="dist", help="output directory (default: dist)")
-    pack.add_argument("--single-file", action="store_true",
-                      help="write dist/nanopedia-<version>.html with every page, search inlined")
+    pack.add_argument(
+        "--single-file",
+        action="store_true",
+        help="write dist/nanopedia-<version>.html with every page, search inlined",
+    )
     pack.set_defaults(run=_handler("site_cli", "run_bundle"))
     return p
 
@@ -253,9 +369,12 @@ def main(argv: Sequence[str] | None = None, detach: bool = False) -> int:
     except Exception as err:  # a bug of nanopedia's, not of the input: say so, exit 3
         if os.environ.get("NANOPEDIA_DEBUG"):
             raise
-        print(f"nanopedia: internal error: {type(err).__name__}: {err}\n"
-              "this is a bug in nanopedia; run again with NANOPEDIA_DEBUG=1 for the traceback "
-              "and report it", file=sys.stderr)
+        print(
+            f"nanopedia: internal error: {type(err).__name__}: {err}\n"
+            "this is a bug in nanopedia; run again with NANOPEDIA_DEBUG=1 for the traceback "
+            "and report it",
+            file=sys.stderr,
+        )
         return 3
 
 

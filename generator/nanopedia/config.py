@@ -47,8 +47,14 @@ def parse(text: str, path: str) -> Config:
         site = {}
     for key, value in site.items():
         if key not in known:
-            found.append(problem(path, "E050", f"unknown setting '{key}' in [site]",
-                                 f"known settings: {', '.join(sorted(known))}"))
+            found.append(
+                problem(
+                    path,
+                    "E050",
+                    f"unknown setting '{key}' in [site]",
+                    f"known settings: {', '.join(sorted(known))}",
+                )
+            )
         elif not isinstance(value, str):
             found.append(problem(path, "E050", f"setting '{key}' must be a string"))
     for key in ("base_url", "repo_url"):

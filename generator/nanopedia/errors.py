@@ -18,7 +18,7 @@ Severity = Literal["error", "warning"]
 #: Every problem code with a one-line meaning; `entries/README.md` lists them.
 CODES: dict[str, str] = {
     "E001": "the file could not be read (missing, a symlink, not a regular file, too large, "
-            "not UTF-8, NUL byte)",
+    "not UTF-8, NUL byte)",
     "E002": "YAML syntax error",
     "E003": "unsafe or unsupported YAML construct (anchor, alias, explicit tag, several documents)",
     "E004": "duplicate mapping key",
@@ -134,15 +134,17 @@ class NanopediaError(Exception):
         return "\n".join(str(p) for p in self.problems)
 
 
-def problem(path: str, code: str, message: str, hint: str | None = None, *,
-            at: tuple[int, int] = (0, 0)) -> Problem:
+def problem(
+    path: str, code: str, message: str, hint: str | None = None, *, at: tuple[int, int] = (0, 0)
+) -> Problem:
     """Shorthand used by every checker, so codes and locations are built the same way; `at` is
     the (line, column) in `path`, where (0, 0) is the whole file."""
     return Problem(Location(path, *at), code, message, hint)
 
 
-def fail(path: str, code: str, message: str, hint: str | None = None, *,
-         at: tuple[int, int] = (0, 0)) -> NoReturn:
+def fail(
+    path: str, code: str, message: str, hint: str | None = None, *, at: tuple[int, int] = (0, 0)
+) -> NoReturn:
     """Raise the one error type with one problem: what a command does when it cannot go on."""
     raise NanopediaError([problem(path, code, message, hint, at=at)])
 

@@ -133,8 +133,9 @@ class Range(Strict):
         `every release` (the entry page, the MkDocs page and `diagnose` all say it so)."""
         if self.introduced == "0":
             return f"before {self.fixed}" if self.fixed else "every release"
-        return f"{self.introduced} to before {self.fixed}" if self.fixed else \
-            f"from {self.introduced}"
+        return (
+            f"{self.introduced} to before {self.fixed}" if self.fixed else f"from {self.introduced}"
+        )
 
 
 class AffectedSystem(Strict):

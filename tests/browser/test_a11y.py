@@ -21,8 +21,10 @@ from nanopedia.site import highlight
 __all__ = ["repo_site"]
 
 SCHEMES = ("light", "dark")
-RUN = "axe.run(document).then(r => r.violations.map(v => " \
-      "v.id + ' (' + v.impact + '): ' + v.nodes.map(n => n.target.join(' ')).join(', ')))"
+RUN = (
+    "axe.run(document).then(r => r.violations.map(v => "
+    "v.id + ' (' + v.impact + '): ' + v.nodes.map(n => n.target.join(' ')).join(', ')))"
+)
 
 
 @pytest.fixture(scope="module")
@@ -44,14 +46,16 @@ def violations(page: Any, axe_source: str) -> list[str]:
 
 
 def test_axe_reports_a_known_violation(page: Any, axe_source: str) -> None:
-    page.set_content('<!doctype html><html lang="en"><title>t</title><main><img src="x.png">'
-                     "</main></html>")
+    page.set_content(
+        '<!doctype html><html lang="en"><title>t</title><main><img src="x.png"></main></html>'
+    )
     assert any(v.startswith("image-alt ") for v in violations(page, axe_source))
 
 
 @pytest.mark.parametrize("scheme", SCHEMES)
-def test_every_page_type_has_no_axe_violations(repo_site: Path, page: Any, axe_source: str,
-                                               scheme: str) -> None:
+def test_every_page_type_has_no_axe_violations(
+    repo_site: Path, page: Any, axe_source: str, scheme: str
+) -> None:
     page.emulate_media(color_scheme=scheme)
     found = []
     for kind, path in page_types(repo_site).items():

@@ -72,8 +72,14 @@ def expected(matcher: scan.Matcher, named: list[tuple[str, bytes]]) -> dict[str,
                 "benign": c.benign,
                 "href": f"entries/{c.id}.html",
                 "evidence": [
-                    [e.file, e.line, "" if e.rank is None else f"rank {e.rank}",
-                     f"{e.fingerprint} ({e.indicates})", e.collateral, e.text]
+                    [
+                        e.file,
+                        e.line,
+                        "" if e.rank is None else f"rank {e.rank}",
+                        f"{e.fingerprint} ({e.indicates})",
+                        e.collateral,
+                        e.text,
+                    ]
                     for e in c.evidence
                 ],
             }
@@ -87,16 +93,21 @@ def expected(matcher: scan.Matcher, named: list[tuple[str, bytes]]) -> dict[str,
 def shown(page: Any) -> dict[str, Any]:
     """What the page shows once the run started last has finished."""
     run = page.locator("#status").get_attribute("data-run")
-    page.wait_for_selector(f"#status[data-run='{run}']:is([data-state=done], [data-state=error])",
-                           state="attached", timeout=30_000)
-    assert page.locator("#status").get_attribute("data-state") == "done", \
-        page.text_content("#status-text")
+    page.wait_for_selector(
+        f"#status[data-run='{run}']:is([data-state=done], [data-state=error])",
+        state="attached",
+        timeout=30_000,
+    )
+    assert page.locator("#status").get_attribute("data-state") == "done", page.text_content(
+        "#status-text"
+    )
     first = page.locator("#first-failure")
     words = first.text_content() or ""
     return {
         "matches": page.evaluate(SHOWN),
         "rank": first.get_attribute("data-rank") or "",
-        "first": words.split(" at ")[1].split(" (")[0] if first.is_visible() and " at " in words
+        "first": words.split(" at ")[1].split(" (")[0]
+        if first.is_visible() and " at " in words
         else None,
     }
 
@@ -169,8 +180,10 @@ def test_gzip_file_across_read_buffers(site, matcher, logs, watched_page) -> Non
 
 
 def test_hostile_log_text_and_names_stay_text(site, logs, watched_page) -> None:
-    hostile = (f"{ERROR} <img src=x onerror=\"document.title='pwned'\"></script>"
-               "<script>document.title='pwned'</script>")
+    hostile = (
+        f"{ERROR} <img src=x onerror=\"document.title='pwned'\"></script>"
+        "<script>document.title='pwned'</script>"
+    )
     log = logs / "<img src=x onerror=alert(1)>.log"
     log.write_text(f"step 1\n{hostile}\n")
     page = open_page(watched_page, site)
@@ -205,8 +218,10 @@ def test_time_budget_names_the_slowest_fingerprint(site, watched_page) -> None:
     page.click("#run")
     page.wait_for_selector("#status[data-state=error]", state="attached")
     message = page.text_content("#status-text") or ""
-    assert "diagnosis stopped" in message and "the slowest fingerprint on the last buffer was '" \
-        in message
+    assert (
+        "diagnosis stopped" in message
+        and "the slowest fingerprint on the last buffer was '" in message
+    )
     assert page.locator("#results").is_hidden() and page.locator("#run").is_enabled()
     watched_page.assert_clean()
 
@@ -223,8 +238,9 @@ def test_every_page_links_to_the_diagnosis(site, watched_page) -> None:
 def test_cancel_stops_the_worker(site, logs, watched_page) -> None:
     big = logs / "cancel.log"
     with big.open("wb") as out:
-        out.write(b"step 1 loss 2.0 lr 3e-4 tokens/s 120000 all fine here, nothing to see\n"
-                  * 1_000_000)
+        out.write(
+            b"step 1 loss 2.0 lr 3e-4 tokens/s 120000 all fine here, nothing to see\n" * 1_000_000
+        )
     page = open_page(watched_page, site)
     page.set_input_files("#log-files", str(big))
     page.wait_for_selector("#status[data-state=running]", state="attached")
@@ -254,10 +270,14 @@ def test_bundles_carry_the_page(kind: str, tmp_path: Path, matcher, watched_page
     assert shown(page) == expected(matcher, [(log.name, log.read_bytes())])
     # The verdict and the timeline are drawn there too (the scripts and styles came along).
     assert page.text_content("#verdict-cause") and page.text_content("#verdict-fix")
-    assert page.locator("#timeline-chart svg .tl-lane").count() == \
-        page.locator("#timeline-text li").count() > 0
-    assert page.locator(".tl-lane .tl-failure").evaluate("e => getComputedStyle(e).fill") != \
-        page.locator(".tl-band >> nth=0").evaluate("e => getComputedStyle(e).fill")
+    assert (
+        page.locator("#timeline-chart svg .tl-lane").count()
+        == page.locator("#timeline-text li").count()
+        > 0
+    )
+    assert page.locator(".tl-lane .tl-failure").evaluate(
+        "e => getComputedStyle(e).fill"
+    ) != page.locator(".tl-band >> nth=0").evaluate("e => getComputedStyle(e).fill")
     page.click("#matches > li >> nth=0 >> a.match-title")
     page.wait_for_selector("h1:has-text('FSDP mixed precision')")
     watched_page.assert_clean()

@@ -30,7 +30,11 @@ def nu_errors(files: list[Path]) -> dict[Path, list[str]]:
     jar = npm_package("vnu-jar") / "build" / "dist" / "vnu.jar"
     done = subprocess.run(
         [str(java), "-jar", str(jar), "--errors-only", "--format", "json", *map(str, files)],
-        capture_output=True, text=True, timeout=300, check=False)
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
     try:
         messages = json.loads(done.stderr or done.stdout)["messages"]
     except (ValueError, KeyError) as exc:
@@ -51,6 +55,9 @@ def test_every_page_of_the_site_is_valid_html(repo_site: Path, tmp_path: Path) -
     assert {p.resolve() for p in kinds.values()} <= set(pages)
     errors = nu_errors([bad.resolve(), *pages])
     assert any("element “input”" in e for e in errors.pop(bad.resolve())), "vnu missed the bad page"
-    report = [f"{path.relative_to(repo_site.resolve())}:{line}"
-              for path, lines in sorted(errors.items()) for line in lines]
+    report = [
+        f"{path.relative_to(repo_site.resolve())}:{line}"
+        for path, lines in sorted(errors.items())
+        for line in lines
+    ]
     assert report == [], f"{len(report)} Nu checker errors:\n" + "\n".join(report)

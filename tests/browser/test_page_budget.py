@@ -54,8 +54,9 @@ def over_budget(site: Path) -> list[str]:
             problems.append(f"entries/{page.name}: {size:,} bytes of HTML, limit {BUDGET:,}")
         loaded = asset_weight(page)
         if loaded > ASSET_BUDGET:
-            problems.append(f"entries/{page.name}: loads {loaded:,} bytes of CSS and JS, "
-                            f"limit {ASSET_BUDGET:,}")
+            problems.append(
+                f"entries/{page.name}: loads {loaded:,} bytes of CSS and JS, limit {ASSET_BUDGET:,}"
+            )
     return problems
 
 
@@ -64,15 +65,20 @@ def test_entry_pages_fit_the_budget(repo_site: Path) -> None:
     assert pages, "the build made no entry page"
     largest = max(pages, key=lambda p: p.stat().st_size)
     heaviest = max(pages, key=asset_weight)
-    print(f"largest entry page: {largest.name}, {largest.stat().st_size:,} bytes of HTML; "
-          f"CSS and JS before interaction: {asset_weight(heaviest):,} bytes ({heaviest.name})")
+    print(
+        f"largest entry page: {largest.name}, {largest.stat().st_size:,} bytes of HTML; "
+        f"CSS and JS before interaction: {asset_weight(heaviest):,} bytes ({heaviest.name})"
+    )
     problems = over_budget(repo_site)
     assert not problems, "entry pages over budget:\n" + "\n".join(problems)
 
 
 def test_the_search_code_is_not_loaded_by_an_entry_page(repo_site: Path) -> None:
-    page = next(p for p in sorted((repo_site / "entries").glob("*.html"))
-                if "static/entry.js" in p.read_text(encoding="utf-8"))
+    page = next(
+        p
+        for p in sorted((repo_site / "entries").glob("*.html"))
+        if "static/entry.js" in p.read_text(encoding="utf-8")
+    )
     loaded = [Path(href).name for href in assets(page.read_text(encoding="utf-8"))]
     assert "search-boot.js" in loaded
     assert "search.js" not in loaded and "search.css" not in loaded
@@ -84,8 +90,10 @@ def test_the_budget_counts_html_and_every_stylesheet_and_script(tmp_path: Path) 
     (tmp_path / "static" / "a.css").write_bytes(b"x" * 10_000)
     (tmp_path / "static" / "b.js").write_bytes(b"x" * 5_000)
     (tmp_path / "static" / "unlinked.css").write_bytes(b"x" * 50_000)
-    head = ('<link rel="stylesheet" href="../static/a.css"><script src="../static/b.js"></script>'
-            '<link rel="alternate" href="../static/unlinked.css">')
+    head = (
+        '<link rel="stylesheet" href="../static/a.css"><script src="../static/b.js"></script>'
+        '<link rel="alternate" href="../static/unlinked.css">'
+    )
     light, heavy = (head + "x" * (n - len(head)) for n in (60_000, 60_001))
     (tmp_path / "entries" / "light.html").write_text(light)
     (tmp_path / "entries" / "heavy.html").write_text(heavy)

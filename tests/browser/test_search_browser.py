@@ -35,9 +35,14 @@ def _pasted() -> list[tuple[str, set[str], str]]:
     """Each repository entry's first fingerprint example as pasted from a rank's log, the
     entries that document that very line, and the pasting entry's quick answer."""
     catalog = gather(ROOT / "entries")[0]
-    errors = {e.id: {_normal(str(x)) for field in (3, 4)  # errors and mentions
-                     for x in search.document(e)[0][field]}  # type: ignore[union-attr]
-              for e in catalog.entries}
+    errors = {
+        e.id: {
+            _normal(str(x))
+            for field in (3, 4)  # errors and mentions
+            for x in search.document(e)[0][field]
+        }  # type: ignore[union-attr]
+        for e in catalog.entries
+    }
     cases = []
     for entry in catalog.entries:
         lines = [line for fp in entry.fingerprints for line in fp.must_match]
@@ -57,10 +62,14 @@ ERROR_MIN = 16
 #: a rank prefix, a glog header with a path, other sizes and pids (runs of 3 or more digits).
 VARIANTS = (
     lambda line: f"2025-03-30 08:24:00,123 - ERROR - [rank3]: {line}",
-    lambda line: "E0330 08:24:00.123456 4242 /home/me/train/run.py:12] " + line.replace(
-        "/opt/conda/", "/home/me/miniconda3/"),
-    lambda line: "[rank7]: " + re.sub(r"\d{3,}", lambda m: "".join(
-        str((int(d) + 1) % 10) for d in m[0]), line),
+    lambda line: (
+        "E0330 08:24:00.123456 4242 /home/me/train/run.py:12] "
+        + line.replace("/opt/conda/", "/home/me/miniconda3/")
+    ),
+    lambda line: (
+        "[rank7]: "
+        + re.sub(r"\d{3,}", lambda m: "".join(str((int(d) + 1) % 10) for d in m[0]), line)
+    ),
 )
 
 
@@ -75,10 +84,12 @@ def _decisive() -> list[tuple[str, str, list[str]]]:
                 continue
             firsts = sorted({entry.id, *fp.overlaps})
             for line in fp.must_match:
-                cases += [(text, entry.id, firsts)
-                          for text in (line, *(v(line) for v in VARIANTS))]
-        cases += [(quote, entry.id, [entry.id]) for quote in search.title_quotes(entry.title)
-                  if len(quote) >= ERROR_MIN]
+                cases += [(text, entry.id, firsts) for text in (line, *(v(line) for v in VARIANTS))]
+        cases += [
+            (quote, entry.id, [entry.id])
+            for quote in search.title_quotes(entry.title)
+            if len(quote) >= ERROR_MIN
+        ]
     return cases
 
 
@@ -93,8 +104,9 @@ def repo_zip(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def repo_single(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return bundle.single_file(ROOT / "entries", tmp_path_factory.mktemp("repo-single"),
-                              use_cache=False).path
+    return bundle.single_file(
+        ROOT / "entries", tmp_path_factory.mktemp("repo-single"), use_cache=False
+    ).path
 
 
 def _results(page: Any, text: str) -> Any:
@@ -111,7 +123,8 @@ def _check_pasted_lines(page: Any) -> None:
         href = first.locator("a").get_attribute("href") or ""
         assert href.rsplit("/", 1)[-1].removesuffix(".html") in owners, (line, href)
         assert first.locator(".search-answer").inner_text() in {answer} | {
-            a for _, o, a in PASTED if o & owners}
+            a for _, o, a in PASTED if o & owners
+        }
         assert first.locator(".search-label").inner_text() == "Error", line
         # A log line is no tag name, even when it names torch.
         assert page.locator(f"{BOX} ~ [role=listbox] .search-tag").count() == 0, line
@@ -131,8 +144,9 @@ def test_pasted_error_lines_rank_their_entry_first(
     page.goto((repo_zip / "index.html").as_uri() if kind == "zip" else repo_single.as_uri())
     page.fill(BOX, "nccl")
     page.locator("form[data-index-state=complete]").first.wait_for(state="attached")
-    assert {page.get_attribute(f, "data-index-state")
-            for f in ["form[data-search]"]} == {"complete"}
+    assert {page.get_attribute(f, "data-index-state") for f in ["form[data-search]"]} == {
+        "complete"
+    }
     _check_pasted_lines(page)
     watched_page.assert_clean()
 
@@ -149,16 +163,22 @@ def test_every_decisive_error_line_puts_its_entry_first(repo_zip: Path, watched_
     page.goto((repo_zip / "index.html").as_uri())
     page.fill(BOX, "nccl")
     page.locator("form[data-index-state=complete]").first.wait_for(state="attached")
-    firsts = page.evaluate("texts => texts.map(t => (window.NanopediaSearchIds(t) || [])[0])",
-                           [text for text, _, _ in cases])
-    wrong = [f"{entry}: {text[:100]!r} puts {got} first"
-             for (text, entry, allowed), got in zip(cases, firsts, strict=True)
-             if got not in allowed]
+    firsts = page.evaluate(
+        "texts => texts.map(t => (window.NanopediaSearchIds(t) || [])[0])",
+        [text for text, _, _ in cases],
+    )
+    wrong = [
+        f"{entry}: {text[:100]!r} puts {got} first"
+        for (text, entry, allowed), got in zip(cases, firsts, strict=True)
+        if got not in allowed
+    ]
     assert wrong == [], "\n".join(wrong)
-    for text, entry in (("CUDA out of memory", "cuda-out-of-memory"),
-                        ("Watchdog caught collective operation timeout", "nccl-watchdog-timeout"),
-                        ("Expected all tensors to be on the same device", "device-mismatch"),
-                        ("NaN or Inf found in input tensor", "sampling-nan-inf-probability")):
+    for text, entry in (
+        ("CUDA out of memory", "cuda-out-of-memory"),
+        ("Watchdog caught collective operation timeout", "nccl-watchdog-timeout"),
+        ("Expected all tensors to be on the same device", "device-mismatch"),
+        ("NaN or Inf found in input tensor", "sampling-nan-inf-probability"),
+    ):
         assert page.evaluate("t => window.NanopediaSearchIds(t)[0]", text) == entry, text
     watched_page.assert_clean()
 
@@ -167,7 +187,8 @@ UNQUOTED = "No entry quotes this error exactly; closest matches:"
 
 
 def test_a_pasted_error_no_entry_quotes_says_so_above_the_closest_matches(
-        repo_zip: Path, watched_page: Any) -> None:
+    repo_zip: Path, watched_page: Any
+) -> None:
     """#32: a pasted line that no entry holds exactly is said to be so, above the fuzzy results,
     in the header box and on the results page (and in the status line, for screen readers); a
     line an entry quotes, or a few words typed, are not."""
@@ -182,8 +203,11 @@ def test_a_pasted_error_no_entry_quotes_says_so_above_the_closest_matches(
     assert first.get_attribute("class") == "search-note" and first.inner_text() == UNQUOTED
     assert page.locator(f"{listbox} .search-entry").count() > 0
     assert page.locator(".search-status").first.text_content().startswith(UNQUOTED)
-    for quoted in ("[rank0]: Watchdog caught collective operation timeout: WorkNCCL(SeqNum=1)",
-                   "nccl timeout", "CUDA out of memory"):
+    for quoted in (
+        "[rank0]: Watchdog caught collective operation timeout: WorkNCCL(SeqNum=1)",
+        "nccl timeout",
+        "CUDA out of memory",
+    ):
         _results(page, quoted)
         assert page.locator(f"{listbox} .search-note").count() == 0, quoted
         assert not page.locator(".search-status").first.text_content().startswith(UNQUOTED)
@@ -253,8 +277,10 @@ def test_the_selected_result_stays_selected_when_the_index_completes(
     result the status line counts once the index has come."""
     page = watched_page.page
     page.add_init_script(HOLD_LIBRARY)
-    for url, box, moves in ((repo_zip / "index.html").as_uri(), BOX, 2), (
-            (repo_zip / "search.html").as_uri() + "?q=error", "#search-page-q", 15):
+    for url, box, moves in (
+        ((repo_zip / "index.html").as_uri(), BOX, 2),
+        ((repo_zip / "search.html").as_uri() + "?q=error", "#search-page-q", 15),
+    ):
         page.goto(url)
         page.focus(box)
         if box == BOX:
@@ -272,21 +298,25 @@ def test_the_selected_result_stays_selected_when_the_index_completes(
         assert page.get_attribute(box, "aria-expanded") == "true"
     found = int(page.locator("form[data-page] .search-status").inner_text().split()[0])
     assert found > 15  # more than the first batch: the rest come in the next task
-    page.wait_for_function(f"() => document.querySelectorAll('form[data-page] .search-entry')"
-                           f".length === {min(found, 100)}")
+    page.wait_for_function(
+        f"() => document.querySelectorAll('form[data-page] .search-entry')"
+        f".length === {min(found, 100)}"
+    )
     assert not watched_page.console_errors
 
 
 @pytest.mark.parametrize("query", ["struct", "constructor", "__proto__", "hasOwnProperty"])
 def test_words_that_name_object_properties_are_ordinary_queries(
-        query: str, repo_zip: Path, watched_page: Any) -> None:
+    query: str, repo_zip: Path, watched_page: Any
+) -> None:
     """B04: the words a hit matched are kept in a map; `constructor` (which `struct` finds in
     `struct c10::BFloat16` entries) must be a word there, not Object's own property."""
     page = watched_page.page
     page.goto((repo_zip / "search.html").as_uri() + "?q=" + query)
     status = page.locator(".search-status").first
-    page.wait_for_function("s => !/Loading/.test(s.textContent) && s.textContent",
-                           arg=status.element_handle())
+    page.wait_for_function(
+        "s => !/Loading/.test(s.textContent) && s.textContent", arg=status.element_handle()
+    )
     assert re.match(r"(\d+ entr(y|ies) found|No entry)", status.inner_text()), status.inner_text()
     watched_page.assert_clean()
 

@@ -75,11 +75,13 @@ def test_no_page_scrolls_sideways_on_a_phone(repo_site: Path, browser: Any) -> N
         redirect = 'http-equiv="refresh"' in path.read_text(encoding="utf-8")
         with held(path) if redirect else nullcontext(path) as shown:
             page.goto(shown.as_uri(), wait_until="load")
-            scroll, client = page.evaluate("[document.documentElement.scrollWidth, "
-                                           "document.documentElement.clientWidth]")
+            scroll, client = page.evaluate(
+                "[document.documentElement.scrollWidth, document.documentElement.clientWidth]"
+            )
             if scroll > client:
-                wide.append(f"{path.relative_to(repo_site)}: {scroll} px wide, "
-                            f"{page.evaluate(WIDER)}")
+                wide.append(
+                    f"{path.relative_to(repo_site)}: {scroll} px wide, {page.evaluate(WIDER)}"
+                )
     context.close()
     assert wide == [], "pages wider than a 390 px phone:\n" + "\n".join(wide)
 
@@ -125,8 +127,10 @@ def test_copy_falls_back_when_the_clipboard_api_is_missing(repo_site: Path, brow
     context = browser.new_context()
     context.grant_permissions(["clipboard-read", "clipboard-write"])
     page = context.new_page()
-    page.add_init_script("window.__clipboard = navigator.clipboard; Object.defineProperty("
-                         "Navigator.prototype, 'clipboard', {get: () => undefined})")
+    page.add_init_script(
+        "window.__clipboard = navigator.clipboard; Object.defineProperty("
+        "Navigator.prototype, 'clipboard', {get: () => undefined})"
+    )
     page.goto(page_types(repo_site)["entry"].as_uri(), wait_until="load")
     page.locator("button.copy").first.press("Enter")
     until(page, "document.getElementById('copy-status').textContent === 'Copied'")
@@ -145,8 +149,9 @@ def test_print_shows_the_whole_entry_without_buttons(repo_site: Path, browser: A
         .filter(s => getComputedStyle(s).display === 'none').map(s => s.id)""")
     assert shown == []
     for hidden in (".copy", ".to-top", ".toc", ".site-header"):
-        assert page.evaluate(f"getComputedStyle(document.querySelector('{hidden}')).display") == \
-            "none", hidden
+        assert (
+            page.evaluate(f"getComputedStyle(document.querySelector('{hidden}')).display") == "none"
+        ), hidden
     assert page.evaluate("getComputedStyle(document.querySelector('.entry')).display") == "block"
     assert page.evaluate("getComputedStyle(document.querySelector('.toc')).position") == "static"
     context.close()
@@ -156,8 +161,10 @@ def test_search_code_loads_when_the_box_is_first_used(repo_site: Path, browser: 
     context = browser.new_context()
     page = context.new_page()
     page.goto(page_types(repo_site)["entry"].as_uri(), wait_until="load")
-    names = ("[...document.querySelectorAll('script[src], link[rel=stylesheet]')]"
-             ".map(e => (e.src || e.href).split('/').pop())")
+    names = (
+        "[...document.querySelectorAll('script[src], link[rel=stylesheet]')]"
+        ".map(e => (e.src || e.href).split('/').pop())"
+    )
     before = page.evaluate(names)
     assert "search-boot.js" in before and "search.js" not in before and "search.css" not in before
     assert page.locator("#search-q").is_visible()
@@ -165,6 +172,8 @@ def test_search_code_loads_when_the_box_is_first_used(repo_site: Path, browser: 
     page.keyboard.type("dtype")
     page.locator("#search-suggestions .search-entry").first.wait_for()
     assert {"search.js", "search.css", "index.js"} <= set(page.evaluate(names))
-    assert page.evaluate("getComputedStyle(document.querySelector('.search-suggestions'))"
-                         ".position") == "absolute", "search.css did not apply"
+    assert (
+        page.evaluate("getComputedStyle(document.querySelector('.search-suggestions')).position")
+        == "absolute"
+    ), "search.css did not apply"
     context.close()

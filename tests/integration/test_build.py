@@ -37,8 +37,11 @@ DATES = {
 
 def tree(root: Path) -> dict[str, bytes]:
     """Every file below `root` by relative path, with its bytes."""
-    return {p.relative_to(root).as_posix(): p.read_bytes()
-            for p in sorted(root.rglob("*")) if p.is_file()}
+    return {
+        p.relative_to(root).as_posix(): p.read_bytes()
+        for p in sorted(root.rglob("*"))
+        if p.is_file()
+    }
 
 
 def start_tags(html: str) -> list[tuple[str, list[tuple[str, str | None]]]]:
@@ -53,11 +56,25 @@ def start_tags(html: str) -> list[tuple[str, list[tuple[str, str | None]]]]:
     return found
 
 
-def site(entries: Path, out: Path, jobs: int = 1,
-         dates: dict[str, Dates] | None = None, parallel_min: int = 200) -> dict[str, bytes]:
+def site(
+    entries: Path,
+    out: Path,
+    jobs: int = 1,
+    dates: dict[str, Dates] | None = None,
+    parallel_min: int = 200,
+) -> dict[str, bytes]:
     """A cold build with the golden settings, as files."""
-    build(Request(entries, out, SITE_CONFIG, use_cache=False, jobs=jobs, dates=dates,
-                  parallel_min=parallel_min))
+    build(
+        Request(
+            entries,
+            out,
+            SITE_CONFIG,
+            use_cache=False,
+            jobs=jobs,
+            dates=dates,
+            parallel_min=parallel_min,
+        )
+    )
     return tree(out)
 
 
@@ -172,14 +189,20 @@ def test_hostile_content_is_text(tmp_corpus: Path, tmp_path: Path) -> None:
     # The only scripts are the site's own files (the search box's loader, the entry page's).
     assert [a for t, a in elements if t == "script"] == [
         [("src", "../static/search-boot.js"), ("defer", None)],
-        [("src", "../static/entry.js"), ("defer", None)]]
+        [("src", "../static/entry.js"), ("defer", None)],
+    ]
     for tag, attrs in elements:
         assert not [name for name, _ in attrs if name.startswith("on")], (tag, attrs)
         assert not any(v and "javascript:" in v.lower() for n, v in attrs if n == "href")
     assert "{{ 7*7 }}" in page and ">49<" not in page
     # A title's code spans are code (in the quick answer's link and the heading); the rest is text.
-    assert page.count("<code>x.to(torch.bfloat16)</code> &lt;b&gt;not bold&lt;/b&gt; "
-                      "[no link](javascript:alert(1))") == 2
+    assert (
+        page.count(
+            "<code>x.to(torch.bfloat16)</code> &lt;b&gt;not bold&lt;/b&gt; "
+            "[no link](javascript:alert(1))"
+        )
+        == 2
+    )
     assert "&lt;/script&gt;&lt;script&gt;" in page
     assert 'href="https://tracker.example/pixel.png"' in page  # an image becomes a link
     assert 'id="md-a-heading-named-quick-answer"' in page and 'id="md-symptoms"' in page
@@ -195,8 +218,11 @@ def test_cross_link_errors_exact_text(tmp_corpus: Path, tmp_path: Path, cli) -> 
     before = tree(out)
     alpha = tmp_corpus / "alpha-failure.yaml"
     text = alpha.read_text()
-    alpha.write_text(text.replace("(entry:beta-failure)", "(entry:beta-falure)")
-                     .replace("related: [beta-failure]", "related: [alpha-old, gamma]"))
+    alpha.write_text(
+        text.replace("(entry:beta-failure)", "(entry:beta-falure)").replace(
+            "related: [beta-failure]", "related: [alpha-old, gamma]"
+        )
+    )
     run = cli("build", "--entries", str(tmp_corpus), "--out", str(out), "--no-cache")
     path = f"{tmp_corpus}/alpha-failure.yaml"
     assert run.code == 1
@@ -212,8 +238,9 @@ def test_cross_link_errors_exact_text(tmp_corpus: Path, tmp_path: Path, cli) -> 
     assert tree(out) == before
 
 
-def test_failure_leaves_previous_site_identical(tmp_corpus: Path, tmp_path: Path,
-                                                monkeypatch: pytest.MonkeyPatch) -> None:
+def test_failure_leaves_previous_site_identical(
+    tmp_corpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     out = tmp_path / "site"
     before = site(tmp_corpus, out)
 
@@ -239,8 +266,9 @@ def test_refuses_to_replace_a_folder_that_is_not_a_site(tmp_path: Path) -> None:
     assert (out / "notes.txt").read_text() == "keep me"
 
 
-def test_cached_and_parallel_builds_match_a_cold_build(tmp_corpus: Path, tmp_path: Path,
-                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+def test_cached_and_parallel_builds_match_a_cold_build(
+    tmp_corpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     cache = tmp_path / "cache"
     cold = site(tmp_corpus, tmp_path / "cold")
     first = build(Request(tmp_corpus, tmp_path / "warm", SITE_CONFIG, cache_root=cache, jobs=1))
@@ -256,12 +284,14 @@ def test_cached_and_parallel_builds_match_a_cold_build(tmp_corpus: Path, tmp_pat
     assert edited.reused == edited.entries - 1  # all but the edited one
     assert tree(tmp_path / "warm") == site(tmp_corpus, tmp_path / "cold2")
     # worker processes even for 2 entries
-    assert site(tmp_corpus, tmp_path / "parallel", jobs=2, parallel_min=0) == \
-        tree(tmp_path / "warm")
+    assert site(tmp_corpus, tmp_path / "parallel", jobs=2, parallel_min=0) == tree(
+        tmp_path / "warm"
+    )
 
 
-def test_an_edit_rerenders_only_pages_whose_inputs_changed(tmp_corpus: Path,
-                                                            tmp_path: Path) -> None:
+def test_an_edit_rerenders_only_pages_whose_inputs_changed(
+    tmp_corpus: Path, tmp_path: Path
+) -> None:
     """Unchanged entry pages come from the previous site (the same file); a hand-edited one is
     rendered again; the result is a cold build's, byte for byte."""
     cache, warm = tmp_path / "cache", tmp_path / "warm"
@@ -285,10 +315,25 @@ def test_deterministic_across_hash_seeds_and_time_zones(tmp_path: Path) -> None:
     for seed, tz in (("1", "UTC"), ("4242", "Asia/Kolkata")):
         out = tmp_path / f"site-{seed}"
         env = {**os.environ, "PYTHONHASHSEED": seed, "TZ": tz}
-        subprocess.run([sys.executable, "-m", "nanopedia", "build", "--entries",
-                        str(FIXTURES / "corpus"), "--out", str(out), "--config",
-                        str(SITE_CONFIG), "--no-cache"], check=True, env=env, cwd=tmp_path,
-                       capture_output=True)
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "nanopedia",
+                "build",
+                "--entries",
+                str(FIXTURES / "corpus"),
+                "--out",
+                str(out),
+                "--config",
+                str(SITE_CONFIG),
+                "--no-cache",
+            ],
+            check=True,
+            env=env,
+            cwd=tmp_path,
+            capture_output=True,
+        )
         outs.append(tree(out))
     assert outs[0] == outs[1]
 
@@ -299,7 +344,8 @@ def test_repository_entries_build(tmp_path: Path) -> None:
 
 
 def test_an_entry_listed_as_related_is_not_repeated_under_referenced_by(
-        tmp_corpus: Path, tmp_path: Path) -> None:
+    tmp_corpus: Path, tmp_path: Path
+) -> None:
     beta = tmp_corpus / "beta-failure.yaml"
     beta.write_text(beta.read_text() + "related: [alpha-failure]\n")
     files = site(tmp_corpus, tmp_path / "site")
@@ -311,13 +357,19 @@ def test_an_entry_listed_as_related_is_not_repeated_under_referenced_by(
 def test_affected_systems_are_inline_markdown(tmp_corpus: Path, tmp_path: Path) -> None:
     """Names and versions carry code spans (`MixedPrecision`), shown as code, not backticks."""
     alpha = tmp_corpus / "alpha-failure.yaml"
-    alpha.write_text(alpha.read_text().replace(
-        '  - name: PyTorch FSDP1\n    versions: ">= 1.12"',
-        "  - name: PyTorch FSDP1 (`MixedPrecision`) <b>bold</b>\n"
-        "    versions: '>= 1.12, with `use_orig_params`'", 1))
+    alpha.write_text(
+        alpha.read_text().replace(
+            '  - name: PyTorch FSDP1\n    versions: ">= 1.12"',
+            "  - name: PyTorch FSDP1 (`MixedPrecision`) <b>bold</b>\n"
+            "    versions: '>= 1.12, with `use_orig_params`'",
+            1,
+        )
+    )
     page = site(tmp_corpus, tmp_path / "site")["entries/alpha-failure.html"].decode()
-    systems = page[page.index('id="affected-systems"'):page.index('id="confirm"')]
-    assert "<strong>PyTorch FSDP1 (<code>MixedPrecision</code>) &lt;b&gt;bold&lt;/b&gt;</strong>" \
+    systems = page[page.index('id="affected-systems"') : page.index('id="confirm"')]
+    assert (
+        "<strong>PyTorch FSDP1 (<code>MixedPrecision</code>) &lt;b&gt;bold&lt;/b&gt;</strong>"
         in systems
+    )
     assert "&gt;= 1.12, with <code>use_orig_params</code>" in systems
     assert "`" not in systems

@@ -106,15 +106,17 @@ def entry(n: int, title: str) -> str:
     """A small valid entry; every entry is related to the first, so its title is on every page."""
     ident = f"failure-{n:02d}"
     related = "related: [failure-00]\n" if n else ""
-    return (f"id: {ident}\ntitle: {title}\nsummary: The summary of entry {n}.\n"
-            f"category: distributed\ntags: [{('nccl', 'bf16', 'fsdp')[n % 3]}]\n"
-            f"root_causes:\n  - id: a\n    title: Cause a\n    domain: workload\n"
-            f"    action: fix-code\n    explanation: Why a.\n"
-            f"symptoms:\n  - text: Symptom of {n}.\n    cause: a\n"
-            f"mechanism: No links.\naffected_systems:\n  - name: PyTorch\n"
-            f"confirm:\n  - Check it.\nfix:\n  - title: Fix it\n    detail: Do it.\n"
-            f"prevention:\n  - Test it.\nreferences:\n  - title: Docs\n"
-            f"    url: https://docs.pytorch.org/\n    kind: docs\n{related}")
+    return (
+        f"id: {ident}\ntitle: {title}\nsummary: The summary of entry {n}.\n"
+        f"category: distributed\ntags: [{('nccl', 'bf16', 'fsdp')[n % 3]}]\n"
+        f"root_causes:\n  - id: a\n    title: Cause a\n    domain: workload\n"
+        f"    action: fix-code\n    explanation: Why a.\n"
+        f"symptoms:\n  - text: Symptom of {n}.\n    cause: a\n"
+        f"mechanism: No links.\naffected_systems:\n  - name: PyTorch\n"
+        f"confirm:\n  - Check it.\nfix:\n  - title: Fix it\n    detail: Do it.\n"
+        f"prevention:\n  - Test it.\nreferences:\n  - title: Docs\n"
+        f"    url: https://docs.pytorch.org/\n    kind: docs\n{related}"
+    )
 
 
 def write_entries(folder: Path, version: int) -> None:
@@ -128,8 +130,11 @@ def write_entries(folder: Path, version: int) -> None:
 
 
 def tree(root: Path) -> dict[str, bytes]:
-    return {p.relative_to(root).as_posix(): p.read_bytes()
-            for p in sorted(root.rglob("*")) if p.is_file()}
+    return {
+        p.relative_to(root).as_posix(): p.read_bytes()
+        for p in sorted(root.rglob("*"))
+        if p.is_file()
+    }
 
 
 def trash(world: Path) -> list[str]:
@@ -178,9 +183,14 @@ class World:
 
     def run(self, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
         """The command under the runner; `env` sets KILL_AT, EVENTS, FALLBACK..."""
-        return subprocess.run(self.command(*args), cwd=self.root, capture_output=True,
-                              text=True, env={**os.environ, **env, "PYTHONDONTWRITEBYTECODE": "1"},
-                              timeout=120)
+        return subprocess.run(
+            self.command(*args),
+            cwd=self.root,
+            capture_output=True,
+            text=True,
+            env={**os.environ, **env, "PYTHONDONTWRITEBYTECODE": "1"},
+            timeout=120,
+        )
 
     def beside(self) -> list[str]:
         return sorted(os.listdir(self.root))
@@ -214,8 +224,11 @@ def _kill_points(events: list[tuple[int, str, str, str]], commit_only: bool) -> 
     (some of them, if many), and before and after the step that follows the site's marker, its
     last file (the exchange is a foreign call, which raises no audit event); unless
     `commit_only`, also while the pages are written, and before the state is saved."""
-    renames = [n for n, event, side, paths in events
-               if event == "os.rename" and side == "site" and "trash" not in paths]
+    renames = [
+        n
+        for n, event, side, paths in events
+        if event == "os.rename" and side == "site" and "trash" not in paths
+    ]
     marker = [n for n, event, _, paths in events if event == "open" and MARKER in paths]
     states = [n for n, event, _, paths in events if event == "os.rename" and "/state/" in paths]
     assert (renames or marker) and states, events
@@ -248,9 +261,10 @@ def test_a_kill_at_any_moment_leaves_the_old_site_or_the_new_one(world: World, h
         site = world.root / "site"
         if site.exists():
             left = tree(site)
-            assert left in (world.old, world.new), \
-                f"{what}: {sum(left.get(p) == b for p, b in world.new.items())} files of the " \
+            assert left in (world.old, world.new), (
+                f"{what}: {sum(left.get(p) == b for p, b in world.new.items())} files of the "
                 f"new site, {sum(left.get(p) == b for p, b in world.old.items())} of the old"
+            )
         else:
             assert how == "renames", f"{what}: no site folder"
         world.build()
@@ -293,19 +307,32 @@ def _paused(world: World, name: str) -> tuple[subprocess.Popen[str], Path]:
     first_link = next(n for n, event, *_ in _events(events) if event == "os.link")
     world.reset()
     paused, release = world.root.parent / f"{name}.paused", world.root.parent / f"{name}.go"
-    proc = subprocess.Popen(world.command("build"), cwd=world.root,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1",
-                                 "PAUSE_AT": str(first_link), "PAUSED": str(paused),
-                                 "RELEASE": str(release)})
+    proc = subprocess.Popen(
+        world.command("build"),
+        cwd=world.root,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env={
+            **os.environ,
+            "PYTHONDONTWRITEBYTECODE": "1",
+            "PAUSE_AT": str(first_link),
+            "PAUSED": str(paused),
+            "RELEASE": str(release),
+        },
+    )
     _wait_for(paused, "the first build never reached its first link")
     return proc, release
 
 
 def test_a_second_build_of_a_site_waits_for_the_first_and_says_for_whom(world: World) -> None:
     first, release = _paused(world, "first")
-    with subprocess.Popen([sys.executable, "-m", "nanopedia", "build"], cwd=world.root,
-                          text=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE) as second:
+    with subprocess.Popen(
+        [sys.executable, "-m", "nanopedia", "build"],
+        cwd=world.root,
+        text=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    ) as second:
         said, reader = _lines(second.stderr)
         try:
             line = said.get(timeout=60)
@@ -325,16 +352,22 @@ def test_a_second_build_of_a_site_waits_for_the_first_and_says_for_whom(world: W
 def test_a_build_that_waits_too_long_fails_and_a_killed_one_is_cleaned_up(world: World) -> None:
     first, _ = _paused(world, "first")
     try:
-        second = subprocess.run([sys.executable, "-m", "nanopedia", "build"], cwd=world.root,
-                                capture_output=True, text=True, timeout=60,
-                                env={**os.environ, "NANOPEDIA_LOCK_TIMEOUT": "0.5"})
+        second = subprocess.run(
+            [sys.executable, "-m", "nanopedia", "build"],
+            cwd=world.root,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env={**os.environ, "NANOPEDIA_LOCK_TIMEOUT": "0.5"},
+        )
     finally:
         first.kill()  # with its new site half made beside the old one
         first.wait(60)
     assert second.returncode == 1
     assert second.stdout.startswith(
         f"site: error[E041]: another build of this site (pid {first.pid}) was still "
-        "running after 0.5 s\n"), second.stdout
+        "running after 0.5 s\n"
+    ), second.stdout
     assert second.stderr.endswith("site/ was not changed\n"), second.stderr
     assert tree(world.root / "site") == world.old
     assert any(name.startswith(".site.new-") for name in world.beside())
@@ -378,8 +411,9 @@ def test_normal_builds_leave_nothing_beside_the_site(world: World) -> None:
 _write_entry_page = per_entry.write_entry_page
 
 
-def failing_page(context: object, writer: object, config: object, theme: Path,
-                 task: per_entry.PageTask) -> str:
+def failing_page(
+    context: object, writer: object, config: object, theme: Path, task: per_entry.PageTask
+) -> str:
     """`write_entry_page`, failing for one entry (after the others had a moment to write)."""
     if task.path.endswith("failure-05.yaml"):
         time.sleep(0.2)
@@ -388,7 +422,8 @@ def failing_page(context: object, writer: object, config: object, theme: Path,
 
 
 def test_a_worker_error_stops_the_workers_before_removing_the_new_site(
-        world: World, monkeypatch: pytest.MonkeyPatch) -> None:
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Workers still writing pages into the new site's folder while it is removed leave it
     behind (they create the folders they write to); they are stopped first."""
     real_rmtree = shutil.rmtree
@@ -416,11 +451,13 @@ def _damage(root: Path) -> Iterator[Path]:
     """Every value file of a cache, overwritten with bytes that are not what was written: random
     ones (some of which the unpickler meets with a ValueError), a prefix of the file, nothing."""
     rng = random.Random(5)
-    for n, path in enumerate(sorted(p for p in root.rglob("*")
-                                    if p.is_file() and p.suffix != ".lock")):
+    for n, path in enumerate(
+        sorted(p for p in root.rglob("*") if p.is_file() and p.suffix != ".lock")
+    ):
         data = path.read_bytes()
-        path.write_bytes([bytes(rng.randrange(256) for _ in range(64)), data[:len(data) // 2],
-                          b""][n % 3])
+        path.write_bytes(
+            [bytes(rng.randrange(256) for _ in range(64)), data[: len(data) // 2], b""][n % 3]
+        )
         yield path
 
 
@@ -476,17 +513,23 @@ def test_bundles_leave_no_state_behind(tmp_path: Path, monkeypatch: pytest.Monke
     background.finish()
     assert sorted(p.name for p in (values / "templates").iterdir()) == compiled
     assert sorted(p.name for p in (tmp_path / "dist").iterdir()) == sorted(
-        [f"nanopedia-{bundle.__version__}.zip", f"nanopedia-{bundle.__version__}.zip.sha256",
-         f"nanopedia-{bundle.__version__}.html", f"nanopedia-{bundle.__version__}.html.sha256"])
+        [
+            f"nanopedia-{bundle.__version__}.zip",
+            f"nanopedia-{bundle.__version__}.zip.sha256",
+            f"nanopedia-{bundle.__version__}.html",
+            f"nanopedia-{bundle.__version__}.html.sha256",
+        ]
+    )
     assert sorted(os.listdir(tmp_path)) == [CACHE_DIR, "dist"]
 
 
-def test_the_lock_timeout_must_be_seconds(monkeypatch: pytest.MonkeyPatch,
-                                          tmp_path: Path) -> None:
+def test_the_lock_timeout_must_be_seconds(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("NANOPEDIA_LOCK_TIMEOUT", "soon")
     with pytest.raises(NanopediaError) as caught:
         build(Request(FIXTURES / "corpus", tmp_path / "site", use_cache=False))
-    assert str(caught.value) == ("NANOPEDIA_LOCK_TIMEOUT: error[E050]: NANOPEDIA_LOCK_TIMEOUT "
-                                 "must be seconds, not 'soon'\n    hint: for example 600, or 0 "
-                                 "not to wait")
+    assert str(caught.value) == (
+        "NANOPEDIA_LOCK_TIMEOUT: error[E050]: NANOPEDIA_LOCK_TIMEOUT "
+        "must be seconds, not 'soon'\n    hint: for example 600, or 0 "
+        "not to wait"
+    )
     assert not (tmp_path / "site").exists()

@@ -232,19 +232,29 @@ def _kill_at(step: int, monkeypatch: pytest.MonkeyPatch) -> None:
                 if done[0] > step:
                     raise Killed
             return real(*args, **kwargs)
+
         return call
 
     monkeypatch.setattr(os, "replace", counted(os.replace))
     monkeypatch.setattr(os, "unlink", counted(os.unlink))
-    monkeypatch.setattr(os, "open", counted(
-        os.open, lambda path, flags, *a, **k: bool(flags & (os.O_WRONLY | os.O_RDWR))))
-    monkeypatch.setattr(io, "open", counted(
-        io.open, lambda f, mode="r", *a, **k: isinstance(f, (str, Path)) and mode[:1] in "wxa"))
+    monkeypatch.setattr(
+        os,
+        "open",
+        counted(os.open, lambda path, flags, *a, **k: bool(flags & (os.O_WRONLY | os.O_RDWR))),
+    )
+    monkeypatch.setattr(
+        io,
+        "open",
+        counted(
+            io.open, lambda f, mode="r", *a, **k: isinstance(f, (str, Path)) and mode[:1] in "wxa"
+        ),
+    )
 
 
 @pytest.mark.parametrize("step", range(6))
 def test_a_killed_publish_never_pairs_a_zip_with_another_checksum(
-        step: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    step: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """F03: killed at any write while publishing, the zip beside its `.sha256` is the old pair,
     the new pair, or a zip without a checksum; never a zip with another zip's checksum."""
     dist = tmp_path / "dist"

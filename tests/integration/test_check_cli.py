@@ -157,29 +157,36 @@ def test_a_yml_file_in_the_entries_folder_is_reported(cli, tmp_corpus) -> None:
     (tmp_corpus / "gamma-failure.yml").write_text("id: gamma-failure\n")
     run = cli("check", str(tmp_corpus))
     assert run.code == 1
-    assert "gamma-failure.yml: error[E007]: a '.yml' file in the entries folder is not read" \
-        in run.out
+    assert (
+        "gamma-failure.yml: error[E007]: a '.yml' file in the entries folder is not read" in run.out
+    )
 
 
-@pytest.mark.parametrize(("new_id", "title", "field", "why"), [
-    ("alpha-copy", "Аlрhа fаilurе undеr FSDP", "title", "look-alike letters: а, е, р"),
-    ("alpha-copy", "Alpha\u200b failure under FSDP", "title", "invisible U+200B"),
-    ("aipha-failure", "A new failure", "id", ""),
-    ("alpha-fai1ure", "A new failure", "id", ""),
-])
+@pytest.mark.parametrize(
+    ("new_id", "title", "field", "why"),
+    [
+        ("alpha-copy", "Аlрhа fаilurе undеr FSDP", "title", "look-alike letters: а, е, р"),
+        ("alpha-copy", "Alpha\u200b failure under FSDP", "title", "invisible U+200B"),
+        ("aipha-failure", "A new failure", "id", ""),
+        ("alpha-fai1ure", "A new failure", "id", ""),
+    ],
+)
 def test_an_entry_that_reads_as_another_is_a_located_warning(
-        tmp_corpus: Path, cli, monkeypatch, new_id: str, title: str, field: str, why: str) -> None:
+    tmp_corpus: Path, cli, monkeypatch, new_id: str, title: str, field: str, why: str
+) -> None:
     """E01, E08: a stranger's entry impersonating a known one (Cyrillic homoglyphs, a zero-width
     space, `l` for `i`) is named, at the line of its id or title, on both entries."""
     text = (tmp_corpus / "alpha-failure.yaml").read_text()
     text = text.replace("id: alpha-failure", f"id: {new_id}").replace("alpha-old", f"{new_id}-old")
     (tmp_corpus / f"{new_id}.yaml").write_text(
-        text.replace("title: Alpha failure under FSDP", f"title: {title}"), encoding="utf-8")
+        text.replace("title: Alpha failure under FSDP", f"title: {title}"), encoding="utf-8"
+    )
     monkeypatch.chdir(tmp_corpus)
     result = cli("check", ".")
     line = 2 if field == "id" else 3
     warnings = [w for w in result.out.splitlines() if "E019" in w]
     assert [w.split(": warning")[0] for w in warnings] == [
-        f"{name}.yaml:{line}:{len(field) + 3}" for name in sorted(["alpha-failure", new_id])]
+        f"{name}.yaml:{line}:{len(field) + 3}" for name in sorted(["alpha-failure", new_id])
+    ]
     assert all(why in w for w in warnings if w.startswith(new_id))
     assert all("warning[E019]" in w for w in warnings)  # the look-alike may be honest

@@ -19,13 +19,19 @@ sys.path.insert(0, str(ROOT / "bench"))
 from logcorpus import buried, log_bytes, real_cases  # noqa: E402
 
 #: Entries whose own lines are the consequence, or the wrapper, of a failure elsewhere.
-WRAPPERS = {"nccl-watchdog-timeout", "torchrun-child-failed", "torchrun-rendezvous-timeout",
-            "nccl-remote-error"}
+WRAPPERS = {
+    "nccl-watchdog-timeout",
+    "torchrun-child-failed",
+    "torchrun-rendezvous-timeout",
+    "nccl-remote-error",
+}
 CASES = [c for c in real_cases() if len(c.logs) == 1 and c.top and c.top not in WRAPPERS]
-TIMEOUT = ("[rank{r}]:[E0501 10:31:09.118204331 ProcessGroupNCCL.cpp:616] [Rank {r}] Watchdog "
-           "caught collective operation timeout: WorkNCCL(SeqNum=412, OpType=ALLREDUCE, "
-           "NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 600015 milliseconds before timing "
-           "out.\n")
+TIMEOUT = (
+    "[rank{r}]:[E0501 10:31:09.118204331 ProcessGroupNCCL.cpp:616] [Rank {r}] Watchdog "
+    "caught collective operation timeout: WorkNCCL(SeqNum=412, OpType=ALLREDUCE, "
+    "NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 600015 milliseconds before timing "
+    "out.\n"
+)
 
 
 @pytest.fixture(scope="module")
@@ -33,12 +39,12 @@ def matcher() -> scan.Matcher:
     return scan.Matcher(gather(ROOT / "entries")[0].entries)
 
 
-def composite(matcher: scan.Matcher, failing: int, excerpt: bytes,
-              bury: int = 0) -> Diagnosis:
+def composite(matcher: scan.Matcher, failing: int, excerpt: bytes, bury: int = 0) -> Diagnosis:
     scans = []
     for rank in sorted({0, 1, 2, 3, failing}):
         data = (buried(bury) if bury and rank == failing else b"") + (
-            excerpt if rank == failing else TIMEOUT.format(r=rank).encode())
+            excerpt if rank == failing else TIMEOUT.format(r=rank).encode()
+        )
         scans.append(scan.scan(io.BytesIO(data), f"logs/rank{rank}.log", matcher))
     return diagnose(scans)
 

@@ -82,7 +82,8 @@ UNKNOWN = """step 1 loss 2.0
 
 
 def test_when_nothing_matches_the_error_line_its_class_origin_and_next_step(
-        cli, tmp_path: Path) -> None:
+    cli, tmp_path: Path
+) -> None:
     log = tmp_path / "job.log"
     log.write_text(UNKNOWN)
     run = cli("diagnose", "--base-url", "https://np.example", str(log))
@@ -95,24 +96,35 @@ def test_when_nothing_matches_the_error_line_its_class_origin_and_next_step(
         "  raised in: library torch",
         "  next: search: https://np.example/search.html?q=RuntimeError%3A%20shape%20%27%5B4%2C"
         "%20-1%5D%27%20is%20invalid%20for%20input%20of%20size%2030",
-        "        contribute: nanopedia new ENTRY-ID (entries/README.md says what an entry holds)"]
+        "        contribute: nanopedia new ENTRY-ID (entries/README.md says what an entry holds)",
+    ]
     run = cli("diagnose", "--json", str(log))
     assert run.code == 1
     out = json.loads(run.out)
     assert out["matches"] == []
-    assert {k: out["unmatched"][k] for k in ("error", "line", "class", "raised_in", "inputs")} \
-        == {"error": "RuntimeError: shape '[4, -1]' is invalid for input of size 30", "line": 7,
-            "class": "RuntimeError", "raised_in": "library torch", "inputs": []}
+    assert {k: out["unmatched"][k] for k in ("error", "line", "class", "raised_in", "inputs")} == {
+        "error": "RuntimeError: shape '[4, -1]' is invalid for input of size 30",
+        "line": 7,
+        "class": "RuntimeError",
+        "raised_in": "library torch",
+        "inputs": [],
+    }
     assert any("nanopedia new" in step for step in out["unmatched"]["next"])
     markdown = cli("diagnose", "--format", "markdown", str(log))
     assert markdown.code == 1 and "- **Class:** `RuntimeError`" in markdown.out
 
 
-@pytest.mark.parametrize(("data", "reason"), [
-    (b"", "empty"), (b"\x7fELF\0\0\1" * 10, "binary"),
-    (b"loss 2.0 and no line break", "single-line")])
-def test_empty_binary_and_unterminated_inputs_are_named(cli, tmp_path: Path, data: bytes,
-                                                         reason: str) -> None:
+@pytest.mark.parametrize(
+    ("data", "reason"),
+    [
+        (b"", "empty"),
+        (b"\x7fELF\0\0\1" * 10, "binary"),
+        (b"loss 2.0 and no line break", "single-line"),
+    ],
+)
+def test_empty_binary_and_unterminated_inputs_are_named(
+    cli, tmp_path: Path, data: bytes, reason: str
+) -> None:
     log = tmp_path / "odd.log"
     log.write_bytes(data)
     run = cli("diagnose", str(log))
@@ -145,16 +157,22 @@ def test_no_decisive_fingerprint_matches_a_healthy_log_line() -> None:
     DeepSpeed, Lightning, Megatron, torchtitan) holds no line any decisive fingerprint matches."""
     from nanopedia.content.fingerprints import compile_pattern
 
-    lines = [(p.name, n, line) for p in sorted((LOGS / "healthy").glob("*.log"))
-             for n, line in enumerate(p.read_text().splitlines(), 1)]
+    lines = [
+        (p.name, n, line)
+        for p in sorted((LOGS / "healthy").glob("*.log"))
+        for n, line in enumerate(p.read_text().splitlines(), 1)
+    ]
     hits = []
     for entry in gather(ROOT / "entries")[0].entries:
         for fp in entry.fingerprints:
             if fp.indicates != "decisive":
                 continue
             regex = compile_pattern(fp)
-            hits += [f"{entry.id}/{fp.id} matches healthy/{name}:{n}: {line[:100]}"
-                     for name, n, line in lines if regex.search(line)]
+            hits += [
+                f"{entry.id}/{fp.id} matches healthy/{name}:{n}: {line[:100]}"
+                for name, n, line in lines
+                if regex.search(line)
+            ]
     assert hits == []
 
 
@@ -178,8 +196,10 @@ def test_nearest_timestamp_of_any_format_decides_the_first_failure(cli) -> None:
     logs = [str(LOGS / "first-failure-ts" / f"rank{r}.log") for r in (0, 1)]
     run = cli("diagnose", "--json", *logs)
     assert json.loads(run.out)["initiating_rank"] == 1
-    assert timestamp("2024-11-21 03:13:03,001 x\n[W1121 03:25:00.000000 1 a.cpp:1] y") \
+    assert (
+        timestamp("2024-11-21 03:13:03,001 x\n[W1121 03:25:00.000000 1 a.cpp:1] y")
         == "1121032500.000000000"
+    )
 
 
 def test_evidence_beats_torchruns_root_cause_block_in_text_json_and_timeline(cli) -> None:
@@ -210,11 +230,15 @@ def test_runs_in_any_directory_on_the_shipped_entries(cli, tmp_path: Path, monke
 
 
 def test_an_entry_that_does_not_load_or_has_a_bad_pattern_is_left_out_with_a_warning(
-        cli, tmp_corpus: Path, tmp_path: Path) -> None:
+    cli, tmp_corpus: Path, tmp_path: Path
+) -> None:
     alpha = tmp_corpus / "alpha-failure.yaml"
-    alpha.write_text(alpha.read_text().replace(
-        "pattern: 'expected scalar type (?:BFloat16|Half) but found Float'",
-        "pattern: '(?<=RuntimeError: )expected scalar type'"))
+    alpha.write_text(
+        alpha.read_text().replace(
+            "pattern: 'expected scalar type (?:BFloat16|Half) but found Float'",
+            "pattern: '(?<=RuntimeError: )expected scalar type'",
+        )
+    )
     (tmp_corpus / "broken-entry.yaml").write_text("id: broken-entry\ntitle: [unclosed\n")
     log = tmp_path / "job.log"
     log.write_bytes(ERROR)
@@ -224,7 +248,9 @@ def test_an_entry_that_does_not_load_or_has_a_bad_pattern_is_left_out_with_a_war
     assert "Traceback" not in run.err
     skipped = json.loads(run.out)["skipped_entries"]
     assert sorted(p["path"].rsplit("/", 1)[-1] for p in skipped) == [
-        "alpha-failure.yaml", "broken-entry.yaml"]
+        "alpha-failure.yaml",
+        "broken-entry.yaml",
+    ]
 
 
 def test_an_internal_error_exits_3_without_a_traceback(cli, monkeypatch, tmp_path: Path) -> None:
@@ -256,8 +282,10 @@ def test_a_gzip_bomb_stops_at_the_unpacking_limit(cli, tmp_path: Path, monkeypat
 def test_ranks_of_thousands_of_digits_are_no_ranks(cli, tmp_path: Path) -> None:
     digits = "7" * 5000
     log = tmp_path / "job.log"
-    log.write_text(f"[{digits}]: {ERROR.decode().split(': ', 1)[1]}"
-                   f"rank : {digits} (local_rank: 0)\nLast enqueued NCCL work: {digits}\n")
+    log.write_text(
+        f"[{digits}]: {ERROR.decode().split(': ', 1)[1]}"
+        f"rank : {digits} (local_rank: 0)\nLast enqueued NCCL work: {digits}\n"
+    )
     run = cli("diagnose", "--json", str(log))
     assert run.code == 0 and "Traceback" not in run.err
     assert json.loads(run.out)["matches"][0]["evidence"][0]["rank"] is None
@@ -271,10 +299,22 @@ def test_stdin_that_stays_open_ends_at_the_deadline(tmp_path: Path) -> None:
     env = {**os.environ, "PYTHONPATH": str(ROOT / "generator")}
     start = time.monotonic()
     with subprocess.Popen(
-            [sys.executable, "-m", "nanopedia", "diagnose", "-", "--deadline", "2",
-             "--entries", str(ROOT / "entries")],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-            env=env) as proc:
+        [
+            sys.executable,
+            "-m",
+            "nanopedia",
+            "diagnose",
+            "-",
+            "--deadline",
+            "2",
+            "--entries",
+            str(ROOT / "entries"),
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+    ) as proc:
         assert proc.stdin is not None
         proc.stdin.write(b"[rank0]: RuntimeError: CUDA error: device-side assert triggered\n")
         proc.stdin.flush()  # and left open

@@ -27,12 +27,15 @@ LOGS = ROOT / "tests" / "logs"
 ERROR = "[rank3]: RuntimeError: expected scalar type BFloat16 but found Float"
 #: Rank 1 fails first (03:20), rank 0 later (03:25), rank 2 only times out after them (collateral),
 #: rank 3 prints nothing the encyclopedia knows (silent).
-RANK2 = ("2024-11-21 03:13:03,003 INFO rank 2 starting\n"
-         "[rank2]:[E1121 03:30:00.000000000 ProcessGroupNCCL.cpp:616] [Rank 2] Watchdog caught "
-         "collective operation timeout: WorkNCCL(SeqNum=4120, OpType=ALLREDUCE, NumelIn=26214400, "
-         "NumelOut=104857600, Timeout(ms)=600000) ran for 600083 milliseconds before timing out.\n")
-RANK3 = ("2024-11-21 03:13:03,004 INFO rank 3 starting\n"
-         "2024-11-21 03:14:00,000 INFO step 1 loss 2.0\n")
+RANK2 = (
+    "2024-11-21 03:13:03,003 INFO rank 2 starting\n"
+    "[rank2]:[E1121 03:30:00.000000000 ProcessGroupNCCL.cpp:616] [Rank 2] Watchdog caught "
+    "collective operation timeout: WorkNCCL(SeqNum=4120, OpType=ALLREDUCE, NumelIn=26214400, "
+    "NumelOut=104857600, Timeout(ms)=600000) ran for 600083 milliseconds before timing out.\n"
+)
+RANK3 = (
+    "2024-11-21 03:13:03,004 INFO rank 3 starting\n2024-11-21 03:14:00,000 INFO step 1 loss 2.0\n"
+)
 #: Lanes in drawing order: rank, silent, classes of the lane's first point.
 LANES = """() => Array.from(document.querySelectorAll('#timeline-chart .tl-lane')).map(g => ({
   rank: g.dataset.rank, silent: g.dataset.silent === 'true',
@@ -75,20 +78,28 @@ def open_page(watch: Any, site: Path) -> Any:
 def finished(page: Any, timeout: float = 30_000) -> None:
     """Waits for the run started last; fails with the page's message unless it is done."""
     run = page.locator("#status").get_attribute("data-run")
-    page.wait_for_selector(f"#status[data-run='{run}']:is([data-state=done], [data-state=error])",
-                           state="attached", timeout=timeout)
-    assert page.locator("#status").get_attribute("data-state") == "done", \
-        page.text_content("#status-text")
+    page.wait_for_selector(
+        f"#status[data-run='{run}']:is([data-state=done], [data-state=error])",
+        state="attached",
+        timeout=timeout,
+    )
+    assert page.locator("#status").get_attribute("data-state") == "done", page.text_content(
+        "#status-text"
+    )
 
 
 def answer(page: Any) -> list[tuple[str, float, list[tuple[str, int]]]]:
     """Entries shown, with score and evidence (file, line)."""
-    return [(m["id"], m["score"], [tuple(e) for e in m["evidence"]]) for m in page.evaluate(
-        """() => Array.from(document.querySelectorAll('#matches > li')).map(li => ({
+    return [
+        (m["id"], m["score"], [tuple(e) for e in m["evidence"]])
+        for m in page.evaluate(
+            """() => Array.from(document.querySelectorAll('#matches > li')).map(li => ({
           id: li.dataset.id,
           score: Number(li.querySelector('.match-score').textContent.replace('score ', '')),
           evidence: Array.from(li.querySelectorAll('.evidence-line')).map(e => [
-            e.dataset.file, Number(e.dataset.line)])}))""")]
+            e.dataset.file, Number(e.dataset.line)])}))"""
+        )
+    ]
 
 
 def cli_answer(matcher: scan.Matcher, name: str, data: bytes) -> list[Any]:
@@ -101,7 +112,7 @@ def luminance(rgb: str) -> float:
         v /= 255
         return v / 12.92 if v <= 0.04045 else ((v + 0.055) / 1.055) ** 2.4
 
-    r, g, b = (float(x) for x in rgb[rgb.index("(") + 1:rgb.index(")")].split(",")[:3])
+    r, g, b = (float(x) for x in rgb[rgb.index("(") + 1 : rgb.index(")")].split(",")[:3])
     return 0.2126 * channel(r) + 0.7152 * channel(g) + 0.0722 * channel(b)
 
 
@@ -130,8 +141,7 @@ def test_verdict_and_rank_timeline_follow_the_cli(site, tmp_path, cli, watched_p
     (logs / "rank2.log").write_text(RANK2)
     (logs / "rank3.log").write_text(RANK3)
     files = sorted(logs.iterdir())
-    run = cli("diagnose", "--entries", str(ROOT / "entries"), "--format", "json",
-              *map(str, files))
+    run = cli("diagnose", "--entries", str(ROOT / "entries"), "--format", "json", *map(str, files))
     assert run.code == 0, run.err
     want = json.loads(run.out)
     best = want["matches"][0]
@@ -145,17 +155,22 @@ def test_verdict_and_rank_timeline_follow_the_cli(site, tmp_path, cli, watched_p
     assert page.text_content("#verdict-confidence") == best["confidence"] == "certain"
     assert page.text_content("#verdict-cause") == best["cause"].replace("`", "")
     assert page.text_content("#verdict-fix") == best["fix"].replace("`", "")
-    assert page.text_content("#verdict-action") == \
-        f"{best['action']} (failure domain: {best['domain']})"
+    assert (
+        page.text_content("#verdict-action")
+        == f"{best['action']} (failure domain: {best['domain']})"
+    )
     help_text = page.text_content("#confidence-help") or ""
     assert f"score, {best['score']:g}," in help_text
     assert all(word in help_text for word in ("Possible would mean", "collateral", "decisive 10"))
 
     lanes = page.evaluate(LANES)
     first = want["initiating"]
-    assert lanes[0] == {"rank": str(want["initiating_rank"]), "silent": False,
-                        "first": "tl-point tl-first tl-failure",
-                        "where": f"{Path(first['file']).name}:{first['line']}"}
+    assert lanes[0] == {
+        "rank": str(want["initiating_rank"]),
+        "silent": False,
+        "first": "tl-point tl-first tl-failure",
+        "where": f"{Path(first['file']).name}:{first['line']}",
+    }
     assert [lane["rank"] for lane in lanes] == ["1", "0", "2", "3"]
     assert "tl-collateral" in lanes[2]["first"]
     assert lanes[3] == {"rank": "3", "silent": True, "first": None, "where": None}
@@ -164,12 +179,16 @@ def test_verdict_and_rank_timeline_follow_the_cli(site, tmp_path, cli, watched_p
 
     spoken = page.locator("#timeline-text li").all_text_contents()
     assert len(spoken) == len(lanes)
-    assert spoken[0].startswith("rank 1: first matched line at 03:20:00") and \
-        "the first failure" in spoken[0]
+    assert (
+        spoken[0].startswith("rank 1: first matched line at 03:20:00")
+        and "the first failure" in spoken[0]
+    )
     assert "collateral" in spoken[2] and spoken[3].startswith("rank 3: silent")
     hidden = page.locator("#timeline-text")
-    assert hidden.bounding_box()["width"] <= 1 and hidden.evaluate(
-        "e => getComputedStyle(e).display") != "none"
+    assert (
+        hidden.bounding_box()["width"] <= 1
+        and hidden.evaluate("e => getComputedStyle(e).display") != "none"
+    )
 
     for scheme in ("light", "dark"):
         page.emulate_media(color_scheme=scheme)
@@ -185,12 +204,14 @@ def test_verdict_and_rank_timeline_follow_the_cli(site, tmp_path, cli, watched_p
 
 
 def test_the_page_names_the_rank_the_evidence_shows_not_torchruns_root_cause(
-        site, cli, watched_page) -> None:
+    site, cli, watched_page
+) -> None:
     """Rank 3 hit a CUDA OOM first; ranks 0-2 timed out later; torchrun's Root Cause block names
     rank 0. The page's first failure, its timeline and the CLI's JSON all name rank 3."""
     log = LOGS / "first-failure-oom" / "torchrun-4rank.log"
-    want = json.loads(cli("diagnose", "--entries", str(ROOT / "entries"), "--format", "json",
-                          str(log)).out)
+    want = json.loads(
+        cli("diagnose", "--entries", str(ROOT / "entries"), "--format", "json", str(log)).out
+    )
     assert (want["initiating_rank"], want["root_cause_rank"]) == (3, 0)
 
     page = open_page(watched_page, site)
@@ -201,8 +222,9 @@ def test_the_page_names_the_rank_the_evidence_shows_not_torchruns_root_cause(
     first = page.locator("#first-failure")
     assert first.get_attribute("data-rank") == "3"
     words = first.text_content() or ""
-    assert words.startswith(f"First failure: rank 3 at {log.name}:13 ") or \
-        words.startswith("First failure: rank 3 at ")
+    assert words.startswith(f"First failure: rank 3 at {log.name}:13 ") or words.startswith(
+        "First failure: rank 3 at "
+    )
     assert want["initiating_reason"] in words and "names rank 0" in words
     lanes = page.evaluate(LANES)
     assert lanes[0]["rank"] == "3" and "tl-failure" in lanes[0]["first"]
@@ -221,8 +243,16 @@ def slow_site(site: Path, out: Path) -> Path:
     data = json.loads(body.rstrip().removesuffix(";"))
     template = data["fingerprints"][0]
     for n, (id_, pattern) in enumerate((("stuck", "(?:x|x)*y"), ("crawl", "(?:q|q)*z"))):
-        row = dict(template, entry="zz-slow", title="Slow patterns", id=id_, pattern=pattern,
-                   cause=None, indicates="decisive", collateral=False)
+        row = dict(
+            template,
+            entry="zz-slow",
+            title="Slow patterns",
+            id=id_,
+            pattern=pattern,
+            cause=None,
+            indicates="decisive",
+            collateral=False,
+        )
         if "program" in row:
             row["program"] = pattern
         data["fingerprints"].insert(n, row)
@@ -230,8 +260,9 @@ def slow_site(site: Path, out: Path) -> Path:
     return out
 
 
-def test_slow_fingerprints_are_named_and_the_rest_still_reports(site, matcher, tmp_path,
-                                                                watched_page) -> None:
+def test_slow_fingerprints_are_named_and_the_rest_still_reports(
+    site, matcher, tmp_path, watched_page
+) -> None:
     """`stuck` never returns: the page stops the worker and reads the log again without it;
     `crawl` returns on each line but past its time: the worker drops it. Both are named, and the
     answer is the CLI's from every other fingerprint."""
@@ -276,14 +307,20 @@ def test_large_paste_is_read_as_a_file(site, matcher, watched_page) -> None:
 
 def test_drops_of_files_and_large_text_go_to_the_worker(site, matcher, watched_page) -> None:
     page = open_page(watched_page, site)
-    transfer = page.evaluate_handle("""t => { const d = new DataTransfer();
-      d.items.add(new File([t], 'dropped.log')); return d; }""", f"step 1\n{ERROR}\n")
+    transfer = page.evaluate_handle(
+        """t => { const d = new DataTransfer();
+      d.items.add(new File([t], 'dropped.log')); return d; }""",
+        f"step 1\n{ERROR}\n",
+    )
     page.dispatch_event("#log-text", "drop", {"dataTransfer": transfer})
     finished(page)
     assert answer(page) == cli_answer(matcher, "dropped.log", f"step 1\n{ERROR}\n".encode())
     big = "all fine\n" * 120_000 + ERROR + "\n"
-    transfer = page.evaluate_handle("""t => { const d = new DataTransfer();
-      d.setData('text/plain', t); return d; }""", big)
+    transfer = page.evaluate_handle(
+        """t => { const d = new DataTransfer();
+      d.setData('text/plain', t); return d; }""",
+        big,
+    )
     page.dispatch_event("#drop-zone", "drop", {"dataTransfer": transfer})
     finished(page)
     assert page.input_value("#log-text") == "" and page.is_visible("#pasted")
@@ -291,13 +328,18 @@ def test_drops_of_files_and_large_text_go_to_the_worker(site, matcher, watched_p
     watched_page.assert_clean()
 
 
-def test_cause_and_fix_match_the_cli_on_the_corpus_logs(site, entries, matcher,
-                                                         watched_page) -> None:
+def test_cause_and_fix_match_the_cli_on_the_corpus_logs(
+    site, entries, matcher, watched_page
+) -> None:
     """Cause, fix and confidence of the top candidate come out of the worker as `with_answers`
     gives them, on logs whose top entries point causes in different ways."""
     page = open_page(watched_page, site)
-    names = ["fsdp-mp-torchrun.log", "nccl-desync.log", "bf16-deepspeed.log",
-             "fp16-skips-benign.log"]
+    names = [
+        "fsdp-mp-torchrun.log",
+        "nccl-desync.log",
+        "bf16-deepspeed.log",
+        "fp16-skips-benign.log",
+    ]
     for name in names:
         data = (LOGS / name).read_bytes()
         result = rank.diagnose([scan.scan(io.BytesIO(data), name, matcher)])
@@ -309,6 +351,10 @@ def test_cause_and_fix_match_the_cli_on_the_corpus_logs(site, entries, matcher,
           document.querySelector('#verdict-fix').textContent,
           document.querySelector('#verdict-confidence').textContent]""")
         top = want[0]
-        assert got == [top["id"], top["cause"].replace("`", ""), top["fix"].replace("`", ""),
-                       top["confidence"]], name
+        assert got == [
+            top["id"],
+            top["cause"].replace("`", ""),
+            top["fix"].replace("`", ""),
+            top["confidence"],
+        ], name
     watched_page.assert_clean()

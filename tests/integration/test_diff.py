@@ -32,7 +32,9 @@ def history(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Repo:
     for name, text in BASE_FILES.items():
         repo.write(name, text)
     repo.commit("base", "2024-01-01T00:00:00Z")
-    repo.write("entries/alpha.yaml", """\
+    repo.write(
+        "entries/alpha.yaml",
+        """\
 id: alpha
 title: Alpha failure
 summary: New summary.
@@ -42,14 +44,19 @@ fingerprints:
     pattern: expected scalar type
   - id: new-fp
     pattern: something else
-""")
+""",
+    )
     (repo.root / "entries/gamma.yaml").unlink()
     (repo.root / "entries/delta.yaml").unlink()
-    repo.write("entries/epsilon.yaml",
-               "id: epsilon\ntitle: Epsilon failure\naliases: [delta]\ntags: [fsdp]\n"
-               "mechanism: Same.\n")
-    repo.write("entries/zeta.yaml", "id: zeta\ntitle: 'Zeta *bold* [x](https://e.com) <b>'\n"
-               "tags: [bf16, amp]\nfingerprints:\n  - id: z1\n    pattern: zz\n")
+    repo.write(
+        "entries/epsilon.yaml",
+        "id: epsilon\ntitle: Epsilon failure\naliases: [delta]\ntags: [fsdp]\nmechanism: Same.\n",
+    )
+    repo.write(
+        "entries/zeta.yaml",
+        "id: zeta\ntitle: 'Zeta *bold* [x](https://e.com) <b>'\n"
+        "tags: [bf16, amp]\nfingerprints:\n  - id: z1\n    pattern: zz\n",
+    )
     repo.write("entries/broken.yaml", "id: broken\ntitle: [unclosed\n")
     repo.write("entries/tags.yaml", BASE_FILES["entries/tags.yaml"] + "amp: {title: AMP}\n")
     repo.commit("change", "2024-01-02T00:00:00Z")

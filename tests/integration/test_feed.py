@@ -32,8 +32,15 @@ DATES = {
 
 def entries_of(feed: Path) -> list[tuple[str, str, str, str]]:
     root = ET.parse(feed).getroot()
-    return [(e.findtext(f"{ATOM}id"), e.findtext(f"{ATOM}title"), e.findtext(f"{ATOM}updated"),
-             e.find(f"{ATOM}link").get("href")) for e in root.iter(f"{ATOM}entry")]
+    return [
+        (
+            e.findtext(f"{ATOM}id"),
+            e.findtext(f"{ATOM}title"),
+            e.findtext(f"{ATOM}updated"),
+            e.find(f"{ATOM}link").get("href"),
+        )
+        for e in root.iter(f"{ATOM}entry")
+    ]
 
 
 def test_feeds_list_new_and_updated_entries_newest_first(tmp_path: Path) -> None:
@@ -46,10 +53,18 @@ def test_feeds_list_new_and_updated_entries_newest_first(tmp_path: Path) -> None
     config = read(CONFIG)
     alpha, beta = atom_id(config, "entry:alpha-failure"), atom_id(config, "entry:beta-failure")
     assert entries_of(out / "feed.xml") == [
-        (alpha, "Updated: Alpha failure under FSDP",
-         "2024-03-01T12:00:00Z", f"{base}entries/alpha-failure.html"),
-        (beta, "New entry: Beta failure in NCCL collectives",
-         "2024-02-01T00:00:00Z", f"{base}entries/beta-failure.html"),
+        (
+            alpha,
+            "Updated: Alpha failure under FSDP",
+            "2024-03-01T12:00:00Z",
+            f"{base}entries/alpha-failure.html",
+        ),
+        (
+            beta,
+            "New entry: Beta failure in NCCL collectives",
+            "2024-02-01T00:00:00Z",
+            f"{base}entries/beta-failure.html",
+        ),
     ]
     assert [e[0] for e in entries_of(out / "tags" / "bf16.xml")] == [alpha]
     summary = ET.parse(out / "feed.xml").getroot().find(f"{ATOM}entry/{ATOM}summary")
@@ -57,16 +72,21 @@ def test_feeds_list_new_and_updated_entries_newest_first(tmp_path: Path) -> None
     assert f'<a href="{base}entries/beta-failure.html">beta</a>' in summary.text
 
     record = json.loads((out / "entries.json").read_text())["entries"][0]
-    assert record["dates"] == {"first_published": "2024-01-01T00:00:00Z",
-                               "last_updated": "2024-03-01T12:00:00Z"}
+    assert record["dates"] == {
+        "first_published": "2024-01-01T00:00:00Z",
+        "last_updated": "2024-03-01T12:00:00Z",
+    }
     page = (out / "entries" / "alpha-failure.html").read_text()
-    assert ('First published <time datetime="2024-01-01T00:00:00Z">2024-01-01</time>, last '
-            'updated <time datetime="2024-03-01T12:00:00Z">2024-03-01</time>') in page
+    assert (
+        'First published <time datetime="2024-01-01T00:00:00Z">2024-01-01</time>, last '
+        'updated <time datetime="2024-03-01T12:00:00Z">2024-03-01</time>'
+    ) in page
     assert 'type="application/atom+xml"' in page
 
 
-def test_outside_git_there_are_no_dates(tmp_corpus: Path, tmp_path: Path,
-                                        monkeypatch: pytest.MonkeyPatch) -> None:
+def test_outside_git_there_are_no_dates(
+    tmp_corpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.delenv("SOURCE_DATE_EPOCH", raising=False)
     out = tmp_path / "site"
     build(Request(tmp_corpus, out, None, use_cache=False, jobs=1))
@@ -87,8 +107,9 @@ def test_outside_git_there_are_no_dates(tmp_corpus: Path, tmp_path: Path,
     ]
 
 
-def test_plan_orders_by_update_then_id_and_keeps_the_newest(monkeypatch: pytest.MonkeyPatch
-                                                            ) -> None:
+def test_plan_orders_by_update_then_id_and_keeps_the_newest(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     from nanopedia.content.catalog import Links
     from nanopedia.model import Tag
     from nanopedia.site import feed
@@ -122,8 +143,10 @@ def test_a_feed_is_dated_by_its_entries_never_by_the_clock(tmp_path: Path) -> No
     nccl = ET.parse(out / "tags" / "nccl.xml").getroot()
     assert entries_of(out / "tags" / "nccl.xml") == []
     assert nccl.findtext(f"{ATOM}updated") == "2024-03-01T12:00:00Z"
-    assert ET.parse(out / "tags" / "fsdp.xml").getroot().findtext(f"{ATOM}updated") == \
-        "2024-03-01T12:00:00Z"
+    assert (
+        ET.parse(out / "tags" / "fsdp.xml").getroot().findtext(f"{ATOM}updated")
+        == "2024-03-01T12:00:00Z"
+    )
     first = (out / "feed.xml").read_bytes()
     build(Request(FIXTURES / "corpus", out, CONFIG, use_cache=False, jobs=1, dates=dates))
     assert (out / "feed.xml").read_bytes() == first
@@ -144,15 +167,26 @@ def test_feed_ids_are_unique_to_the_site_and_stable(tmp_path: Path) -> None:
         config.write_text(f"[site]\n{settings}", encoding="utf-8")
         out = tmp_path / name
         build(Request(FIXTURES / "corpus", out, config, use_cache=False, jobs=1, dates=DATES))
-        ids[name] = (feed_id(out / "feed.xml"), feed_id(out / "tags" / "nccl.xml"),
-                     entries_of(out / "feed.xml")[0][0])
+        ids[name] = (
+            feed_id(out / "feed.xml"),
+            feed_id(out / "tags" / "nccl.xml"),
+            entries_of(out / "feed.xml")[0][0],
+        )
         assert all(i.startswith("urn:uuid:") for i in ids[name]), ids[name]
         assert len(set(ids[name])) == 3
     every = [i for triple in ids.values() for i in triple]
     assert len(set(every)) == len(every), ids
     assert "urn:nanopedia:feed" not in every
     again = tmp_path / "again"
-    build(Request(FIXTURES / "corpus", again, tmp_path / "local.toml", use_cache=False, jobs=1,
-          dates=DATES))
+    build(
+        Request(
+            FIXTURES / "corpus",
+            again,
+            tmp_path / "local.toml",
+            use_cache=False,
+            jobs=1,
+            dates=DATES,
+        )
+    )
     assert feed_id(again / "feed.xml") == ids["local"][0]
     assert atom_id(Config(title="Team failures"), "feed:feed.xml") == ids["local"][0]

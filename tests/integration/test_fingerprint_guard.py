@@ -103,17 +103,22 @@ def test_check_refuses_the_review_s_polynomial_fingerprints(tmp_corpus: Path, cl
     added = "".join(
         f"  - id: poly-{n}\n    pattern: '{pattern}'\n    indicates: supporting\n"
         f"    cause: cast\n    must_match: ['{example}']\n    must_not_match: ['nothing']\n"
-        for n, (pattern, example) in enumerate([
-            ("worker \\w+\\w+\\w+\\w+ died", "worker abcd died"),
-            ("rank\\s*\\s*\\s*\\s*\\d+ crashed hard", "rank 3 crashed hard"),
-            ("oops [a-z]*[a-y]*[b-z]*[a-x]*!", "oops abc!"),
-            ("ver \\d*\\.?\\d*\\.?\\d*\\.?\\d*\\.?\\d*X", "ver 1.2.3X")]))
-    entry.write_text(text[:at + 1] + added + text[at + 1:])
+        for n, (pattern, example) in enumerate(
+            [
+                ("worker \\w+\\w+\\w+\\w+ died", "worker abcd died"),
+                ("rank\\s*\\s*\\s*\\s*\\d+ crashed hard", "rank 3 crashed hard"),
+                ("oops [a-z]*[a-y]*[b-z]*[a-x]*!", "oops abc!"),
+                ("ver \\d*\\.?\\d*\\.?\\d*\\.?\\d*\\.?\\d*X", "ver 1.2.3X"),
+            ]
+        )
+    )
+    entry.write_text(text[: at + 1] + added + text[at + 1 :])
     first = text.count("\n", 0, at) + 3  # the pattern line of the first one added
     run = cli("check", str(entry))
     assert run.code == 1
     assert [line.split(":")[1] for line in run.out.splitlines() if "error[E033]" in line] == [
-        str(first + 6 * n) for n in range(4)], run.out
+        str(first + 6 * n) for n in range(4)
+    ], run.out
     assert "backtracks polynomially in the browser" in run.out
 
 
@@ -146,8 +151,14 @@ node = pytest.mark.skipif(shutil.which("node") is None, reason="Node.js is not i
 
 
 def supporting(pattern: str, example: str, ignore_case: bool = False) -> Fingerprint:
-    return Fingerprint(id="probe", pattern=pattern, indicates="supporting", must_match=[example],
-                       must_not_match=["zzz"], ignore_case=ignore_case)
+    return Fingerprint(
+        id="probe",
+        pattern=pattern,
+        indicates="supporting",
+        must_match=[example],
+        must_not_match=["zzz"],
+        ignore_case=ignore_case,
+    )
 
 
 def test_re2_crawl_is_too_slow() -> None:
@@ -187,13 +198,20 @@ def test_quadratic_pattern_is_too_slow_in_the_browser() -> None:
 @node
 def test_every_entry_pattern_is_fast_in_the_browser_with_margin() -> None:
     """The threshold sits well below what the encyclopedia needs: a busy machine cannot fail it."""
-    fps = [Fingerprint.model_validate(item) for path in sorted((ROOT / "entries").glob("*.yaml"))
-           if path.name != "tags.yaml" for item in read(path).data.get("fingerprints", [])]
+    fps = [
+        Fingerprint.model_validate(item)
+        for path in sorted((ROOT / "entries").glob("*.yaml"))
+        if path.name != "tags.yaml"
+        for item in read(path).data.get("fingerprints", [])
+    ]
     assert len(fps) > 100
     timings = gates.browser_timings(fps)
     assert not isinstance(timings, str), timings
-    slow = [(fp.pattern, round(t.rate / 1e6, 2)) for fp, t in zip(fps, timings, strict=True)
-            if t.rate < 2 * fingerprints.MIN_BROWSER_RATE]
+    slow = [
+        (fp.pattern, round(t.rate / 1e6, 2))
+        for fp, t in zip(fps, timings, strict=True)
+        if t.rate < 2 * fingerprints.MIN_BROWSER_RATE
+    ]
     assert slow == []
 
 
@@ -217,17 +235,24 @@ def test_check_refuses_slow_patterns_in_both_engines(
 ) -> None:
     monkeypatch.setattr(fingerprints, "BROWSER_TIMEOUT_S", 0.3)
     entry = next(p for p in sorted(tmp_corpus.glob("*.yaml")) if p.name != "tags.yaml")
-    items = [("stall-a", BROWSER_STALLS[0], "aab"),
-             ("stall-comma", BROWSER_STALLS[1], ",,,,,,,,,,,,X"),
-             ("stall-ab", BROWSER_STALLS[2], "abyend"), ("crawl", RE2_CRAWLS, "a" * 26 + "c")]
+    items = [
+        ("stall-a", BROWSER_STALLS[0], "aab"),
+        ("stall-comma", BROWSER_STALLS[1], ",,,,,,,,,,,,X"),
+        ("stall-ab", BROWSER_STALLS[2], "abyend"),
+        ("crawl", RE2_CRAWLS, "a" * 26 + "c"),
+    ]
     lines = add_fingerprints(entry, items)
     run = cli("check", str(tmp_corpus))
     assert run.code == 1
     for (ident, _, _), line in zip(items[:3], lines[:3], strict=True):
-        assert (f"{entry.name}:{line}:14: error[E033]: fingerprint '{ident}': pattern is too slow "
-                "in the browser's JavaScript engine: still running after") in run.out
-    assert f"{entry.name}:{lines[3]}:14: error[E033]: fingerprint 'crawl': pattern is too slow: " \
+        assert (
+            f"{entry.name}:{line}:14: error[E033]: fingerprint '{ident}': pattern is too slow "
+            "in the browser's JavaScript engine: still running after"
+        ) in run.out
+    assert (
+        f"{entry.name}:{lines[3]}:14: error[E033]: fingerprint 'crawl': pattern is too slow: "
         in run.out
+    )
     assert run.out.count("error[E033]") == 4  # the RE2 verdict is not repeated for the browser
     assert "4 problem(s) found" in run.err
 
@@ -239,8 +264,10 @@ def test_check_without_node_warns_and_times_re2_only(
     entry = next(p for p in sorted(tmp_corpus.glob("*.yaml")) if p.name != "tags.yaml")
     run = cli("check", str(tmp_corpus))
     assert run.code == 0, run.out
-    assert "warning[E036]: fingerprint patterns were not timed in the browser's JavaScript " \
+    assert (
+        "warning[E036]: fingerprint patterns were not timed in the browser's JavaScript "
         "engine: Node.js ('node') is not on PATH; they were timed in RE2 only" in run.out
+    )
     add_fingerprints(entry, [("crawl", RE2_CRAWLS, "a" * 26 + "c")])
     run = cli("check", str(tmp_corpus))
     assert run.code == 1 and "error[E033]: fingerprint 'crawl'" in run.out
@@ -266,10 +293,22 @@ def test_fold_ascii_means_re2_ignore_case_on_ascii_text() -> None:
     """On ASCII text the folded program finds exactly what RE2's own case folding finds."""
     catalog, _ = gather(FIXTURES / "corpus")
     patterns = [fp.pattern for src in catalog.sources for fp in src.entry.fingerprints]
-    patterns += ["CUBLAS_STATUS_[A-Z_]+ when", "x[^a-f\\d]y", "[]k-]+", "\\x4b\\x2d[\\x41-\\x5a]",
-                 "nan|-?inf\\b", "(?:Half|c10::BFloat16) != [^ ]+"]
-    lines = ["CUBLAS_STATUS_not_supported WHEN", "xGy XgY x5y", "]K-k]", "k-q K-Q", "-INF Nan",
-             "c10::bfloat16 != half"]
+    patterns += [
+        "CUBLAS_STATUS_[A-Z_]+ when",
+        "x[^a-f\\d]y",
+        "[]k-]+",
+        "\\x4b\\x2d[\\x41-\\x5a]",
+        "nan|-?inf\\b",
+        "(?:Half|c10::BFloat16) != [^ ]+",
+    ]
+    lines = [
+        "CUBLAS_STATUS_not_supported WHEN",
+        "xGy XgY x5y",
+        "]K-k]",
+        "k-q K-Q",
+        "-INF Nan",
+        "c10::bfloat16 != half",
+    ]
     options = re2.Options()
     options.case_sensitive = False
     for pattern in patterns:
@@ -285,5 +324,7 @@ def test_export_gives_the_browser_the_folded_program() -> None:
     fps = [supporting("Kernel image", "x", True), supporting("Kernel image", "x")]
     data = contract.export_data([src.entry.model_copy(update={"fingerprints": fps})])
     rows = data["fingerprints"]
-    assert [r["program"] for r in rows] == ["[Kk][eE][rR][nN][eE][lL] [iI][mM][aA][gG][eE]",
-                                           "Kernel image"]
+    assert [r["program"] for r in rows] == [
+        "[Kk][eE][rR][nN][eE][lL] [iI][mM][aA][gG][eE]",
+        "Kernel image",
+    ]

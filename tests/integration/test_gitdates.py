@@ -50,8 +50,9 @@ def test_dates_from_a_scripted_history(tmp_path: Path) -> None:
         "last_updated": "2024-03-01T00:00:00Z",
     }
     # The renamed entry keeps its old id as an alias: first published under that id.
-    assert entry_dates(found, "c", ["b"]) == Dates(day("2024-02-01T00:00:00"),
-                                                   day("2024-04-01T00:00:00"))
+    assert entry_dates(found, "c", ["b"]) == Dates(
+        day("2024-02-01T00:00:00"), day("2024-04-01T00:00:00")
+    )
     assert entry_dates(found, "d") is None
     assert entry_dates(found, "d", default=found["a"]) == found["a"]
 

@@ -33,8 +33,11 @@ def _repo_blocks() -> list[str]:
         except (yaml.YAMLError, UnicodeDecodeError):
             continue
         if isinstance(data, dict) and isinstance(data.get("code_examples"), list):
-            blocks += [x["code"] for x in data["code_examples"]
-                       if isinstance(x, dict) and isinstance(x.get("code"), str)]
+            blocks += [
+                x["code"]
+                for x in data["code_examples"]
+                if isinstance(x, dict) and isinstance(x.get("code"), str)
+            ]
     return blocks
 
 
@@ -56,11 +59,63 @@ def test_every_code_block_of_the_bench_corpus() -> None:
 
 
 TRICKY = [
-    "def", "class", "import", "from", "as", "lazy", "match", "case", "_", "None", "raise",
-    "x", "os.path", "f'", 'f"', "rf'", "t'", "b'", "'", '"', "'''", '"""', "{", "}", "{{", "}}",
-    "=", "!r", ":", "(", ")", "[", "]", ",", ".", "\\", "#", "#!", "@", "%s", "1", "1.5e3",
-    " ", "    ", "\t", "\n", "\n", "\n", "\r\n", "\x0c", "\ufeff", "é", "self", "print",
-    "__init__", "yield from", "lambda",
+    "def",
+    "class",
+    "import",
+    "from",
+    "as",
+    "lazy",
+    "match",
+    "case",
+    "_",
+    "None",
+    "raise",
+    "x",
+    "os.path",
+    "f'",
+    'f"',
+    "rf'",
+    "t'",
+    "b'",
+    "'",
+    '"',
+    "'''",
+    '"""',
+    "{",
+    "}",
+    "{{",
+    "}}",
+    "=",
+    "!r",
+    ":",
+    "(",
+    ")",
+    "[",
+    "]",
+    ",",
+    ".",
+    "\\",
+    "#",
+    "#!",
+    "@",
+    "%s",
+    "1",
+    "1.5e3",
+    " ",
+    "    ",
+    "\t",
+    "\n",
+    "\n",
+    "\n",
+    "\r\n",
+    "\x0c",
+    "\ufeff",
+    "é",
+    "self",
+    "print",
+    "__init__",
+    "yield from",
+    "lambda",
 ]
 
 
@@ -81,23 +136,40 @@ def test_lines_shared_between_blocks(lines: list[str]) -> None:
         assert shared.code(source, "python") == whole_block(source)
 
 
-@pytest.mark.parametrize("source", [
-    "import a,\n    b\n", "import a\n, b\n", "import a\nas b\n", "from a\n import b\n",
-    "raise X from e\n    import os\n", "def\n  f(): pass\n", "class \\\n C: pass\n",
-    "f'{x\n}'\n", "f'{x=\n}'\n", "f'{\"}\"\n}'\n", "case _\n  _\n", "match\n  _\n",
-    "lazy\nfrom a import b\n", "x = 1 \\\n + 2\n", "#!/usr/bin/env python\n#!x\n",
-    "'''a\nb'''\n", "   \n\"\"\"doc\"\"\"\n", "s = 'abc\\\ndef'\n", "s = 'abc\nx = 1\n",
-    "import torch\nimport os, datetime\nimport torch.distributed as dist\n\nx = 1\n",
-])
+@pytest.mark.parametrize(
+    "source",
+    [
+        "import a,\n    b\n",
+        "import a\n, b\n",
+        "import a\nas b\n",
+        "from a\n import b\n",
+        "raise X from e\n    import os\n",
+        "def\n  f(): pass\n",
+        "class \\\n C: pass\n",
+        "f'{x\n}'\n",
+        "f'{x=\n}'\n",
+        "f'{\"}\"\n}'\n",
+        "case _\n  _\n",
+        "match\n  _\n",
+        "lazy\nfrom a import b\n",
+        "x = 1 \\\n + 2\n",
+        "#!/usr/bin/env python\n#!x\n",
+        "'''a\nb'''\n",
+        '   \n"""doc"""\n',
+        "s = 'abc\\\ndef'\n",
+        "s = 'abc\nx = 1\n",
+        "import torch\nimport os, datetime\nimport torch.distributed as dist\n\nx = 1\n",
+    ],
+)
 def test_lines_that_carry_state(source: str) -> None:
     assert highlight.Highlighter().code(source, "python") == whole_block(source)
 
 
 SAMPLES = {
     "python": "@dataclass\nclass A(B):\n    def f(self, x: int = 1) -> None:\n"
-              "        '''Doc.'''\n        return x ** 2 if x not in {1, 2.5} else f'{x!r}'\n",
+    "        '''Doc.'''\n        return x ** 2 if x not in {1, 2.5} else f'{x!r}'\n",
     "pytb": 'Traceback (most recent call last):\n  File "a.py", line 1, in <module>\n'
-            "    f()\nRuntimeError: boom\n",
+    "    f()\nRuntimeError: boom\n",
     "diff": "--- a\n+++ b\n@@ -1 +1 @@\n-x\n+y\n",
     "console": "$ torchrun --nproc-per-node 8 train.py\nNCCL WARN timeout\n",
     "bash": 'export NCCL_DEBUG=INFO  # log\nfor i in 1 2; do echo "$i"; done\n',

@@ -65,6 +65,7 @@ def alpha_problems(text: str) -> tuple[bool, list[str]]:
 
 # 1, 2. Entry files that are not regular files: refused before they are opened, in every command.
 
+
 def _fifo(path: Path) -> None:
     os.mkfifo(path)
 
@@ -88,23 +89,31 @@ def _loop(path: Path) -> None:
 
 NON_REGULAR: dict[str, tuple[Callable[[Path], None], list[tuple[str, str]]]] = {
     # file name: (how to make it, the lines `check` prints for it)
-    "zero.yaml": (lambda p: p.symlink_to("/dev/zero"),
-                  [("zero.yaml", "symlinks are not allowed")]),
+    "zero.yaml": (lambda p: p.symlink_to("/dev/zero"), [("zero.yaml", "symlinks are not allowed")]),
     "fifo.yaml": (_fifo, [("fifo.yaml", "not a regular file: a FIFO (named pipe)")]),
     "sock.yaml": (_socket, [("sock.yaml", "not a regular file: a socket")]),
     "dir.yaml": (lambda p: p.mkdir(), [("dir.yaml", "not a regular file: a directory")]),
-    "loop.yaml": (_loop, [("loop-back.yaml", "symlinks are not allowed"),
-                          ("loop.yaml", "symlinks are not allowed")]),
-    "dangling.yaml": (lambda p: p.symlink_to("nowhere.yaml"),
-                      [("dangling.yaml", "symlinks are not allowed")]),
-    "beta-link.yaml": (lambda p: p.symlink_to("beta-failure.yaml"),
-                       [("beta-link.yaml", "symlinks are not allowed")]),
+    "loop.yaml": (
+        _loop,
+        [("loop-back.yaml", "symlinks are not allowed"), ("loop.yaml", "symlinks are not allowed")],
+    ),
+    "dangling.yaml": (
+        lambda p: p.symlink_to("nowhere.yaml"),
+        [("dangling.yaml", "symlinks are not allowed")],
+    ),
+    "beta-link.yaml": (
+        lambda p: p.symlink_to("beta-failure.yaml"),
+        [("beta-link.yaml", "symlinks are not allowed")],
+    ),
 }
 
 
 def expected_lines(names: list[str], prefix: str = "") -> list[str]:
-    return sorted(f"{prefix}{shown}: error[E001]: {message}\n    hint: commit a regular file"
-                  for name in names for shown, message in NON_REGULAR[name][1])
+    return sorted(
+        f"{prefix}{shown}: error[E001]: {message}\n    hint: commit a regular file"
+        for name in names
+        for shown, message in NON_REGULAR[name][1]
+    )
 
 
 @pytest.fixture
@@ -143,8 +152,9 @@ def hostile_corpus(tmp_corpus: Path, fifo_guard: Callable[[Path], None]) -> Path
 
 
 @pytest.mark.parametrize("name", sorted(NON_REGULAR))
-def test_read_refuses_every_non_regular_file(name: str, tmp_path: Path,
-                                             fifo_guard: Callable[[Path], None]) -> None:
+def test_read_refuses_every_non_regular_file(
+    name: str, tmp_path: Path, fifo_guard: Callable[[Path], None]
+) -> None:
     make, lines = NON_REGULAR[name]
     path = tmp_path / name
     make(path)
@@ -155,11 +165,13 @@ def test_read_refuses_every_non_regular_file(name: str, tmp_path: Path,
         read(path, name)
     assert time.monotonic() - start < 1.0
     assert [str(p) for p in err.value.problems] == [
-        f"{name}: error[E001]: {dict(lines)[name]}\n    hint: commit a regular file"]
+        f"{name}: error[E001]: {dict(lines)[name]}\n    hint: commit a regular file"
+    ]
 
 
-def test_check_reports_each_non_regular_file_at_its_name(hostile_corpus: Path, cli,
-                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+def test_check_reports_each_non_regular_file_at_its_name(
+    hostile_corpus: Path, cli, monkeypatch: pytest.MonkeyPatch
+) -> None:
     (hostile_corpus / "zero.yaml").symlink_to("/dev/zero")
     monkeypatch.chdir(hostile_corpus)
     result = cli("check", ".")
@@ -168,9 +180,12 @@ def test_check_reports_each_non_regular_file_at_its_name(hostile_corpus: Path, c
     assert result.out.strip("\n") == "\n".join(expected_lines(names))
     explicit = cli("check", "fifo.yaml", "loop.yaml", "zero.yaml")  # named one by one, too
     assert explicit.code == 1
-    assert explicit.out.strip("\n") == "\n".join(sorted(
-        expected_lines(["fifo.yaml", "zero.yaml"])
-        + ["loop.yaml: error[E001]: symlinks are not allowed\n    hint: commit a regular file"]))
+    assert explicit.out.strip("\n") == "\n".join(
+        sorted(
+            expected_lines(["fifo.yaml", "zero.yaml"])
+            + ["loop.yaml: error[E001]: symlinks are not allowed\n    hint: commit a regular file"]
+        )
+    )
 
 
 def test_build_serve_and_diagnose_refuse_them_too(hostile_corpus: Path, tmp_path: Path) -> None:
@@ -179,8 +194,16 @@ def test_build_serve_and_diagnose_refuse_them_too(hostile_corpus: Path, tmp_path
     os.chdir(tmp_path)
     try:
         with pytest.raises(NanopediaError) as err:
-            build(Request(hostile_corpus, tmp_path / "site", SITE_CONFIG, use_cache=False, jobs=1,
-                  dates=DATES))
+            build(
+                Request(
+                    hostile_corpus,
+                    tmp_path / "site",
+                    SITE_CONFIG,
+                    use_cache=False,
+                    jobs=1,
+                    dates=DATES,
+                )
+            )
         assert sorted(str(p) for p in err.value.problems) == wanted
         assert not (tmp_path / "site").exists()
         logged: list[str] = []
@@ -206,23 +229,38 @@ def _limit_memory() -> None:
     resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
 
 
-def test_build_refuses_a_symlink_to_dev_zero_without_reading_it(tmp_corpus: Path,
-                                                               tmp_path: Path) -> None:
+def test_build_refuses_a_symlink_to_dev_zero_without_reading_it(
+    tmp_corpus: Path, tmp_path: Path
+) -> None:
     (tmp_corpus / "zero.yaml").symlink_to("/dev/zero")
     env = {**os.environ, "PYTHONPATH": str(ROOT / "generator")}
     done = subprocess.run(
-        [sys.executable, "-m", "nanopedia", "build", "--entries", "entries", "--out", "site",
-         "--no-cache"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120,
-        preexec_fn=_limit_memory)
+        [
+            sys.executable,
+            "-m",
+            "nanopedia",
+            "build",
+            "--entries",
+            "entries",
+            "--out",
+            "site",
+            "--no-cache",
+        ],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        preexec_fn=_limit_memory,
+    )
     assert done.returncode == 1, done.stderr
     assert done.stdout.strip("\n") == "\n".join(expected_lines(["zero.yaml"], "entries/"))
     assert not (tmp_path / "site").exists()
 
 
-def test_a_file_swapped_after_the_lstat_is_still_refused(tmp_path: Path,
-                                                        monkeypatch: pytest.MonkeyPatch,
-                                                        fifo_guard: Callable[[Path], None]
-                                                        ) -> None:
+def test_a_file_swapped_after_the_lstat_is_still_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fifo_guard: Callable[[Path], None]
+) -> None:
     """Between `lstat` and `open` the file may change: the open neither waits for a FIFO's
     writer nor follows a symlink, and `fstat` looks again."""
     regular = tmp_path / "regular.yaml"
@@ -274,7 +312,8 @@ def test_code_too_deep_for_the_parser_is_a_located_e017(name: str) -> None:
     assert found == [
         f"alpha-failure.yaml:{line}:1: error[E017]: python example does not parse: it nests too "
         "deeply for Python's parser\n"
-        "    hint: write the expression with fewer nested operators, calls or brackets"]
+        "    hint: write the expression with fewer nested operators, calls or brackets"
+    ]
     assert apicheck.check(code) == apicheck.Report((), ())  # verify: nothing to check, no crash
     assert apicheck.imported_packages(code) == set()
 
@@ -284,8 +323,10 @@ def test_a_repro_script_too_deep_is_refused_the_same_way() -> None:
     loaded, found = alpha_problems(text)
     assert loaded
     assert len(found) == 1
-    assert "error[E017]: repro 'float-input' fixed script does not parse: it nests too " \
+    assert (
+        "error[E017]: repro 'float-input' fixed script does not parse: it nests too "
         "deeply" in found[0]
+    )
 
 
 # 4. Markdown whose `[` brackets would cost seconds to parse.
@@ -300,18 +341,21 @@ COSTLY_MARKDOWN = {
 
 @pytest.mark.parametrize("name", sorted(COSTLY_MARKDOWN))
 def test_markdown_that_would_take_seconds_is_refused_fast(name: str) -> None:
-    text = replaced(ALPHA, "  FSDP casts parameters at module boundaries.\n",
-                    f"  {COSTLY_MARKDOWN[name]}\n")
+    text = replaced(
+        ALPHA, "  FSDP casts parameters at module boundaries.\n", f"  {COSTLY_MARKDOWN[name]}\n"
+    )
     start = time.monotonic()
     loaded, found = alpha_problems(text)
     assert time.monotonic() - start < 0.5  # parsing it took 1 to 4 s
     assert not loaded  # no later stage (links, pages, search) parses it again
     line = line_of(ALPHA, "FSDP casts parameters")
     assert len(found) == 1
-    assert found[0].startswith(f"alpha-failure.yaml:{line}:1: error[E013]: 'mechanism' leaves "
-                               "too many '[' open")
-    assert found[0].endswith("hint: close each '[' with ']', or write '\\[' for a bracket that "
-                             "is text")
+    assert found[0].startswith(
+        f"alpha-failure.yaml:{line}:1: error[E013]: 'mechanism' leaves too many '[' open"
+    )
+    assert found[0].endswith(
+        "hint: close each '[' with ']', or write '\\[' for a bracket that is text"
+    )
 
 
 def test_a_field_of_many_ordinary_links_costs_little() -> None:
@@ -325,6 +369,7 @@ def test_a_field_of_many_ordinary_links_costs_little() -> None:
 def test_every_real_entry_is_far_below_the_budget() -> None:
     """The budget refuses only hostile text: every string of the real entries costs a twentieth
     of it at most."""
+
     def strings(value: object) -> Iterator[str]:
         if isinstance(value, dict):
             for item in value.values():
@@ -360,8 +405,15 @@ OTHER_HOST = {
     "&#47;&#47;evil.example/p": "//evil.example/p",
     "<//evil.example/p>": "//evil.example/p",
 }
-SAME_HOST = ["/ok/path", "ok//path", "../entries/x.html", "#frag", "https://ok.example//x",
-             "\\/ok", "entry:beta-failure"]
+SAME_HOST = [
+    "/ok/path",
+    "ok//path",
+    "../entries/x.html",
+    "#frag",
+    "https://ok.example//x",
+    "\\/ok",
+    "entry:beta-failure",
+]
 
 
 @pytest.mark.parametrize("typed", sorted(OTHER_HOST))
@@ -375,7 +427,8 @@ def test_protocol_relative_links_are_refused(typed: str) -> None:
             f"alpha-failure.yaml:{line}:1: error[E016]: protocol-relative link "
             f"'{OTHER_HOST[typed]}' is not allowed in 'summary': it points at another host "
             "(a file:// one from a bundle)\n"
-            "    hint: write the https:// address in full, or a path without a leading '//'"]
+            "    hint: write the https:// address in full, or a path without a leading '//'"
+        ]
         # the renderer drops it as well, or percent-encodes the backslashes (a relative path)
         assert re.search(r'href="[/\\\\]{2}', render(link, PageEnv())) is None
 
@@ -393,39 +446,51 @@ def test_links_on_the_same_host_stay_allowed(typed: str) -> None:
 HIDDEN_TEXT = {
     # name: (old line, new line, the problem printed)
     "override escaped in the title": (
-        "title: Alpha failure under FSDP", 'title: "Alpha \\u202e failure under FSDP"',
+        "title: Alpha failure under FSDP",
+        'title: "Alpha \\u202e failure under FSDP"',
         "3:8: error[E018]: 'title' holds U+202E RIGHT-TO-LEFT OVERRIDE, a bidirectional control "
         "that reorders the text shown\n    hint: delete it: it is invisible and makes the text "
-        "read differently than it is"),
+        "read differently than it is",
+    ),
     "override typed in a block": (
         "  FSDP casts parameters at module boundaries.",
         "  FSDP casts parameters\n  at module \u2067boundaries.",
         "21:13: error[E018]: 'mechanism' holds U+2067 RIGHT-TO-LEFT ISOLATE, a bidirectional "
         "control that reorders the text shown\n    hint: delete it: it is invisible and makes "
-        "the text read differently than it is"),
+        "the text read differently than it is",
+    ),
     "NUL escaped in the title": (
-        "title: Alpha failure under FSDP", 'title: "Alpha\\0 failure under FSDP"',
+        "title: Alpha failure under FSDP",
+        'title: "Alpha\\0 failure under FSDP"',
         "3:8: error[E018]: 'title' holds the control character U+0000 (NUL)\n"
-        "    hint: remove it: text may hold tab and newline, no other control character"),
+        "    hint: remove it: text may hold tab and newline, no other control character",
+    ),
     "ESC in a log line": (
         '      - "[rank0]: RuntimeError: expected scalar type BFloat16 but found Float"',
         '      - "\\e]0;pwned\\x07[rank0]: RuntimeError: expected scalar type BFloat16 but found '
         'Float"',
         "57:9: error[E018]: 'fingerprints[0].must_match[0]' holds the control character U+001B "
-        "(ESC)\n    hint: remove it: text may hold tab and newline, no other control character"),
+        "(ESC)\n    hint: remove it: text may hold tab and newline, no other control character",
+    ),
     "CR in an answer": (
-        "    answer: No.", '    answer: "No.\\rYes."',
+        "    answer: No.",
+        '    answer: "No.\\rYes."',
         "45:13: error[E018]: 'faq[0].answer' holds the control character U+000D (CR)\n"
-        "    hint: remove it: text may hold tab and newline, no other control character"),
+        "    hint: remove it: text may hold tab and newline, no other control character",
+    ),
     "C1 control in a tag list": (
-        "tags: [fsdp, bf16]", 'tags: [fsdp, "bf16\\x9b"]',
+        "tags: [fsdp, bf16]",
+        'tags: [fsdp, "bf16\\x9b"]',
         "7:14: error[E018]: 'tags[1]' holds the control character U+009B\n"
-        "    hint: remove it: text may hold tab and newline, no other control character"),
+        "    hint: remove it: text may hold tab and newline, no other control character",
+    ),
     "override in a key": (
-        "mechanism: |", '"mechanism\\u202d": |',
+        "mechanism: |",
+        '"mechanism\\u202d": |',
         "19:1: error[E018]: the key 'mechanism\\u202d' holds U+202D LEFT-TO-RIGHT OVERRIDE, a "
         "bidirectional control that reorders the text shown\n    hint: delete it: it is "
-        "invisible and makes the text read differently than it is"),
+        "invisible and makes the text read differently than it is",
+    ),
 }
 
 
@@ -437,8 +502,11 @@ def test_hidden_characters_are_refused_where_they_are(name: str) -> None:
 
 
 def test_tab_and_the_direction_marks_are_allowed() -> None:
-    text = replaced(ALPHA, "title: Alpha failure under FSDP",
-                    'title: "Alpha\\tfailure \\u200f\\u200e\\u061c under FSDP"')
+    text = replaced(
+        ALPHA,
+        "title: Alpha failure under FSDP",
+        'title: "Alpha\\tfailure \\u200f\\u200e\\u061c under FSDP"',
+    )
     assert alpha_problems(text) == (True, [])
 
 
@@ -447,8 +515,7 @@ def test_a_hidden_character_in_a_tag_description_is_refused() -> None:
     with pytest.raises(NanopediaError) as err:
         parse(text, "tags.yaml")
     assert [p.code for p in err.value.problems] == ["E018"]
-    assert str(err.value).startswith("tags.yaml:9:16: error[E018]: 'nccl.description' holds "
-                                     "U+202E")
+    assert str(err.value).startswith("tags.yaml:9:16: error[E018]: 'nccl.description' holds U+202E")
 
 
 # 8. Names Windows cannot hold as files.
@@ -458,24 +525,33 @@ RESERVED = ["con", "prn", "aux", "nul", "com0", "com1", "com9", "lpt1", "lpt9"]
 
 @pytest.mark.parametrize("name", RESERVED)
 def test_reserved_windows_names_are_refused_as_id_alias_and_tag(name: str) -> None:
-    hint = (f"    hint: add a word, e.g. '{name}-failure'; con, prn, aux, nul, com0-com9 and "
-            "lpt0-lpt9 cannot be file names on Windows")
+    hint = (
+        f"    hint: add a word, e.g. '{name}-failure'; con, prn, aux, nul, com0-com9 and "
+        "lpt0-lpt9 cannot be file names on Windows"
+    )
     as_alias = replaced(ALPHA, "aliases: [alpha-old]", f"aliases: [alpha-old, {name}]")
-    assert alpha_problems(as_alias) == (True, [
-        f"alpha-failure.yaml:8:22: error[E013]: '{name}' cannot be an alias: Windows reserves "
-        f"the file name '{name}' (any extension)\n{hint}"])
+    assert alpha_problems(as_alias) == (
+        True,
+        [
+            f"alpha-failure.yaml:8:22: error[E013]: '{name}' cannot be an alias: Windows reserves "
+            f"the file name '{name}' (any extension)\n{hint}"
+        ],
+    )
     as_id = replaced(ALPHA, "id: alpha-failure", f"id: {name}")
     src, found = check_entry(parse(as_id, f"{name}.yaml"), name)
     assert src is not None
     assert [str(p) for p in found] == [
         f"{name}.yaml:2:5: error[E013]: '{name}' cannot be an id: Windows reserves the file "
-        f"name '{name}' (any extension)\n{hint}"]
-    tags, problems = check_tags(parse(TAGS + f"{name}:\n  title: T\n  description: D.\n",
-                                      "tags.yaml"))
+        f"name '{name}' (any extension)\n{hint}"
+    ]
+    tags, problems = check_tags(
+        parse(TAGS + f"{name}:\n  title: T\n  description: D.\n", "tags.yaml")
+    )
     assert name not in tags
     assert [str(p) for p in problems] == [
         f"tags.yaml:10:1: error[E013]: '{name}' cannot be a tag: Windows reserves the file name "
-        f"'{name}' (any extension)\n{hint}"]
+        f"'{name}' (any extension)\n{hint}"
+    ]
 
 
 @pytest.mark.parametrize("name", ["con-x", "console", "com10", "lpt", "nul-pointer", "auxiliary"])
@@ -488,19 +564,20 @@ def test_names_that_only_look_reserved_are_fine(name: str) -> None:
 
 TAG_LINKS = {
     "[x](javascript:alert(1))": "error[E016]: link scheme 'javascript:' is not allowed in "
-                                "'nccl.description'",
+    "'nccl.description'",
     "[x](//evil.example/p)": "error[E016]: protocol-relative link '//evil.example/p' is not "
-                             "allowed in 'nccl.description'",
+    "allowed in 'nccl.description'",
     "[x](entry:nope)": "error[E025]: link in 'nccl.description' to entry 'nope' does not exist",
     "[x](entry:alpha-old)": "error[E025]: link in 'nccl.description' to entry 'alpha-old' is a "
-                            "former id",
+    "former id",
 }
 
 
 @pytest.mark.parametrize("link", sorted(TAG_LINKS))
 def test_links_in_tag_descriptions_are_checked(link: str, tmp_corpus: Path) -> None:
     (tmp_corpus / "tags.yaml").write_text(
-        replaced(TAGS, "  description: Collectives.", f"  description: See {link}."))
+        replaced(TAGS, "  description: Collectives.", f"  description: See {link}.")
+    )
     _, problems = gather(tmp_corpus)
     shown = [str(p).split(": ", 1)[1] for p in problems if p.severity == "error"]
     assert len(shown) == 1 and shown[0].startswith(TAG_LINKS[link]), shown
@@ -508,25 +585,41 @@ def test_links_in_tag_descriptions_are_checked(link: str, tmp_corpus: Path) -> N
 
 
 def test_a_good_entry_link_in_a_tag_description_passes(tmp_corpus: Path) -> None:
-    (tmp_corpus / "tags.yaml").write_text(replaced(
-        TAGS, "  description: Collectives.", "  description: See [beta](entry:beta-failure)."))
+    (tmp_corpus / "tags.yaml").write_text(
+        replaced(
+            TAGS, "  description: Collectives.", "  description: See [beta](entry:beta-failure)."
+        )
+    )
     _, problems = gather(tmp_corpus)
     assert [p for p in problems if p.severity == "error"] == []
 
 
 # 10. A `.yml` file is not read: `build` and `serve` say so, as `check` does.
 
-def test_build_and_serve_warn_of_a_yml_file(tmp_corpus: Path, tmp_path: Path, cli,
-                                           monkeypatch: pytest.MonkeyPatch) -> None:
+
+def test_build_and_serve_warn_of_a_yml_file(
+    tmp_corpus: Path, tmp_path: Path, cli, monkeypatch: pytest.MonkeyPatch
+) -> None:
     (tmp_corpus / "gamma-failure.yml").write_text("id: gamma-failure\n")
-    warning = ("entries/gamma-failure.yml: warning[E007]: a '.yml' file in the entries folder is "
-               "not read\n    hint: rename it to 'gamma-failure.yaml'")
+    warning = (
+        "entries/gamma-failure.yml: warning[E007]: a '.yml' file in the entries folder is "
+        "not read\n    hint: rename it to 'gamma-failure.yaml'"
+    )
     monkeypatch.chdir(tmp_path)
-    report = build(Request(tmp_corpus, tmp_path / "site", SITE_CONFIG, use_cache=False, jobs=1,
-                   dates=DATES))
+    report = build(
+        Request(tmp_corpus, tmp_path / "site", SITE_CONFIG, use_cache=False, jobs=1, dates=DATES)
+    )
     assert [str(p) for p in report.warnings if p.code == "E007"] == [warning]
-    ran = cli("build", "--entries", "entries", "--out", "cli-site", "--config", str(SITE_CONFIG),
-              "--no-cache")
+    ran = cli(
+        "build",
+        "--entries",
+        "entries",
+        "--out",
+        "cli-site",
+        "--config",
+        str(SITE_CONFIG),
+        "--no-cache",
+    )
     assert ran.code == 0
     assert warning in ran.out
     logged: list[str] = []

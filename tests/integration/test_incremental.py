@@ -35,14 +35,16 @@ ENTRY = "nccl-watchdog-timeout"
 
 
 def tree(root: Path) -> dict[str, bytes]:
-    return {p.relative_to(root).as_posix(): p.read_bytes()
-            for p in sorted(root.rglob("*")) if p.is_file()}
+    return {
+        p.relative_to(root).as_posix(): p.read_bytes()
+        for p in sorted(root.rglob("*"))
+        if p.is_file()
+    }
 
 
 def inodes(root: Path) -> dict[str, int]:
     """Each file of a site with its inode: a file kept from the last build keeps it."""
-    return {p.relative_to(root).as_posix(): p.stat().st_ino
-            for p in root.rglob("*") if p.is_file()}
+    return {p.relative_to(root).as_posix(): p.stat().st_ino for p in root.rglob("*") if p.is_file()}
 
 
 class Corpus:
@@ -58,8 +60,16 @@ class Corpus:
         self.builds = 0
 
     def warm(self) -> Report:
-        return build(Request(self.entries, self.site, None, cache_root=self.tmp / "cache", jobs=1,
-                     dates=self.dates))
+        return build(
+            Request(
+                self.entries,
+                self.site,
+                None,
+                cache_root=self.tmp / "cache",
+                jobs=1,
+                dates=self.dates,
+            )
+        )
 
     def check(self) -> Report:
         """A warm rebuild, which must equal a cold build."""
@@ -101,11 +111,17 @@ def test_an_edit_renders_the_entry_page_and_the_files_that_show_it(corpus: Corpu
 
 
 def test_a_new_title_reaches_every_page_that_names_it(corpus: Corpus) -> None:
-    corpus.edit(ENTRY, lambda t: t.replace("title: 'NCCL watchdog timeout:",
-                                           "title: 'NCCL watchdog timed out:", 1))
+    corpus.edit(
+        ENTRY,
+        lambda t: t.replace(
+            "title: 'NCCL watchdog timeout:", "title: 'NCCL watchdog timed out:", 1
+        ),
+    )
     report = corpus.check()
-    assert b"NCCL watchdog timed out" in (corpus.site / "entries" /
-                                          "megatron-nan-grad-norm.html").read_bytes()
+    assert (
+        b"NCCL watchdog timed out"
+        in (corpus.site / "entries" / "megatron-nan-grad-norm.html").read_bytes()
+    )
     assert report.rendered < report.pages / 2
 
 
@@ -117,13 +133,19 @@ def test_tags_added_and_removed(corpus: Corpus) -> None:
 def test_an_entry_added_renamed_and_removed(corpus: Corpus) -> None:
     text = (corpus.entries / f"{ENTRY}.yaml").read_text()
     new = corpus.entries / "copied-entry.yaml"
-    new.write_text(text.replace(f"id: {ENTRY}", "id: copied-entry", 1)
-                   .replace("title: 'NCCL", "title: 'Copied NCCL", 1))
+    new.write_text(
+        text.replace(f"id: {ENTRY}", "id: copied-entry", 1).replace(
+            "title: 'NCCL", "title: 'Copied NCCL", 1
+        )
+    )
     corpus.check()
     renamed = corpus.entries / "renamed-entry.yaml"
     new.rename(renamed)
-    renamed.write_text(renamed.read_text().replace(
-        "id: copied-entry", "id: renamed-entry\naliases:\n  - copied-entry", 1))
+    renamed.write_text(
+        renamed.read_text().replace(
+            "id: copied-entry", "id: renamed-entry\naliases:\n  - copied-entry", 1
+        )
+    )
     corpus.check()
     assert b"renamed-entry.html" in (corpus.site / "entries" / "copied-entry.html").read_bytes()
     renamed.unlink()
@@ -149,8 +171,9 @@ def test_a_hand_edited_site_is_repaired(corpus: Corpus) -> None:
 
 def test_a_broken_edit_leaves_the_site_alone(corpus: Corpus) -> None:
     before = tree(corpus.site)
-    first = re.search(r"^related:\n  - ([\w-]+)\n", (corpus.entries / f"{ENTRY}.yaml").read_text(),
-                      re.M)
+    first = re.search(
+        r"^related:\n  - ([\w-]+)\n", (corpus.entries / f"{ENTRY}.yaml").read_text(), re.M
+    )
     assert first is not None  # a related list a link can be broken in, whatever its length
     corpus.edit(ENTRY, lambda t: t.replace(first.group(0), "related:\n  - no-such-entry\n", 1))
     with pytest.raises(NanopediaError) as caught:
@@ -161,21 +184,26 @@ def test_a_broken_edit_leaves_the_site_alone(corpus: Corpus) -> None:
     corpus.check()
 
 
-def _entry(ident: str, title: str, tags: list[str], causes: list[str], related: list[str],
-           link: str | None) -> str:
+def _entry(
+    ident: str, title: str, tags: list[str], causes: list[str], related: list[str], link: str | None
+) -> str:
     """A small valid entry; `link` becomes an in-text `entry:` link in the mechanism."""
-    cause_items = "".join(f"  - id: {c}\n    title: Cause {c}\n    domain: workload\n"
-                          f"    action: fix-code\n    explanation: Why {c}.\n"
-                          for c in causes)
+    cause_items = "".join(
+        f"  - id: {c}\n    title: Cause {c}\n    domain: workload\n"
+        f"    action: fix-code\n    explanation: Why {c}.\n"
+        for c in causes
+    )
     mechanism = f"See [the other one](entry:{link})." if link else "No links."
-    return (f"id: {ident}\ntitle: {title}\nsummary: The summary of entry {ident}.\n"
-            f"category: distributed\ntags: [{', '.join(tags)}]\nroot_causes:\n{cause_items}"
-            f"symptoms:\n  - text: Symptom of {ident}.\n    cause: {causes[0]}\n"
-            f"mechanism: {mechanism}\naffected_systems:\n  - name: PyTorch\n"
-            f"confirm:\n  - Check it.\nfix:\n  - title: Fix it\n    detail: Do it.\n"
-            f"prevention:\n  - Test it.\nreferences:\n  - title: Docs\n"
-            f"    url: https://docs.pytorch.org/\n    kind: docs\n"
-            + (f"related: [{', '.join(related)}]\n" if related else ""))
+    return (
+        f"id: {ident}\ntitle: {title}\nsummary: The summary of entry {ident}.\n"
+        f"category: distributed\ntags: [{', '.join(tags)}]\nroot_causes:\n{cause_items}"
+        f"symptoms:\n  - text: Symptom of {ident}.\n    cause: {causes[0]}\n"
+        f"mechanism: {mechanism}\naffected_systems:\n  - name: PyTorch\n"
+        f"confirm:\n  - Check it.\nfix:\n  - title: Fix it\n    detail: Do it.\n"
+        f"prevention:\n  - Test it.\nreferences:\n  - title: Docs\n"
+        f"    url: https://docs.pytorch.org/\n    kind: docs\n"
+        + (f"related: [{', '.join(related)}]\n" if related else "")
+    )
 
 
 def test_random_changes_rebuild_like_a_cold_build(tmp_path: Path) -> None:
@@ -196,14 +224,18 @@ def test_random_changes_rebuild_like_a_cold_build(tmp_path: Path) -> None:
         for ident, e in corpus.items():
             related = [r for r in e["related"] if r in corpus and r != ident]
             link = e["link"] if e["link"] in corpus and e["link"] != ident else None
-            (entries / f"{ident}.yaml").write_text(_entry(
-                ident, e["title"], e["tags"], e["causes"], related, link))
+            (entries / f"{ident}.yaml").write_text(
+                _entry(ident, e["title"], e["tags"], e["causes"], related, link)
+            )
 
     def new(n: int) -> dict:
-        return {"title": f"Entry {n}",
-                "tags": rng.sample(["bf16", "fsdp", "nccl"], rng.randint(1, 3)),
-                "causes": rng.sample(["a", "b", "c", "d"], rng.randint(1, 2)),
-                "related": [], "link": None}
+        return {
+            "title": f"Entry {n}",
+            "tags": rng.sample(["bf16", "fsdp", "nccl"], rng.randint(1, 3)),
+            "causes": rng.sample(["a", "b", "c", "d"], rng.randint(1, 2)),
+            "related": [],
+            "link": None,
+        }
 
     corpus["e00"] = {**new(0), "tags": ["bf16", "fsdp", "nccl"]}
     for n in range(1, 8):
@@ -255,16 +287,19 @@ def test_each_input_of_each_page_kind_rebuilds_like_a_cold_build(tmp_path: Path)
     def add() -> None:
         text = (entries / "beta-failure.yaml").read_text()
         (entries / "gamma-failure.yaml").write_text(
-            text.replace("id: beta-failure", "id: gamma-failure"))
+            text.replace("id: beta-failure", "id: gamma-failure")
+        )
 
     steps = {
         "tag title": edit("tags.yaml", "title: FSDP", "title: Fully sharded"),
         "tag description": edit("tags.yaml", "Fully sharded data parallel.", "Sharded."),
-        "entry title": edit("alpha-failure.yaml", "title: Alpha failure under FSDP",
-                            "title: Alpha failure, renamed"),
+        "entry title": edit(
+            "alpha-failure.yaml", "title: Alpha failure under FSDP", "title: Alpha failure, renamed"
+        ),
         "entry summary": edit("alpha-failure.yaml", "The alpha failure", "The alpha fault"),
-        "entry category": edit("alpha-failure.yaml", "category: mixed-precision",
-                               "category: numerics"),
+        "entry category": edit(
+            "alpha-failure.yaml", "category: mixed-precision", "category: numerics"
+        ),
         "entry tags": edit("alpha-failure.yaml", "tags: [fsdp, bf16]", "tags: [fsdp, bf16, nccl]"),
         "alias": edit("alpha-failure.yaml", "aliases: [alpha-old]", "aliases: [alpha-older]"),
         "entry added": add,
@@ -309,7 +344,8 @@ def head(repo: Repo) -> str:
 
 
 def test_commits_rebuild_like_a_cold_build_walking_only_new_history(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Dates from git: a build after a commit reads only the commits since the last walk, and
     the site equals a cold build's; a build without a new commit runs no `git log`."""
     repo = Repo(tmp_path / "repo")
@@ -356,11 +392,19 @@ def test_a_failed_build_stops_its_git_log(tmp_path: Path, monkeypatch: pytest.Mo
     path.write_text(path.read_text().replace("category:", "category: [", 1))
     started: list[gitdates.Started] = []
     real = gitdates._start
-    monkeypatch.setattr(gitdates, "_start",
-                        lambda root, *args: started.append(real(root, *args)) or started[-1])
+    monkeypatch.setattr(
+        gitdates, "_start", lambda root, *args: started.append(real(root, *args)) or started[-1]
+    )
     with pytest.raises(NanopediaError):
-        build(Request(repo.root / "entries", tmp_path / "site", None, cache_root=tmp_path / "cache",
-              jobs=1))
+        build(
+            Request(
+                repo.root / "entries",
+                tmp_path / "site",
+                None,
+                cache_root=tmp_path / "cache",
+                jobs=1,
+            )
+        )
     assert len(started) == 1
     process, output = started[0]
     assert process.returncode is not None and output.closed
@@ -372,8 +416,17 @@ def test_rebuilds_told_what_changed_match_a_cold_build(tmp_path: Path) -> None:
     shutil.copytree(SOURCE, entries)
 
     def warm(*changed: Path) -> Report:
-        return build(Request(entries, site, None, cache_root=tmp_path / "cache", jobs=1, dates={},
-                     changed=set(changed)))
+        return build(
+            Request(
+                entries,
+                site,
+                None,
+                cache_root=tmp_path / "cache",
+                jobs=1,
+                dates={},
+                changed=set(changed),
+            )
+        )
 
     build(Request(entries, site, None, cache_root=tmp_path / "cache", jobs=1, dates={}))
     edited = entries / f"{ENTRY}.yaml"
@@ -390,21 +443,28 @@ def test_rebuilds_told_what_changed_match_a_cold_build(tmp_path: Path) -> None:
 
 
 def test_an_edit_that_leaves_the_code_alone_runs_no_highlighter(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The code examples of the entry's last version are reused; new code is highlighted."""
     entries, site = tmp_path / "entries", tmp_path / "site"
     shutil.copytree(SOURCE, entries)
     build(Request(entries, site, None, cache_root=tmp_path / "cache", jobs=1, dates={}))
     calls: list[str] = []
     real = highlight.Highlighter.code
-    monkeypatch.setattr(highlight.Highlighter, "code",
-                        lambda self, src, lang: calls.append(src) or real(self, src, lang))
+    monkeypatch.setattr(
+        highlight.Highlighter,
+        "code",
+        lambda self, src, lang: calls.append(src) or real(self, src, lang),
+    )
     path = entries / "gradscaler-misuse.yaml"
     path.write_text(path.read_text().replace("\nconfirm:\n", "\nconfirm:\n  - Edited.\n", 1))
     build(Request(entries, site, None, cache_root=tmp_path / "cache", jobs=1, dates={}))
     assert calls == []
-    path.write_text(path.read_text().replace("model = build_model().cuda()",
-                                             "model = build_model().cuda()  # edited", 1))
+    path.write_text(
+        path.read_text().replace(
+            "model = build_model().cuda()", "model = build_model().cuda()  # edited", 1
+        )
+    )
     build(Request(entries, site, None, cache_root=tmp_path / "cache", jobs=1, dates={}))
     assert [c for c in calls if "# edited" in c] and len(calls) == 1
     build(Request(entries, tmp_path / "cold", None, use_cache=False, jobs=1, dates={}))
@@ -423,8 +483,7 @@ def test_compiled_templates_are_kept_and_follow_the_theme(tmp_path: Path) -> Non
     assert b"Changed theme." in (tmp_path / "site" / "404.html").read_bytes()
 
 
-def test_the_command_returns_before_its_state_is_saved_and_the_next_waits(
-        tmp_path: Path) -> None:
+def test_the_command_returns_before_its_state_is_saved_and_the_next_waits(tmp_path: Path) -> None:
     """The console script leaves the state to a detached process; a build started right after
     waits for it, so it finds the site up to date."""
     shutil.copytree(SOURCE, tmp_path / "entries")
@@ -439,8 +498,9 @@ def test_the_command_returns_before_its_state_is_saved_and_the_next_waits(
 def test_reading_the_state_waits_while_another_process_writes_it(tmp_path: Path) -> None:
     entries, cache = tmp_path / "entries", open_cache(tmp_path / "cache")
     shutil.copytree(SOURCE, entries)
-    build(Request(entries, tmp_path / "site", None, cache_root=tmp_path / "cache", jobs=1,
-                  dates={}))
+    build(
+        Request(entries, tmp_path / "site", None, cache_root=tmp_path / "cache", jobs=1, dates={})
+    )
     background.finish()
     k = stamps.site_key(tmp_path / "site")
     done = threading.Event()
@@ -455,7 +515,8 @@ def test_reading_the_state_waits_while_another_process_writes_it(tmp_path: Path)
 
 
 def test_a_rebuild_does_not_wait_for_replaced_files_to_be_deleted(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     entries, site = tmp_path / "entries", tmp_path / "site"
     shutil.copytree(SOURCE, entries)
     build(Request(entries, site, None, cache_root=tmp_path / "cache", jobs=1, dates={}))
@@ -472,8 +533,17 @@ def test_a_rebuild_does_not_wait_for_replaced_files_to_be_deleted(
     path = entries / f"{ENTRY}.yaml"
     for n in range(2):  # the second build runs while the first one's leftovers are held
         path.write_text(path.read_text().replace("\nconfirm:\n", f"\nconfirm:\n  - {n}.\n", 1))
-        build(Request(entries, site, None, cache_root=tmp_path / "cache", jobs=1, dates={},
-                      clean_up_later=True))  # serve's rebuilds
+        build(
+            Request(
+                entries,
+                site,
+                None,
+                cache_root=tmp_path / "cache",
+                jobs=1,
+                dates={},
+                clean_up_later=True,
+            )
+        )  # serve's rebuilds
     assert deleting and deleting[0].exists()  # still held: the second build did not wait
     release.set()
     background.finish()
@@ -486,21 +556,33 @@ def test_values_of_old_versions_are_deleted(tmp_path: Path) -> None:
     """The cache keeps the three most recently used versions of the code, and nothing of the
     layout before version folders; what is not ours is left alone."""
     cache = tmp_path / "cache"
-    for n, name in enumerate(["0000000000000001", "0000000000000002", "0000000000000003",
-                              "0000000000000004", "entries", "kept", "notes"]):
+    for n, name in enumerate(
+        [
+            "0000000000000001",
+            "0000000000000002",
+            "0000000000000003",
+            "0000000000000004",
+            "entries",
+            "kept",
+            "notes",
+        ]
+    ):
         (cache / name / "x").mkdir(parents=True)
         os.utime(cache / name, ns=(n * 10**9, n * 10**9))
     build(Request(SOURCE, tmp_path / "site", None, cache_root=cache, jobs=1, dates={}))
     background.finish()
     current = open_cache(cache).root.name
     assert sorted(p.name for p in cache.iterdir()) == sorted(
-        ["0000000000000003", "0000000000000004", current, "notes"])
-    assert build(Request(SOURCE, tmp_path / "site", None, cache_root=cache, jobs=1,
-                         dates={})).up_to_date
+        ["0000000000000003", "0000000000000004", current, "notes"]
+    )
+    assert build(
+        Request(SOURCE, tmp_path / "site", None, cache_root=cache, jobs=1, dates={})
+    ).up_to_date
 
 
 def test_a_build_returns_with_no_folder_of_its_cache_being_deleted(
-        tmp_corpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_corpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The old site goes to the cache's trash and is deleted in the background; `build` waits
     for that before it returns, so a walk of the cache (`rglob`) never meets a folder that
     vanishes under it. `serve` (`clean_up_later`) returns first; its deletion still ends."""

@@ -17,7 +17,13 @@ def test_the_projects_javascript_passes_eslint() -> None:
     npm_package("@eslint/js"), npm_package("globals")
     node = shutil.which("node") or unavailable("node is not installed")
     env = {**os.environ, "NODE_PATH": str(NPM_DIR / "node_modules")}
-    done = subprocess.run([str(node), str(eslint), "--max-warnings", "0", "theme", "tests/js",
-                           "eslint.config.cjs"], cwd=ROOT, env=env, capture_output=True,
-                          text=True, timeout=300, check=False)
+    done = subprocess.run(
+        [str(node), str(eslint), "--max-warnings", "0", "theme", "tests/js", "eslint.config.cjs"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
     assert done.returncode == 0, done.stdout + done.stderr

@@ -59,13 +59,19 @@ def test_a_prefetched_listing_is_the_same(tree: tuple[Path, Path]) -> None:
     """In a process of its own, as the console script runs it: a test process may have
     threads (Playwright's), beside which nothing is forked."""
     entries, site = tree
-    run = subprocess.run([sys.executable, "-c", PREFETCH, str(entries), str(site)],
-                         capture_output=True, text=True, cwd=ROOT, check=False)
+    run = subprocess.run(
+        [sys.executable, "-c", PREFETCH, str(entries), str(site)],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        check=False,
+    )
     assert (run.returncode, run.stdout.strip()) == (0, "same"), run.stderr
 
 
-def test_a_failed_child_is_listed_here(tree: tuple[Path, Path],
-                                       monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_failed_child_is_listed_here(
+    tree: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
     entries, site = tree
     parent = os.getpid()
     real = listing.stamps
@@ -79,16 +85,19 @@ def test_a_failed_child_is_listed_here(tree: tuple[Path, Path],
     assert listing.prefetch(entries, site)().names == ["a.yaml", "b.yaml", "broken.yaml"]
 
 
-def test_no_fork_while_other_threads_run(tree: tuple[Path, Path],
-                                         monkeypatch: pytest.MonkeyPatch) -> None:
+def test_no_fork_while_other_threads_run(
+    tree: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
     entries, site = tree
     monkeypatch.setattr(os, "fork", lambda: pytest.fail("forked beside a running thread"))
     stop = threading.Event()
     other = threading.Thread(target=stop.wait)
     other.start()
     try:
-        assert listing.prefetch(entries, site)().site.keys() == \
-            listing.listing(entries, site).site.keys()
+        assert (
+            listing.prefetch(entries, site)().site.keys()
+            == listing.listing(entries, site).site.keys()
+        )
     finally:
         stop.set()
         other.join()

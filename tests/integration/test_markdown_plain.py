@@ -27,17 +27,34 @@ def check(text: str) -> None:
 
 
 @settings(max_examples=3000, deadline=None)
-@given(st.text(alphabet=st.sampled_from(
-    list("aZé1 ,.;'\"?()/\u00a0\u3000\u2028\x85\t\n") + list("!#$%&*+-:<=>@[\\]^_`{}~|")),
-    max_size=20))
+@given(
+    st.text(
+        alphabet=st.sampled_from(
+            list("aZé1 ,.;'\"?()/\u00a0\u3000\u2028\x85\t\n") + list("!#$%&*+-:<=>@[\\]^_`{}~|")
+        ),
+        max_size=20,
+    )
+)
 def test_generated_text(text: str) -> None:
     check(text)
 
 
-@pytest.mark.parametrize("text", [
-    "Plain words", 'Say "hi" (twice), then stop.', "Ünïcode ok", "a  b", "x/y", "I) no list",
-    "A. not a list", "Loss is NaN at step 10", "e\u00a0", "\u3000lead", "ab\x85cd",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Plain words",
+        'Say "hi" (twice), then stop.',
+        "Ünïcode ok",
+        "a  b",
+        "x/y",
+        "I) no list",
+        "A. not a list",
+        "Loss is NaN at step 10",
+        "e\u00a0",
+        "\u3000lead",
+        "ab\x85cd",
+    ],
+)
 def test_examples(text: str) -> None:
     check(text)
 

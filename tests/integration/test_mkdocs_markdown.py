@@ -14,25 +14,51 @@ import pytest
 
 from nanopedia.mkdocs.markdown import block, code_span, fenced, heading, inline, text
 
-EXTENSIONS = ["toc", "tables", "fenced_code", "attr_list", "md_in_html", "def_list", "admonition",
-              "abbr", "footnotes", "pymdownx.details", "pymdownx.snippets", "pymdownx.mark",
-              "pymdownx.tilde", "pymdownx.caret", "pymdownx.critic", "pymdownx.keys"]
+EXTENSIONS = [
+    "toc",
+    "tables",
+    "fenced_code",
+    "attr_list",
+    "md_in_html",
+    "def_list",
+    "admonition",
+    "abbr",
+    "footnotes",
+    "pymdownx.details",
+    "pymdownx.snippets",
+    "pymdownx.mark",
+    "pymdownx.tilde",
+    "pymdownx.caret",
+    "pymdownx.critic",
+    "pymdownx.keys",
+]
 
 
 def resolve(href: str) -> str:
-    return href.replace("entry:", "../entries/", 1).replace("#", ".md#", 1) \
-        if "#" in href else href.replace("entry:", "", 1) + ".md"
+    return (
+        href.replace("entry:", "../entries/", 1).replace("#", ".md#", 1)
+        if "#" in href
+        else href.replace("entry:", "", 1) + ".md"
+    )
 
 
 def render(source: str) -> str:
     return markdown.markdown(source, extensions=EXTENSIONS)
 
 
-@pytest.mark.parametrize("href", [
-    "javascript:alert(1)", "JaVaScRiPt:alert(1)", "java\tscript:alert(1)", " javascript:alert(1)",
-    "javascript&#58;alert(1)", "vbscript:msgbox(1)", "data:text/html,<script>alert(1)</script>",
-    "jav&#x09;ascript:alert(1)",
-])
+@pytest.mark.parametrize(
+    "href",
+    [
+        "javascript:alert(1)",
+        "JaVaScRiPt:alert(1)",
+        "java\tscript:alert(1)",
+        " javascript:alert(1)",
+        "javascript&#58;alert(1)",
+        "vbscript:msgbox(1)",
+        "data:text/html,<script>alert(1)</script>",
+        "jav&#x09;ascript:alert(1)",
+    ],
+)
 def test_unsafe_links_keep_only_their_text(href: str) -> None:
     html = render(block(f"[click]({href}) and <{href}>", resolve))
     hrefs = re.findall(r'href="([^"]*)"', html)
@@ -41,7 +67,7 @@ def test_unsafe_links_keep_only_their_text(href: str) -> None:
 
 
 def test_entry_links_resolve_and_others_are_kept_encoded() -> None:
-    source = "[a](entry:beta#cause-x) [b](https://x.org/a b) [c](https://x.org/(p)\"q)"
+    source = '[a](entry:beta#cause-x) [b](https://x.org/a b) [c](https://x.org/(p)"q)'
     out = inline(source, resolve)
     assert "[a](../entries/beta.md#cause-x)" in out
     html = render(out)
@@ -49,26 +75,42 @@ def test_entry_links_resolve_and_others_are_kept_encoded() -> None:
     assert "x.org/a b" in html and 'href="https://x.org/a b"' not in html  # not a link at all
 
 
-@pytest.mark.parametrize("source, shown", [
-    ('<img src=x onerror="alert(1)">', '<img src=x onerror="alert(1)">'),
-    ("<div>\nblock\n</div>", "<div> block </div>"),
-    ('text {: onclick="alert(1)" }', 'text {: onclick="alert(1)" }'),
-    ('--8<-- "/etc/passwd"', '--8<-- "/etc/passwd"'),
-    ("{{ 7*7 }} {% raw %} ${x}", "{{ 7*7 }} {% raw %} ${x}"),
-    ("!!! danger\n    body", "!!! danger body"),
-    ("Term\n: definition", "Term : definition"),
-    ("==mark== ~~del~~ ^^ins^^ ++ctrl+alt++ {++add++}",
-     "==mark== del ^^ins^^ ++ctrl+alt++ {++add++}"),
-    ("*[HTML]: Hyper", "*[HTML]: Hyper"),
-    ("a[^1] b", "a[^1] b"),
-    ("&lt; &amp; &#60; \\< &amp;lt;", "< & < < &lt;"),
-    ("a\u0002klzzwxh:0000\u0003b", "a\ufffdklzzwxh:0000\ufffdb"),
-])
+@pytest.mark.parametrize(
+    "source, shown",
+    [
+        ('<img src=x onerror="alert(1)">', '<img src=x onerror="alert(1)">'),
+        ("<div>\nblock\n</div>", "<div> block </div>"),
+        ('text {: onclick="alert(1)" }', 'text {: onclick="alert(1)" }'),
+        ('--8<-- "/etc/passwd"', '--8<-- "/etc/passwd"'),
+        ("{{ 7*7 }} {% raw %} ${x}", "{{ 7*7 }} {% raw %} ${x}"),
+        ("!!! danger\n    body", "!!! danger body"),
+        ("Term\n: definition", "Term : definition"),
+        (
+            "==mark== ~~del~~ ^^ins^^ ++ctrl+alt++ {++add++}",
+            "==mark== del ^^ins^^ ++ctrl+alt++ {++add++}",
+        ),
+        ("*[HTML]: Hyper", "*[HTML]: Hyper"),
+        ("a[^1] b", "a[^1] b"),
+        ("&lt; &amp; &#60; \\< &amp;lt;", "< & < < &lt;"),
+        ("a\u0002klzzwxh:0000\u0003b", "a\ufffdklzzwxh:0000\ufffdb"),
+    ],
+)
 def test_syntax_of_html_and_extensions_renders_as_text(source: str, shown: str) -> None:
     html = render(block(source, resolve))
     assert _text(html).startswith(shown), html
-    for tag in ("<img", "<div", "onclick=", "<script", "<mark", "<ins", "<kbd", "<abbr", "<dl",
-                "admonition", "<sup"):
+    for tag in (
+        "<img",
+        "<div",
+        "onclick=",
+        "<script",
+        "<mark",
+        "<ins",
+        "<kbd",
+        "<abbr",
+        "<dl",
+        "admonition",
+        "<sup",
+    ):
         assert tag not in html, (tag, html)
 
 
@@ -106,10 +148,20 @@ echo "</code><script>"
 # Heading
 """
     html = render(block(source, resolve))
-    for part in ("<code>code</code>", "<em>em</em>", "<strong>strong</strong>", "<del>gone</del>",
-                 "<li>two<ul>\n<li>nested</li>", "<ol>", "<pre><code>x = 1", "<blockquote>",
-                 "<td><code>x</code></td>", "<h4", 'class="language-bash"',
-                 "echo &quot;&lt;/code&gt;&lt;script&gt;&quot;"):
+    for part in (
+        "<code>code</code>",
+        "<em>em</em>",
+        "<strong>strong</strong>",
+        "<del>gone</del>",
+        "<li>two<ul>\n<li>nested</li>",
+        "<ol>",
+        "<pre><code>x = 1",
+        "<blockquote>",
+        "<td><code>x</code></td>",
+        "<h4",
+        'class="language-bash"',
+        "echo &quot;&lt;/code&gt;&lt;script&gt;&quot;",
+    ):
         assert part in html, (part, html)
     assert html.index("</ul>") < html.index("<ol>")  # two lists stay two lists
 
@@ -123,7 +175,7 @@ def test_code_spans_hold_any_text(code: str) -> None:
 
 def test_fenced_code_outlasts_backticks_inside() -> None:
     code = "a = '''\n```\n````\n'''"
-    html = render(fenced(code, "python\" onload=x"))
+    html = render(fenced(code, 'python" onload=x'))
     assert _text(html).replace(" ", "") == code.replace("\n", "").replace(" ", "")
     assert "onload=" not in html
 

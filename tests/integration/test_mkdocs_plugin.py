@@ -95,7 +95,9 @@ def make_project(root: Path, entries: Path, config: str) -> Path:
     if entries != root / "entries":
         shutil.copytree(entries, root / "entries")
     (root / "mkdocs.yml").write_text(
-        "site_name: Team docs\n" + config + STRICT_VALIDATION
+        "site_name: Team docs\n"
+        + config
+        + STRICT_VALIDATION
         + "plugins:\n  - search\n  - nanopedia:\n      entries: entries\n      section: failures\n",
         encoding="utf-8",
     )
@@ -104,13 +106,20 @@ def make_project(root: Path, entries: Path, config: str) -> Path:
 
 def build(root: Path, *args: str) -> Built:
     env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
-    run = subprocess.run([sys.executable, "-m", "mkdocs", "build", *args], cwd=root, env=env,
-                         capture_output=True, text=True, timeout=120)
+    run = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", *args],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     return Built(root, run.returncode, run.stdout + run.stderr)
 
 
-def shared_build(factory: pytest.TempPathFactory, name: str, setup: Callable[[Path], Path],
-                 *args: str) -> Built:
+def shared_build(
+    factory: pytest.TempPathFactory, name: str, setup: Callable[[Path], Path], *args: str
+) -> Built:
     """Build a project once per test session, even with several xdist workers.
 
     The workers share the parent of their temp dirs; the first to take the lock builds, the
@@ -136,8 +145,9 @@ def shared_build(factory: pytest.TempPathFactory, name: str, setup: Callable[[Pa
 def built(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Built:
     """The fixture corpus in a strict build, once per theme."""
     theme = THEMES[request.param]
-    result = shared_build(tmp_path_factory, request.param,
-                          lambda root: make_project(root, CORPUS, theme), "--strict")
+    result = shared_build(
+        tmp_path_factory, request.param, lambda root: make_project(root, CORPUS, theme), "--strict"
+    )
     assert result.code == 0, result.log
     return result
 
@@ -165,7 +175,8 @@ def test_every_entry_and_tag_has_a_page(built: Built, catalog: Any) -> None:
 
 
 def test_entry_pages_say_what_to_do_and_how_far_the_entry_was_checked(
-        built: Built, catalog: Any) -> None:
+    built: Built, catalog: Any
+) -> None:
     for entry in catalog.entries:
         page = built.page(f"failures/entries/{entry.id}")
         for cause in entry.root_causes:
@@ -263,8 +274,10 @@ def test_invalid_entry_fails_the_build_at_its_location(tmp_corpus: Path, tmp_pat
     col = len("tags: [fsdp, ") + 1
     result = build(make_project(tmp_path / "project", tmp_corpus, THEMES["mkdocs"]))
     assert result.code == 1
-    assert (f"nanopedia: entries/alpha-failure.yaml:{line}:{col}: error[E023]: unknown tag 'bfl6'"
-            in result.log), result.log
+    assert (
+        f"nanopedia: entries/alpha-failure.yaml:{line}:{col}: error[E023]: unknown tag 'bfl6'"
+        in result.log
+    ), result.log
     assert "did you mean 'bf16'?" in result.log
     assert "Traceback" not in result.log
     assert not (result.site / "failures").exists()
@@ -280,11 +293,14 @@ def test_a_docs_file_in_the_way_is_an_error(tmp_path: Path) -> None:
     assert "Traceback" not in result.log
 
 
-SUMMARY = ("  The alpha failure happens when bf16 weights meet fp32 inputs. "
-           "See [beta](entry:beta-failure).")
+SUMMARY = (
+    "  The alpha failure happens when bf16 weights meet fp32 inputs. "
+    "See [beta](entry:beta-failure)."
+)
 HOSTILE = {
-    "title: Alpha failure under FSDP":
-        "title: '</title><script>window.pwned=1</script> Alpha {{ 7*7 }}'",
+    "title: Alpha failure under FSDP": (
+        "title: '</title><script>window.pwned=1</script> Alpha {{ 7*7 }}'"
+    ),
     SUMMARY: """\
   The alpha <img src=x onerror="window.pwned=2"> failure {: onclick="window.pwned=3" }
 
@@ -298,11 +314,13 @@ HOSTILE = {
   | a | b |
   |---|---|
   | <b onclick=x>cell</b> | `<i>code</i>` |""",
-    "      The visible parameters are fp32 shards.":
-        "      Shards. <script>window.pwned=5</script> {% raw %} ${x} &lt; [b](entry:beta-failure)",
+    "      The visible parameters are fp32 shards.": (
+        "      Shards. <script>window.pwned=5</script> {% raw %} ${x} &lt; [b](entry:beta-failure)"
+    ),
     "    answer: No.": "    answer: '[ok](https://example.com/a(b)\"c)'",
-    "    title: Model code casts to self.dtype":
-        "    title: 'Casts to `self.dtype` <b onclick=x>b</b> [x](https://evil.example) *e*'",
+    "    title: Model code casts to self.dtype": (
+        "    title: 'Casts to `self.dtype` <b onclick=x>b</b> [x](https://evil.example) *e*'"
+    ),
 }
 
 
@@ -333,7 +351,7 @@ def test_hostile_entry_text_stays_text(hostile: Built) -> None:
     parsed = _parse(page)
     assert parsed.handlers == []
     # Material prints the title decoded into <title>, where only `</title` could end it.
-    title = html[html.index("<title>"):html.index("</title>")]
+    title = html[html.index("<title>") : html.index("</title>")]
     assert title.startswith("<title><\u200b/title><script>window.pwned=1<\u200b/script> Alpha")
     body = html.replace(title, "")
     assert "<script>window" not in body and "<div onmouseover" not in body
@@ -383,8 +401,9 @@ def test_generated_page_in_a_real_browser(built: Built, watched_page: Any, serve
     page.locator("table a[href='#cause-cast']").click()
     assert page.evaluate("location.hash") == "#cause-cast"
     assert page.locator("#cause-cast").count() == 1
-    page.locator("article a[href='../beta-failure/'], div[role=main] a[href='../beta-failure/']"
-                 ).last.click()
+    page.locator(
+        "article a[href='../beta-failure/'], div[role=main] a[href='../beta-failure/']"
+    ).last.click()
     page.wait_for_url("**/failures/entries/beta-failure/")
     page.wait_for_load_state("networkidle")
     assert page.locator("h1").first.inner_text().startswith("Beta failure in NCCL collectives")
@@ -412,7 +431,7 @@ def test_a_former_id_sends_the_reader_to_the_entry(built: Built) -> None:
     """`alpha-failure` was once `alpha-old`: that address still leads to it."""
     moved = built.site / "failures" / "entries" / "alpha-old" / "index.html"
     text = moved.read_text(encoding="utf-8")
-    assert text.startswith("<!doctype html>\n<html lang=\"en\">")  # theme/templates/moved.html
+    assert text.startswith('<!doctype html>\n<html lang="en">')  # theme/templates/moved.html
     assert '<meta http-equiv="refresh" content="0; url=../alpha-failure/">' in text
     assert '<a href="../alpha-failure/">Alpha failure under FSDP</a>' in text
     target = (moved.parent / "../alpha-failure/index.html").resolve()
@@ -431,9 +450,11 @@ def test_repros_and_checked_with_are_on_the_mkdocs_page(built: Built) -> None:
     assert 'id="repro-float-input"' in page and "sys.exit" in page  # the broken script
 
 
-HEADINGS = ("mechanism: |\n  FSDP casts parameters at module boundaries.\n",
-            "mechanism: |\n  FSDP casts parameters at module boundaries.\n\n  # Search\n\n"
-            "  The first.\n\n  ## Search\n\n  The second, under the first.\n")
+HEADINGS = (
+    "mechanism: |\n  FSDP casts parameters at module boundaries.\n",
+    "mechanism: |\n  FSDP casts parameters at module boundaries.\n\n  # Search\n\n"
+    "  The first.\n\n  ## Search\n\n  The second, under the first.\n",
+)
 
 
 @pytest.fixture(scope="module")
@@ -446,8 +467,10 @@ def headings(tmp_path_factory: pytest.TempPathFactory) -> Built:
         text = path.read_text(encoding="utf-8")
         assert HEADINGS[0] in text
         path.write_text(text.replace(HEADINGS[0], HEADINGS[1]), encoding="utf-8")
-        config = ("theme:\n  name: material\n  font: false\n"
-                  "markdown_extensions:\n  - toc:\n      permalink: true\n")
+        config = (
+            "theme:\n  name: material\n  font: false\n"
+            "markdown_extensions:\n  - toc:\n      permalink: true\n"
+        )
         return make_project(root, root / "entries", config)
 
     result = shared_build(tmp_path_factory, "headings", setup, "--strict")
@@ -460,8 +483,7 @@ def test_entry_headings_get_the_sites_prefixed_ids(headings: Built) -> None:
     heading, its permalink, the table of contents and the search index."""
     page = headings.site / "failures" / "entries" / "alpha-failure" / "index.html"
     html = page.read_text(encoding="utf-8")
-    found = re.findall(r'<(h[4-6]) id="([^"]+)">Search<a class="headerlink" href="#([^"]+)"',
-                       html)
+    found = re.findall(r'<(h[4-6]) id="([^"]+)">Search<a class="headerlink" href="#([^"]+)"', html)
     assert found == [("h4", "md-search", "md-search"), ("h5", "md-search-2", "md-search-2")]
     parsed = _parse(page)
     assert not {"search", "search_1"} & parsed.ids

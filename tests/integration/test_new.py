@@ -39,16 +39,33 @@ def test_new_then_check_reports_only_the_blanks(repo: Path, cli) -> None:
 
     checked = cli("check", "entries/gamma-failure.yaml")
     assert checked.code == 1
-    located = re.findall(r"^entries/gamma-failure\.yaml:(\d+):\d+: error\[(E\d+)\]: '([^']+)'",
-                         checked.out, flags=re.M)
+    located = re.findall(
+        r"^entries/gamma-failure\.yaml:(\d+):\d+: error\[(E\d+)\]: '([^']+)'",
+        checked.out,
+        flags=re.M,
+    )
     assert {code for _, code, _ in located} == {"E060"}
     assert [field for _, _, field in located] == [
-        "summary", "category", "root_causes[0].id", "root_causes[0].title",
-        "root_causes[0].domain", "root_causes[0].action", "root_causes[0].explanation",
-        "symptoms[0].text", "symptoms[0].cause", "mechanism",
-        "affected_systems[0].name", "affected_systems[0].versions", "confirm[0]", "fix[0].title",
-        "fix[0].detail", "prevention[0]", "references[0].title", "references[0].url",
-        "references[0].kind", "checked_with.torch",
+        "summary",
+        "category",
+        "root_causes[0].id",
+        "root_causes[0].title",
+        "root_causes[0].domain",
+        "root_causes[0].action",
+        "root_causes[0].explanation",
+        "symptoms[0].text",
+        "symptoms[0].cause",
+        "mechanism",
+        "affected_systems[0].name",
+        "affected_systems[0].versions",
+        "confirm[0]",
+        "fix[0].title",
+        "fix[0].detail",
+        "prevention[0]",
+        "references[0].title",
+        "references[0].url",
+        "references[0].kind",
+        "checked_with.torch",
     ]
     lines = text.splitlines()
     assert all("TODO" in lines[int(line) - 1] for line, _, _ in located)
@@ -101,7 +118,9 @@ def test_new_reports_every_bad_argument_at_once(repo: Path, cli) -> None:
         "    hint: did you mean 'bf16'?",
     ]
     assert sorted(p.name for p in (repo / "entries").iterdir()) == [
-        "alpha-failure.yaml", "beta-failure.yaml", "tags.yaml",
+        "alpha-failure.yaml",
+        "beta-failure.yaml",
+        "tags.yaml",
     ]
 
 

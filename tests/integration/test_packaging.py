@@ -73,17 +73,20 @@ def _run(command: list[str], cwd: Path, extra: dict[str, str] | None = None) -> 
     env["NO_MKDOCS_2_WARNING"] = "1"
     env.update(extra or {})
     done = subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, timeout=180)
-    assert done.returncode == 0, f"{' '.join(command)} exited {done.returncode}:\n" \
-                                 f"{done.stdout}{done.stderr}"
+    assert done.returncode == 0, (
+        f"{' '.join(command)} exited {done.returncode}:\n{done.stdout}{done.stderr}"
+    )
     return done.stdout
 
 
 @pytest.fixture(scope="module")
 def dists(tmp_path_factory: pytest.TempPathFactory) -> Dists:
     here = tmp_path_factory.mktemp("packaging")
-    patterns = [line.strip() for line in
-                (ROOT / ".gitignore").read_text(encoding="utf-8").splitlines()
-                if line.strip() and not line.startswith("#")]
+    patterns = [
+        line.strip()
+        for line in (ROOT / ".gitignore").read_text(encoding="utf-8").splitlines()
+        if line.strip() and not line.startswith("#")
+    ]
     # As git reads them: `/site/` only at the root (nanopedia/site/ is code), `build/` anywhere.
     anywhere = [p.strip("/") for p in patterns if not p.startswith("/")] + [".git"]
     at_root = [p.strip("/") for p in patterns if p.startswith("/")]
@@ -93,8 +96,18 @@ def dists(tmp_path_factory: pytest.TempPathFactory) -> Dists:
         return {n for n in names if any(fnmatch(n, rule) for rule in rules)}
 
     shutil.copytree(ROOT, here / "src", ignore=ignored)
-    _run([sys.executable, "-m", "build", "--no-isolation", "--outdir", str(here / "dist"),
-          str(here / "src")], here)
+    _run(
+        [
+            sys.executable,
+            "-m",
+            "build",
+            "--no-isolation",
+            "--outdir",
+            str(here / "dist"),
+            str(here / "src"),
+        ],
+        here,
+    )
     return Dists(here / "dist" / f"{DIST}.tar.gz", next((here / "dist").glob("*.whl")))
 
 
@@ -103,12 +116,29 @@ def installed(dists: Dists, tmp_path_factory: pytest.TempPathFactory) -> Install
     root = tmp_path_factory.mktemp("venv")
     venv.create(root, with_pip=False, symlinks=True)  # from the base interpreter, not this venv
     python = root / "bin" / "python"
-    _run([sys.executable, "-m", "pip", "--python", str(python), "install", "--quiet",
-          "--no-deps", "--no-index", str(dists.wheel)], root)
-    site_packages = Path(_run([str(python), "-c", "import sysconfig; "
-                               "print(sysconfig.get_paths()['purelib'])"], root).strip())
+    _run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "--python",
+            str(python),
+            "install",
+            "--quiet",
+            "--no-deps",
+            "--no-index",
+            str(dists.wheel),
+        ],
+        root,
+    )
+    site_packages = Path(
+        _run(
+            [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"], root
+        ).strip()
+    )
     (site_packages / "_test_dependencies.pth").write_text(
-        "".join(f"{p}\n" for p in site.getsitepackages()), encoding="utf-8")
+        "".join(f"{p}\n" for p in site.getsitepackages()), encoding="utf-8"
+    )
     return Installed(root, python, site_packages)
 
 
@@ -122,8 +152,12 @@ def test_locate_prefers_the_copy_inside_the_package(tmp_path: Path) -> None:
 
 def test_the_checkout_uses_its_own_theme() -> None:
     assert locate() == THEME
-    assert {"templates/base.html", "skeleton/entry.yaml", "mkdocs/entry.md.j2",
-            "static/vendor/minisearch/LICENSE.txt"} <= set(THEME_FILES)
+    assert {
+        "templates/base.html",
+        "skeleton/entry.yaml",
+        "mkdocs/entry.md.j2",
+        "static/vendor/minisearch/LICENSE.txt",
+    } <= set(THEME_FILES)
 
 
 def test_sdist_and_wheel_carry_every_theme_file(dists: Dists) -> None:
@@ -133,33 +167,42 @@ def test_sdist_and_wheel_carry_every_theme_file(dists: Dists) -> None:
     assert not missing, f"not in the sdist: {missing}"
 
     with zipfile.ZipFile(dists.wheel) as wheel:
-        shipped = {n.removeprefix("nanopedia/theme/"): wheel.read(n) for n in wheel.namelist()
-                   if n.startswith("nanopedia/theme/")}
+        shipped = {
+            n.removeprefix("nanopedia/theme/"): wheel.read(n)
+            for n in wheel.namelist()
+            if n.startswith("nanopedia/theme/")
+        }
     assert sorted(shipped) == THEME_FILES
     changed = [f for f in THEME_FILES if shipped[f] != (THEME / f).read_bytes()]
     assert not changed, f"differ from theme/ in the wheel: {changed}"
 
 
-def test_installed_package_reads_only_its_installed_theme(installed: Installed,
-                                                           tmp_path: Path) -> None:
+def test_installed_package_reads_only_its_installed_theme(
+    installed: Installed, tmp_path: Path
+) -> None:
     where = json.loads(installed.run(tmp_path, "python", "-c", WHERE))
     theme = installed.site_packages / "nanopedia" / "theme"
     assert Path(where.pop("package")) == installed.site_packages / "nanopedia" / "__init__.py"
     assert {k: Path(v) for k, v in where.items()} == {
-        "theme": theme, "render": theme, "mkdocs": theme / "mkdocs",
-        "skeleton": theme / "skeleton" / "entry.yaml", "serve": theme / "serve",
+        "theme": theme,
+        "render": theme,
+        "mkdocs": theme / "mkdocs",
+        "skeleton": theme / "skeleton" / "entry.yaml",
+        "serve": theme / "serve",
         "single": theme / "single",
     }
 
 
-def test_installed_cli_builds_bundles_and_starts_an_entry(installed: Installed,
-                                                           tmp_path: Path) -> None:
+def test_installed_cli_builds_bundles_and_starts_an_entry(
+    installed: Installed, tmp_path: Path
+) -> None:
     shutil.copytree(ROOT / "entries", tmp_path / "entries")
     ids = [p.stem for p in entry_files(tmp_path / "entries")]
     assert ids
 
-    installed.run(tmp_path, "python", "-m", "nanopedia", "build", "--entries", "entries",
-                  "--out", "site")
+    installed.run(
+        tmp_path, "python", "-m", "nanopedia", "build", "--entries", "entries", "--out", "site"
+    )
     site_dir = tmp_path / "site"
     pages = ["index.html", "search.html", "404.html", *(f"entries/{i}.html" for i in ids)]
     assert [p for p in pages if not (site_dir / p).is_file()] == []
@@ -167,8 +210,9 @@ def test_installed_cli_builds_bundles_and_starts_an_entry(installed: Installed,
     for name in ("minisearch.js", "LICENSE.txt"):
         assert (site_dir / vendor / name).read_bytes() == (THEME / vendor / name).read_bytes()
 
-    installed.run(tmp_path, "nanopedia", "bundle", "--single-file", "--entries", "entries",
-                  "--out", "dist")
+    installed.run(
+        tmp_path, "nanopedia", "bundle", "--single-file", "--entries", "entries", "--out", "dist"
+    )
     assert (tmp_path / "dist" / f"{DIST}.html").stat().st_size > 0
 
     (tmp_path / "fresh").mkdir()
@@ -194,28 +238,36 @@ def test_installed_mkdocs_plugin_builds_the_section(installed: Installed, tmp_pa
     assert [p for p in pages if not (tmp_path / "site" / p).is_file()] == []
 
 
-def test_installed_diagnose_works_in_an_empty_directory(installed: Installed,
-                                                         tmp_path: Path) -> None:
+def test_installed_diagnose_works_in_an_empty_directory(
+    installed: Installed, tmp_path: Path
+) -> None:
     """`pip install nanopedia && nanopedia diagnose job.log`: the wheel ships the entries."""
     shipped = installed.site_packages / "nanopedia" / "entries"
     assert sorted(p.name for p in shipped.glob("*.yaml")) == sorted(
-        p.name for p in (ROOT / "entries").glob("*.yaml"))
-    (tmp_path / "job.log").write_text("[rank3]: ValueError: Must flatten tensors with uniform "
-                                      "dtype but got torch.bfloat16 and torch.float32\n")
+        p.name for p in (ROOT / "entries").glob("*.yaml")
+    )
+    (tmp_path / "job.log").write_text(
+        "[rank3]: ValueError: Must flatten tensors with uniform "
+        "dtype but got torch.bfloat16 and torch.float32\n"
+    )
     out = installed.run(tmp_path, "nanopedia", "diagnose", "--json", "job.log")
     assert json.loads(out)["matches"][0]["id"] == "fsdp-uniform-dtype"
 
 
-def test_the_wheel_ships_the_compiled_catalogue_of_its_entries(dists: Dists, installed: Installed,
-                                                                tmp_path: Path) -> None:
+def test_the_wheel_ships_the_compiled_catalogue_of_its_entries(
+    dists: Dists, installed: Installed, tmp_path: Path
+) -> None:
     """setup.py compiles the catalogue into the wheel: an installed diagnosis reads it as it is
     and compiles nothing into the user's cache."""
     with zipfile.ZipFile(dists.wheel) as wheel:
         assert "nanopedia/diagnosis/catalogue.json" in wheel.namelist()
     cache = tmp_path / "cache"
-    (tmp_path / "job.log").write_text("[rank3]: ValueError: Must flatten tensors with uniform "
-                                      "dtype but got torch.bfloat16 and torch.float32\n")
-    out = installed.run(tmp_path, "nanopedia", "diagnose", "--json", "job.log",
-                        env={"NANOPEDIA_CACHE": str(cache)})
+    (tmp_path / "job.log").write_text(
+        "[rank3]: ValueError: Must flatten tensors with uniform "
+        "dtype but got torch.bfloat16 and torch.float32\n"
+    )
+    out = installed.run(
+        tmp_path, "nanopedia", "diagnose", "--json", "job.log", env={"NANOPEDIA_CACHE": str(cache)}
+    )
     assert json.loads(out)["matches"][0]["id"] == "fsdp-uniform-dtype"
     assert not cache.exists()

@@ -19,7 +19,7 @@ def test_hook_manifest_runs_check_on_entry_files() -> None:
 def test_repo_config_checks_entries_and_lints_code() -> None:
     config = yaml.safe_load((ROOT / ".pre-commit-config.yaml").read_text())
     ids = [h["id"] for repo in config["repos"] for h in repo["hooks"]]
-    assert ids == ["nanopedia-check", "ruff"]
+    assert ids == ["nanopedia-check", "ruff", "ruff-format"]
 
 
 def test_staged_tag_registry_checks_the_whole_directory(tmp_corpus: Path, cli, monkeypatch) -> None:

@@ -54,18 +54,31 @@ def test_the_error_files_timestamps_decide_the_first_failure(cli: Any) -> None:
 def test_triage_of_the_issues_run_is_no_longer_clean(tmp_path: Path) -> None:
     run = _copy(ELASTIC / "one-error", tmp_path / "run")
     (job,) = triage.triage([run]).jobs
-    assert (job["status"], job["verdict"], job["initiating_rank"]) == ("matched",
-                                                                        "shape-mismatch", 1)
+    assert (job["status"], job["verdict"], job["initiating_rank"]) == (
+        "matched",
+        "shape-mismatch",
+        1,
+    )
     assert [e["rank"] for e in job["error_files"]] == [1]
 
 
 def test_an_unknown_error_in_an_error_file_is_a_gap_not_a_clean_job(tmp_path: Path) -> None:
     folder = tmp_path / "run" / "attempt_0" / "2"
     folder.mkdir(parents=True)
-    (folder / "error.json").write_text(json.dumps({"message": {
-        "message": "FrobnicatorError: the frobnicator stalled",
-        "extraInfo": {"py_callstack": "Traceback (most recent call last):\n"
-                      "FrobnicatorError: the frobnicator stalled\n", "timestamp": "1796483106"}}}))
+    (folder / "error.json").write_text(
+        json.dumps(
+            {
+                "message": {
+                    "message": "FrobnicatorError: the frobnicator stalled",
+                    "extraInfo": {
+                        "py_callstack": "Traceback (most recent call last):\n"
+                        "FrobnicatorError: the frobnicator stalled\n",
+                        "timestamp": "1796483106",
+                    },
+                }
+            }
+        )
+    )
     (job,) = triage.triage([tmp_path / "run"]).jobs
     assert (job["status"], job["verdict"]) == ("unmatched", None)
     assert any("FrobnicatorError" in row["text"] for row in job["error_lines"])
@@ -76,16 +89,29 @@ def test_flight_recorder_findings_in_text_markdown_and_json(cli: Any) -> None:
     text = cli("diagnose", *dumps)
     assert text.code == 0  # a finding that names an entry is a diagnosis
     assert "flight recorder (2 dumps, ranks 0,1):" in text.out
-    assert ("   process group 0 (default_pg): rank 1 behind: never entered collective #3 "
-            "(all_reduce [[4]]) that rank 0 entered") in text.out
+    assert (
+        "   process group 0 (default_pg): rank 1 behind: never entered collective #3 "
+        "(all_reduce [[4]]) that rank 0 entered"
+    ) in text.out
     assert "     see training-hang-no-error: " in text.out
     md = cli("diagnose", "--format", "markdown", *dumps).out
     assert "[`training-hang-no-error`](" in md
-    out = json.loads(cli("diagnose", "--json", str(FLIGHT / "mismatch" / "rank0.json"),
-                         str(FLIGHT / "mismatch" / "rank1.json")).out)
+    out = json.loads(
+        cli(
+            "diagnose",
+            "--json",
+            str(FLIGHT / "mismatch" / "rank0.json"),
+            str(FLIGHT / "mismatch" / "rank1.json"),
+        ).out
+    )
     (f,) = out["flight_recorder"]["findings"]
     assert (f["kind"], f["seq"], f["ranks"], f["found"], f["entry"]) == (
-        "mismatch", 3, [1], ["broadcast [[4]]"], "collective-mismatch-desync")
+        "mismatch",
+        3,
+        [1],
+        ["broadcast [[4]]"],
+        "collective-mismatch-desync",
+    )
     assert f["url"].endswith("entries/collective-mismatch-desync.html")
 
 

@@ -54,11 +54,15 @@ def test_long_lines_are_cut_visibly_and_escapes_never_reach_the_terminal() -> No
 def test_markdown_is_a_paste_that_log_text_cannot_format() -> None:
     result, entries = _diagnosis([f"[rank2]: {ERROR} | *bold* [link](https://evil.example)"])
     md = report.as_markdown(result, entries, "https://nanopedia.example/", 5)
-    assert md.startswith("**Verdict: [Alpha failure under FSDP]"
-                         "(https://nanopedia.example/entries/alpha-failure.html)**")
+    assert md.startswith(
+        "**Verdict: [Alpha failure under FSDP]"
+        "(https://nanopedia.example/entries/alpha-failure.html)**"
+    )
     bare = report.as_markdown(result, entries, None, 5)
-    assert bare.startswith("**Verdict: Alpha failure under FSDP** (`alpha-failure`; read it "
-                           "with `nanopedia show alpha-failure`)")
+    assert bare.startswith(
+        "**Verdict: Alpha failure under FSDP** (`alpha-failure`; read it "
+        "with `nanopedia show alpha-failure`)"
+    )
     row = next(line for line in md.splitlines() if line.startswith("| `alpha-failure`"))
     assert row.count("|") == 4  # the log's pipe cannot open a new cell
     assert "(collateral)" not in row
@@ -67,10 +71,21 @@ def test_markdown_is_a_paste_that_log_text_cannot_format() -> None:
 def test_json_carries_cause_fix_domain_action_and_confidence() -> None:
     result, entries = _diagnosis([ERROR])
     top = report.with_answers(result, entries, None, None)["matches"][0]
-    assert (top["cause"], top["fix"], top["domain"], top["action"], top["confidence"],
-            top["possible"]) == ("Model code casts to self.dtype",
-                                 "Cast from the activation dtype", "workload", "fix-code",
-                                 "certain", False)
+    assert (
+        top["cause"],
+        top["fix"],
+        top["domain"],
+        top["action"],
+        top["confidence"],
+        top["possible"],
+    ) == (
+        "Model code casts to self.dtype",
+        "Cast from the activation dtype",
+        "workload",
+        "fix-code",
+        "certain",
+        False,
+    )
 
 
 def test_markdown_says_what_to_do() -> None:
@@ -83,10 +98,18 @@ def _two_causes(entry):
     """`entry` with a second root cause (infrastructure, drain-node) and a fix step for each,
     the first step naming only the second cause."""
     cast = entry.root_causes[0]
-    bad = cast.model_copy(update={"id": "bad-gpu", "title": "A bad GPU",
-                                  "domain": "infrastructure", "action": "drain-node"})
-    steps = [entry.fix[0].model_copy(update={"title": "Drain the node", "causes": ["bad-gpu"]}),
-             entry.fix[0].model_copy(update={"title": "Fix the cast", "causes": ["cast"]})]
+    bad = cast.model_copy(
+        update={
+            "id": "bad-gpu",
+            "title": "A bad GPU",
+            "domain": "infrastructure",
+            "action": "drain-node",
+        }
+    )
+    steps = [
+        entry.fix[0].model_copy(update={"title": "Drain the node", "causes": ["bad-gpu"]}),
+        entry.fix[0].model_copy(update={"title": "Fix the cast", "causes": ["cast"]}),
+    ]
     return entry.model_copy(update={"root_causes": [cast, bad], "fix": steps})
 
 
@@ -94,10 +117,12 @@ def test_the_fix_given_is_the_first_step_for_the_likely_cause() -> None:
     result, entries = _diagnosis([ERROR])
     entry = _two_causes(entries["alpha-failure"])
     found = report.likely(result.matches[0], entry)
-    assert found == report.Answer("Model code casts to self.dtype", "Fix the cast", "workload",
-                                  "fix-code")
+    assert found == report.Answer(
+        "Model code casts to self.dtype", "Fix the cast", "workload", "fix-code"
+    )
     assert report.answer(entry.root_causes[1], entry) == report.Answer(
-        "A bad GPU", "Drain the node", "infrastructure", "drain-node")
+        "A bad GPU", "Drain the node", "infrastructure", "drain-node"
+    )
 
 
 def test_a_step_that_names_no_cause_serves_every_cause() -> None:
@@ -119,24 +144,28 @@ def test_ranks_whose_logs_show_nothing_are_named(tmp_path) -> None:
     scans = []
     for rank in range(4):
         text = "step 1 ok\n" + (f"[rank{rank}]: {ERROR}\n" if rank == 2 else "")
-        scans.append(scan.scan(io.BytesIO(text.encode()), f"attempt_0/{rank}/stderr.log",
-                                   matcher))
+        scans.append(scan.scan(io.BytesIO(text.encode()), f"attempt_0/{rank}/stderr.log", matcher))
     result = diagnose(scans)
     assert result.silent_ranks == (0, 1, 3)
     assert "  silent: ranks 0,1,3 (their logs show no error" in report.as_text(
-        result, entries, None, 5)
+        result, entries, None, 5
+    )
 
 
 def test_the_verdict_says_whether_the_version_the_log_shows_is_affected() -> None:
     result, entries = _diagnosis(["PyTorch version: 1.11.0", ERROR])
     old = versions.find(["PyTorch version: 1.11.0"], "job.log")
     text = report.as_text(result, entries, None, 5, old)
-    assert ("  version: torch 1.11.0 (job.log:1) is outside the affected range of PyTorch FSDP1: "
-            "from 1.12") in text.splitlines()
+    assert (
+        "  version: torch 1.11.0 (job.log:1) is outside the affected range of PyTorch FSDP1: "
+        "from 1.12"
+    ) in text.splitlines()
     new = versions.find(["[pip3] torch==2.4.0"], "job.log")
     out = report.with_answers(result, entries, None, None, new)
-    assert out["versions"] == [{"package": "torch", "version": "2.4.0", "file": "job.log",
-                                "line": 1}]
+    assert out["versions"] == [
+        {"package": "torch", "version": "2.4.0", "file": "job.log", "line": 1}
+    ]
     assert out["matches"][0]["versions"][0]["affected"] is True
-    assert "- **Version:** torch 2.4.0 (job.log:1) is in the affected range" in \
-        report.as_markdown(result, entries, None, 5, new)
+    assert "- **Version:** torch 2.4.0 (job.log:1) is in the affected range" in report.as_markdown(
+        result, entries, None, 5, new
+    )

@@ -26,17 +26,24 @@ def test_a_date_that_matches_its_record_is_clean(tmp_corpus: Path, cli, monkeypa
     assert cli("check", "entries").code == 0
 
 
-@pytest.mark.parametrize(("record", "message"), [
-    (None, "'reviewed' names a review but reviews/alpha-failure.md does not exist"),
-    (RECORD.replace("2026-12-05", "2026-12-01"),
-     "'reviewed: 2026-12-05' differs from the date of reviews/alpha-failure.md (2026-12-01)"),
-    ("# Review: alpha-failure\n\nno date here\n",
-     "'reviewed: 2026-12-05' differs from the date of reviews/alpha-failure.md "
-     "(no '- Date: YYYY-MM-DD' line)"),
-])
-def test_a_date_without_its_record_is_refused_at_the_entry(tmp_corpus: Path, cli, monkeypatch,
-                                                           record: str | None,
-                                                           message: str) -> None:
+@pytest.mark.parametrize(
+    ("record", "message"),
+    [
+        (None, "'reviewed' names a review but reviews/alpha-failure.md does not exist"),
+        (
+            RECORD.replace("2026-12-05", "2026-12-01"),
+            "'reviewed: 2026-12-05' differs from the date of reviews/alpha-failure.md (2026-12-01)",
+        ),
+        (
+            "# Review: alpha-failure\n\nno date here\n",
+            "'reviewed: 2026-12-05' differs from the date of reviews/alpha-failure.md "
+            "(no '- Date: YYYY-MM-DD' line)",
+        ),
+    ],
+)
+def test_a_date_without_its_record_is_refused_at_the_entry(
+    tmp_corpus: Path, cli, monkeypatch, record: str | None, message: str
+) -> None:
     (tmp_corpus.parent / "reviews").mkdir()
     if record is not None:
         (tmp_corpus.parent / "reviews" / "alpha-failure.md").write_text(record, encoding="utf-8")
@@ -47,19 +54,20 @@ def test_a_date_without_its_record_is_refused_at_the_entry(tmp_corpus: Path, cli
     assert f"entries/alpha-failure.yaml:{line}:11: error[E029]: {message}" in run.out
 
 
-def test_a_record_its_entry_does_not_show_is_a_warning(tmp_corpus: Path, cli,
-                                                       monkeypatch) -> None:
+def test_a_record_its_entry_does_not_show_is_a_warning(tmp_corpus: Path, cli, monkeypatch) -> None:
     (tmp_corpus.parent / "reviews").mkdir()
     (tmp_corpus.parent / "reviews" / "alpha-failure.md").write_text(RECORD, encoding="utf-8")
     monkeypatch.chdir(tmp_corpus.parent)
     run = cli("check", "entries")
     assert run.code == 0
-    assert ("reviews/alpha-failure.md:1:1: warning[E029]: review record of 'alpha-failure' is "
-            "not shown") in run.out + run.err
+    assert (
+        "reviews/alpha-failure.md:1:1: warning[E029]: review record of 'alpha-failure' is not shown"
+    ) in run.out + run.err
 
 
-def test_entries_copied_without_their_records_keep_their_dates(tmp_corpus: Path, cli,
-                                                               monkeypatch) -> None:
+def test_entries_copied_without_their_records_keep_their_dates(
+    tmp_corpus: Path, cli, monkeypatch
+) -> None:
     _reviewed(tmp_corpus, "2026-12-05")  # no reviews/ folder at all: a team's copy
     monkeypatch.chdir(tmp_corpus.parent)
     assert cli("check", "entries").code == 0

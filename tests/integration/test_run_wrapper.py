@@ -61,22 +61,30 @@ while True:
 """
 
 
-def wrapped(tmp_path: Path, script: str, *extra: str, env: dict[str, str] | None = None
-            ) -> subprocess.CompletedProcess[bytes]:
+def wrapped(
+    tmp_path: Path, script: str, *extra: str, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[bytes]:
     (tmp_path / "job.py").write_text(script)
-    return subprocess.run([*WRAP, *extra, "--", sys.executable, "job.py"], cwd=tmp_path,
-                          env=env or ENV, capture_output=True, timeout=120, check=False)
+    return subprocess.run(
+        [*WRAP, *extra, "--", sys.executable, "job.py"],
+        cwd=tmp_path,
+        env=env or ENV,
+        capture_output=True,
+        timeout=120,
+        check=False,
+    )
 
 
 def test_a_failing_command_keeps_its_code_and_gets_the_verdict_at_the_end(tmp_path: Path) -> None:
-    direct = subprocess.run([sys.executable, "-c", FAILS], capture_output=True, timeout=60,
-                            check=False)
+    direct = subprocess.run(
+        [sys.executable, "-c", FAILS], capture_output=True, timeout=60, check=False
+    )
     done = wrapped(tmp_path, FAILS)
     assert done.returncode == direct.returncode == 3
     assert done.stdout == direct.stdout
     err = done.stderr.decode()
     assert err.startswith("warming up\nTraceback (most recent call last):")
-    tail = err[err.index("\nnanopedia: the command exited with 3"):]
+    tail = err[err.index("\nnanopedia: the command exited with 3") :]
     assert "verdict: autograd-inplace-modified" in tail
     assert tail.rstrip().endswith("nanopedia: verdict JSON: nanopedia-verdict.json")
     verdict = json.loads((tmp_path / "nanopedia-verdict.json").read_text())
@@ -91,16 +99,22 @@ def test_the_verdict_agrees_with_diagnose_on_the_same_text(tmp_path: Path) -> No
     done = wrapped(tmp_path, FAILS, "--json", "v.json")
     log = tmp_path / "out.log"
     log.write_bytes(done.stdout + done.stderr[: done.stderr.index(b"\nnanopedia: ")] + b"\n")
-    direct = subprocess.run([sys.executable, "-m", "nanopedia", "diagnose", str(log), "--json"],
-                            env=ENV, capture_output=True, timeout=60, check=False)
+    direct = subprocess.run(
+        [sys.executable, "-m", "nanopedia", "diagnose", str(log), "--json"],
+        env=ENV,
+        capture_output=True,
+        timeout=60,
+        check=False,
+    )
     ours, theirs = json.loads((tmp_path / "v.json").read_text()), json.loads(direct.stdout)
     assert [m["id"] for m in ours["matches"]] == [m["id"] for m in theirs["matches"]]
     assert ours["matches"][0]["cause"] == theirs["matches"][0]["cause"]
 
 
 def test_a_succeeding_command_passes_every_byte_and_leaves_nothing(tmp_path: Path) -> None:
-    direct = subprocess.run([sys.executable, "-c", SUCCEEDS], capture_output=True, timeout=60,
-                            check=True)
+    direct = subprocess.run(
+        [sys.executable, "-c", SUCCEEDS], capture_output=True, timeout=60, check=True
+    )
     done = wrapped(tmp_path, SUCCEEDS)
     assert done.returncode == 0
     assert done.stdout == direct.stdout and len(done.stdout) > 1_000_000
@@ -112,8 +126,13 @@ def test_sigterm_and_sigusr1_reach_the_command_and_its_children(tmp_path: Path) 
     """A scheduler's SIGTERM to the wrapper reaches the command's process group once; the
     wrapper then exits 143, as a shell does for a command killed by SIGTERM."""
     (tmp_path / "job.py").write_text(HANGS)
-    proc = subprocess.Popen([*WRAP, "--", sys.executable, "job.py"], cwd=tmp_path, env=ENV,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        [*WRAP, "--", sys.executable, "job.py"],
+        cwd=tmp_path,
+        env=ENV,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     assert proc.stdout is not None
     ready = proc.stdout.readline().decode()
     assert ready.startswith("ready "), ready
@@ -144,13 +163,17 @@ def test_a_command_killed_by_a_signal_exits_128_plus_it(tmp_path: Path) -> None:
 
 
 def test_variables_are_set_only_where_unset(tmp_path: Path) -> None:
-    show = ("import os, sys\nfor k in ('PET_LOG_DIR', 'TORCHELASTIC_ERROR_FILE', "
-            "'TORCH_FR_BUFFER_SIZE', 'PYTHONUNBUFFERED'):\n    print(k, os.environ.get(k))\n"
-            "sys.exit(1)\n")
+    show = (
+        "import os, sys\nfor k in ('PET_LOG_DIR', 'TORCHELASTIC_ERROR_FILE', "
+        "'TORCH_FR_BUFFER_SIZE', 'PYTHONUNBUFFERED'):\n    print(k, os.environ.get(k))\n"
+        "sys.exit(1)\n"
+    )
     mine = {**ENV, "TORCH_FR_BUFFER_SIZE": "7"}
     mine.pop("PYTHONUNBUFFERED", None)
-    out = dict(line.split(" ", 1) for line in wrapped(tmp_path, show, env=mine)
-               .stdout.decode().splitlines())
+    out = dict(
+        line.split(" ", 1)
+        for line in wrapped(tmp_path, show, env=mine).stdout.decode().splitlines()
+    )
     assert out["TORCH_FR_BUFFER_SIZE"] == "7" and out["PYTHONUNBUFFERED"] == "1"
     folder = Path(out["TORCHELASTIC_ERROR_FILE"]).parent
     assert folder.parent == tmp_path and folder.name.startswith("nanopedia-run-")
@@ -160,9 +183,16 @@ def test_variables_are_set_only_where_unset(tmp_path: Path) -> None:
 
 
 def test_a_missing_command_exits_127_and_no_command_is_a_usage_error(tmp_path: Path) -> None:
-    done = subprocess.run([*WRAP, "--", "no-such-command-xyz"], cwd=tmp_path, env=ENV,
-                          capture_output=True, timeout=60, check=False)
+    done = subprocess.run(
+        [*WRAP, "--", "no-such-command-xyz"],
+        cwd=tmp_path,
+        env=ENV,
+        capture_output=True,
+        timeout=60,
+        check=False,
+    )
     assert done.returncode == 127 and b"cannot run 'no-such-command-xyz'" in done.stderr
-    usage = subprocess.run([*WRAP], cwd=tmp_path, env=ENV, capture_output=True, timeout=60,
-                           check=False)
+    usage = subprocess.run(
+        [*WRAP], cwd=tmp_path, env=ENV, capture_output=True, timeout=60, check=False
+    )
     assert usage.returncode == 2 and b"no command to run" in usage.stderr

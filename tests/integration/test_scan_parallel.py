@@ -36,19 +36,21 @@ def matcher() -> scan.Matcher:
 
 
 def _log(tmp_path: Path) -> Path:
-    healthy = "".join(f"2024-05-01 10:00:{i % 60:02d},123 step {i} loss 2.{i % 97:02d}\n"
-                      for i in range(3000))
+    healthy = "".join(
+        f"2024-05-01 10:00:{i % 60:02d},123 step {i} loss 2.{i % 97:02d}\n" for i in range(3000)
+    )
     failure = (ROOT / "tests" / "logs" / "fsdp-mp-torchrun.log").read_text()
-    text = healthy + "[rank1]: RuntimeError: CUDA error: an illegal memory access was " \
+    text = (
+        healthy + "[rank1]: RuntimeError: CUDA error: an illegal memory access was "
         "encountered\n" + healthy + ROOT_BLOCK.format(rank=3) + healthy + failure + healthy
+    )
     path = tmp_path / "combined.log"
     path.write_text(text)
     return path
 
 
 @pytest.mark.parametrize("segment", [4096, 50_000, 1 << 30])
-def test_stretches_in_two_processes_equal_one_pass(tmp_path, matcher, monkeypatch,
-                                                    segment) -> None:
+def test_stretches_in_two_processes_equal_one_pass(tmp_path, matcher, monkeypatch, segment) -> None:
     path = _log(tmp_path)
     with path.open("rb") as stream:
         one = scan.scan(stream, "combined.log", matcher)
@@ -127,8 +129,10 @@ def test_launcher_ranks_name_the_silent_ones(matcher) -> None:
 
 
 def test_a_rank_list_of_huge_numbers_is_no_crash(matcher) -> None:
-    text = "global_ranks=[" + "7" * 5000 + ", 3 4]\n[rank3]: RuntimeError: CUDA error: an " \
+    text = (
+        "global_ranks=[" + "7" * 5000 + ", 3 4]\n[rank3]: RuntimeError: CUDA error: an "
         "illegal memory access was encountered\n"
+    )
     result = rank.diagnose([scan.scan(io.BytesIO(text.encode()), "job.log", matcher)])
     assert result.silent_ranks == (4,)
 
@@ -153,14 +157,27 @@ def _model_buffers(stream: io.BytesIO, size: int) -> list[bytes]:
     return out
 
 
-_RECORD = ("[rank6]:[E429 13:55:49.384372190 ProcessGroupNCCL.cpp:1743] ProcessGroupNCCL's "
-           "watchdog got stuck for 480 seconds without making progress in monitoring enqueued "
-           "collectives.")
+_RECORD = (
+    "[rank6]:[E429 13:55:49.384372190 ProcessGroupNCCL.cpp:1743] ProcessGroupNCCL's "
+    "watchdog got stuck for 480 seconds without making progress in monitoring enqueued "
+    "collectives."
+)
 #: Pieces of damaged log text: CRLF and lone CR, colour codes (one cut short), long lines, a
 #: record hard-wrapped at 70 columns, a multi-byte character, no newline at all.
-_PIECES = [b"step 1 loss 2.5\n", b"\r\n", b"\r", b"\n", b"\x1b[31m", b"\x1b[0m", b"\x1b", b"[",
-           b"x" * 57, b"caf\xc3\xa9 ", b"[rank3]: RuntimeError: boom",
-           ("\n".join(_RECORD[i : i + 70] for i in range(0, len(_RECORD), 70)) + "\n").encode()]
+_PIECES = [
+    b"step 1 loss 2.5\n",
+    b"\r\n",
+    b"\r",
+    b"\n",
+    b"\x1b[31m",
+    b"\x1b[0m",
+    b"\x1b",
+    b"[",
+    b"x" * 57,
+    b"caf\xc3\xa9 ",
+    b"[rank3]: RuntimeError: boom",
+    ("\n".join(_RECORD[i : i + 70] for i in range(0, len(_RECORD), 70)) + "\n").encode(),
+]
 
 
 @pytest.mark.parametrize("seed", range(40))
@@ -176,8 +193,9 @@ def test_reused_buffer_cuts_lines_as_the_concatenating_loop_did(monkeypatch, see
 
 
 _FAILURE = b"[rank1]: RuntimeError: CUDA error: an illegal memory access was encountered\n"
-_HEALTHY = b"".join(b"2024-05-01 10:00:%02d,123 step %d loss 2.5\n" % (i % 60, i)
-                    for i in range(120))
+_HEALTHY = b"".join(
+    b"2024-05-01 10:00:%02d,123 step %d loss 2.5\n" % (i % 60, i) for i in range(120)
+)
 
 
 def test_a_match_straddling_a_read_boundary_is_found_once(matcher) -> None:
@@ -215,8 +233,9 @@ def test_segments_are_of_one_length(tmp_path, monkeypatch) -> None:
     """Both cores stay busy to the end: no short stretch left over for one of them."""
     path = tmp_path / "job.log"
     line = len(b"step 000000 loss 2.5 lr 3e-4 grad_norm 0.9\n")
-    path.write_bytes(b"".join(b"step %06d loss 2.5 lr 3e-4 grad_norm 0.9\n" % i
-                              for i in range(10_000)))
+    path.write_bytes(
+        b"".join(b"step %06d loss 2.5 lr 3e-4 grad_norm 0.9\n" % i for i in range(10_000))
+    )
     size = path.stat().st_size
     monkeypatch.setattr(logs, "SEGMENT_BYTES", size // 3 + 1000)  # a third stretch, short
     with path.open("rb") as stream:
@@ -257,8 +276,9 @@ def test_newlines_are_counted_in_a_view_as_in_bytes(size) -> None:
         assert logs.newlines(bytearray(data), lo, hi) == want
 
 
-def test_a_log_cut_short_while_the_workers_read_it_is_a_read_error(tmp_path, matcher,
-                                                                   monkeypatch) -> None:
+def test_a_log_cut_short_while_the_workers_read_it_is_a_read_error(
+    tmp_path, matcher, monkeypatch
+) -> None:
     """Truncating a mapped file makes reading its lost pages raise SIGBUS, which kills the worker;
     a stretch mapped afterwards is refused. Both end as an OSError naming what happened, never a
     hang of the pool or a traceback."""

@@ -83,27 +83,34 @@ def test_an_entry_owns_its_title_quotes_and_decisive_lines_and_mentions_the_rest
     errors, mentions = fields["errors"], fields["mentions"]
     assert isinstance(errors, list) and isinstance(mentions, list)
     assert errors[0] == "Watchdog caught collective operation timeout"
-    assert any(m.startswith("Watchdog caught collective operation timeout: WorkNCCL")
-               for m in mentions)
+    assert any(
+        m.startswith("Watchdog caught collective operation timeout: WorkNCCL") for m in mentions
+    )
     assert not set(errors) & set(mentions)
-    assert search.title_quotes('x "one two" `three four` "auto" `nan`') == ["one two",
-                                                                          "three four"]
+    assert search.title_quotes('x "one two" `three four` "auto" `nan`') == ["one two", "three four"]
 
 
-@pytest.mark.parametrize(("line", "error"), [
-    ("[rank3]: RuntimeError: boom", "RuntimeError: boom"),
-    ("[default0]:[rank0]: RuntimeError: boom", "RuntimeError: boom"),
-    ("2025-03-30 08:24:00,123 - ERROR - RuntimeError: boom", "RuntimeError: boom"),
-    ("ERROR 04-01 23:46:56 [engine.py:160] torch.OutOfMemoryError: boom",
-     "torch.OutOfMemoryError: boom"),
-    ("E0330 08:24:00.123456 4242 socket.cpp:7] [c10d] boom", "boom"),
-    ("[Sun Mar 30 08:24:00 2025] Out of memory: Killed process 7899", "Out of memory: Killed "
-     "process 7899"),
-    ("Mar 30 08:24:00 node3 kernel: NVRM: Xid", "node3 kernel: NVRM: Xid"),
-    ("ERROR: Could not build wheels", "Could not build wheels"),
-    ("404 Client Error", "404 Client Error"),
-    ("Error: x", "Error: x"),
-])
+@pytest.mark.parametrize(
+    ("line", "error"),
+    [
+        ("[rank3]: RuntimeError: boom", "RuntimeError: boom"),
+        ("[default0]:[rank0]: RuntimeError: boom", "RuntimeError: boom"),
+        ("2025-03-30 08:24:00,123 - ERROR - RuntimeError: boom", "RuntimeError: boom"),
+        (
+            "ERROR 04-01 23:46:56 [engine.py:160] torch.OutOfMemoryError: boom",
+            "torch.OutOfMemoryError: boom",
+        ),
+        ("E0330 08:24:00.123456 4242 socket.cpp:7] [c10d] boom", "boom"),
+        (
+            "[Sun Mar 30 08:24:00 2025] Out of memory: Killed process 7899",
+            "Out of memory: Killed process 7899",
+        ),
+        ("Mar 30 08:24:00 node3 kernel: NVRM: Xid", "node3 kernel: NVRM: Xid"),
+        ("ERROR: Could not build wheels", "Could not build wheels"),
+        ("404 Client Error", "404 Client Error"),
+        ("Error: x", "Error: x"),
+    ],
+)
 def test_log_prefixes_are_stripped(line: str, error: str) -> None:
     """The prefix pattern `search.js` also reads from search/index.js (and compiles as a
     JavaScript RegExp: the browser tests paste lines with each kind)."""
@@ -114,23 +121,36 @@ def test_index_files_are_sharded_and_point_at_each_other(monkeypatch: pytest.Mon
     catalog, _ = gather(FIXTURES / "corpus")
     monkeypatch.setattr(search, "SHARD_SIZE", 1)
     files = dict(search.catalog_index(catalog))
-    assert sorted(files) == ["search/answers.js", "search/index.js", "search/terms-0.js",
-                             "search/terms-1.js", "search/text-0.js", "search/text-1.js"]
+    assert sorted(files) == [
+        "search/answers.js",
+        "search/index.js",
+        "search/terms-0.js",
+        "search/terms-1.js",
+        "search/text-0.js",
+        "search/text-1.js",
+    ]
     assert _data(files["search/answers.js"], search.ANSWERS_GLOBAL) == [
         "The alpha failure happens when bf16 weights meet fp32 inputs.",
-        "The beta failure is a watchdog timeout after one rank stops issuing collectives."]
+        "The beta failure is a watchdog timeout after one rank stops issuing collectives.",
+    ]
     head = _data(files["search/index.js"], search.GLOBAL)
     assert isinstance(head, dict)
     assert head["fields"] == list(search.RECORD_FIELDS)
     assert head["prefix"] == search.LOG_PREFIX
     # Title, errors, mentions, former ids, the id after what the title's slug says of it.
     assert head["docs"][0].split("\t") == [
-        "Alpha failure under FSDP", "RuntimeError: expected scalar type BFloat16 but found Float",
-        "", "alpha-old", "13:"]
+        "Alpha failure under FSDP",
+        "RuntimeError: expected scalar type BFloat16 but found Float",
+        "",
+        "alpha-old",
+        "13:",
+    ]
     assert head["docs"][1].split("\t")[0] == "Beta failure in NCCL collectives"
-    assert head["index"] == {"fields": list(search.INDEXED_FIELDS),
-                             "shards": ["terms-0.js", "terms-1.js"],
-                             "stop": sorted(search.STOP_WORDS)}
+    assert head["index"] == {
+        "fields": list(search.INDEXED_FIELDS),
+        "shards": ["terms-0.js", "terms-1.js"],
+        "stop": sorted(search.STOP_WORDS),
+    }
     second = _index_shard(files["search/terms-1.js"], 1)
     assert isinstance(second, dict)
     assert second["documentIds"] == {"0": "beta-failure"}
@@ -180,8 +200,10 @@ def test_compact_ids_keep_what_the_title_does_not_say() -> None:
 
 
 def test_records_are_one_line_fields_apart_by_tabs() -> None:
-    doc: search.Document = (["id-1", "Two\tlines\nhere", ["t"], ["e  1", ""], ["m"], []],
-                            ["Summary.", ["s"], ["c1", "c2"]])
+    doc: search.Document = (
+        ["id-1", "Two\tlines\nhere", ["t"], ["e  1", ""], ["m"], []],
+        ["Summary.", ["s"], ["c1", "c2"]],
+    )
     key, text, answer = (json.loads(r) for r in search.records(doc))
     assert key == "Two lines here\te 1\tm\t\t0:id-1"
     assert text == "t\tSummary.\ts\tc1\nc2"
@@ -214,8 +236,7 @@ def test_postings_count_tokens_as_minisearch_does() -> None:
 
 def test_serialized_means_are_minisearch_running_means() -> None:
     fields = len(search.INDEXED_FIELDS)
-    entries: list[search.Postings] = [((1,) * fields, {}), ((2,) * fields, {}),
-                                      ((4,) * fields, {})]
+    entries: list[search.Postings] = [((1,) * fields, {}), ((2,) * fields, {}), ((4,) * fields, {})]
     data = search.serialized(["a", "b", "c"], entries)
     mean = 0.0
     for n, length in enumerate((1, 2, 4)):
@@ -240,8 +261,9 @@ def test_index_shard_script_is_safe_and_decodes_to_the_index() -> None:
     script = search.terms_script(3, ["h"], [search.postings(doc)])
     for unsafe in ("<", ">", "&", "\u2028", "\u2029"):
         assert unsafe not in script.decode()
-    assert _index_shard(script, 3) == json.loads(json.dumps(
-        search.serialized(["h"], [search.postings(doc)])))
+    assert _index_shard(script, 3) == json.loads(
+        json.dumps(search.serialized(["h"], [search.postings(doc)]))
+    )
 
 
 def test_an_edit_rebuilds_its_index_shard_as_a_cold_build_would(

@@ -53,9 +53,23 @@ def served(tmp_path: Path) -> Iterator[Served]:
     shutil.copytree(FIXTURES / "corpus", entries)
     env = {**os.environ, "PYTHONPATH": str(ROOT / "generator")}
     process = subprocess.Popen(
-        [sys.executable, "-m", "nanopedia", "serve", "--port", "0", "--entries", "entries",
-         "--out", "site"],
-        cwd=tmp_path, env=env, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True,
+        [
+            sys.executable,
+            "-m",
+            "nanopedia",
+            "serve",
+            "--port",
+            "0",
+            "--entries",
+            "entries",
+            "--out",
+            "site",
+        ],
+        cwd=tmp_path,
+        env=env,
+        stderr=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        text=True,
         # A runner started in the background by a shell ignores SIGINT, and so would serve:
         # Ctrl-C is what this test sends, so serve gets the default disposition back.
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
@@ -84,8 +98,15 @@ def served(tmp_path: Path) -> Iterator[Served]:
 
 def record_not_found(watch: PageWatch) -> None:
     watch.not_found = set()  # type: ignore[attr-defined]
-    watch.page.on("response", lambda r: r.status == 404 and watch.not_found.add(  # type: ignore
-        "/" + r.url.split("/", 3)[3]))
+    watch.page.on(
+        "response",
+        lambda r: (
+            r.status == 404
+            and watch.not_found.add(  # type: ignore
+                "/" + r.url.split("/", 3)[3]
+            )
+        ),
+    )
 
 
 def assert_clean_apart_from_reloads(watch: PageWatch) -> None:
@@ -146,7 +167,8 @@ def test_live_script_is_served_not_built(served: Served, watched_page: PageWatch
     assert b"__live" not in (served.entries.parent / "site" / "index.html").read_bytes()
     edit(served.entries / "beta-failure.yaml", "id: beta-failure\n", "id: beta-failures\n")
     expect(page.locator("#nanopedia-live-overlay")).to_contain_text(
-        "error[E014]: id 'beta-failures' does not match the file name", timeout=TIMEOUT_MS)
+        "error[E014]: id 'beta-failures' does not match the file name", timeout=TIMEOUT_MS
+    )
     (served.entries / "notes.txt").write_text("not an entry")  # ignored by the watcher
     edit(served.entries / "beta-failure.yaml", "id: beta-failures\n", "id: beta-failure\n")
     expect(page.locator("#nanopedia-live-overlay")).to_have_count(0, timeout=TIMEOUT_MS)
@@ -156,15 +178,22 @@ def test_live_script_is_served_not_built(served: Served, watched_page: PageWatch
 
 def test_what_serve_built_is_remembered_when_it_stops(served: Served) -> None:
     """Ctrl-C waits for the state of the last rebuild: a build afterwards has nothing to do."""
-    edit(served.entries / "alpha-failure.yaml", "title: Alpha failure under FSDP",
-         "title: Alpha failure under FSDP, edited")
+    edit(
+        served.entries / "alpha-failure.yaml",
+        "title: Alpha failure under FSDP",
+        "title: Alpha failure under FSDP, edited",
+    )
     served.printed("alpha-failure.yaml: rebuilt")
     served.process.send_signal(signal.SIGINT)
     assert served.process.wait(timeout=30) == 130
-    after = subprocess.run([sys.executable, "-m", "nanopedia", "build", "--entries", "entries",
-                            "--out", "site"], cwd=served.entries.parent, capture_output=True,
-                           text=True, env={**os.environ, "PYTHONPATH": str(ROOT / "generator")},
-                           check=True)
+    after = subprocess.run(
+        [sys.executable, "-m", "nanopedia", "build", "--entries", "entries", "--out", "site"],
+        cwd=served.entries.parent,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT / "generator")},
+        check=True,
+    )
     assert "site/ is up to date" in after.stderr, after.stderr
 
 
@@ -182,12 +211,16 @@ def test_live_reload_works_on_the_diagnosis_page(served: Served, watched_page: P
     page.wait_for_load_state("load")
     page.evaluate("window.beforeTheEdit = true")
     with page.expect_event("load", timeout=TIMEOUT_MS):  # the reload
-        edit(served.entries / "alpha-failure.yaml", "title: Alpha failure under FSDP\n",
-             "title: Alpha failure under FSDP, edited\n")
+        edit(
+            served.entries / "alpha-failure.yaml",
+            "title: Alpha failure under FSDP\n",
+            "title: Alpha failure under FSDP, edited\n",
+        )
     assert page.evaluate("window.beforeTheEdit") is None
     edit(served.entries / "alpha-failure.yaml", "category: mixed-precision\n", "category: mixed\n")
-    expect(page.locator("#nanopedia-live-overlay")).to_contain_text("error[E013]",
-                                                                    timeout=TIMEOUT_MS)
+    expect(page.locator("#nanopedia-live-overlay")).to_contain_text(
+        "error[E013]", timeout=TIMEOUT_MS
+    )
     assert_clean_apart_from_reloads(watched_page)
 
 
@@ -240,8 +273,9 @@ class Answer:
     body: bytes
 
 
-def ask(port: int, target: str, host: str | None = "", method: str = "GET",
-        raw: bytes | None = None) -> Answer:
+def ask(
+    port: int, target: str, host: str | None = "", method: str = "GET", raw: bytes | None = None
+) -> Answer:
     """One request as written (`host` None: no Host header; "": the server's own address)."""
     import socket
 
@@ -265,9 +299,18 @@ def not_found_page(site: Site) -> bytes:
     return (site.out / "404.html").read_bytes()
 
 
-@pytest.mark.parametrize("target", ["/passwd", "/secret.txt", "/outside/secret.txt",
-                                    "/entries/same.html", "/docs/", "/docs/index.html",
-                                    "/pipe.html"])
+@pytest.mark.parametrize(
+    "target",
+    [
+        "/passwd",
+        "/secret.txt",
+        "/outside/secret.txt",
+        "/entries/same.html",
+        "/docs/",
+        "/docs/index.html",
+        "/pipe.html",
+    ],
+)
 def test_symlinks_and_special_files_are_never_served(site: Site, target: str) -> None:
     answer = ask(site.port, target)
     assert answer.status == 404
@@ -275,21 +318,24 @@ def test_symlinks_and_special_files_are_never_served(site: Site, target: str) ->
     assert b"Page not found" in answer.body
 
 
-@pytest.mark.parametrize(("target", "status"), [
-    ("/" + "a" * 8192, 414),
-    ("/entries/" + "%41" * 3000, 414),
-    ("/%00", 400),
-    ("/index.html%00.txt", 400),
-    ("/a%zz", 400),
-    ("/a%4", 400),
-    ("/%ff%fe", 400),
-    ("/%0d%0aSet-Cookie:x", 400),
-    ("/../../etc/passwd", 400),
-    ("/tags/../../etc/passwd", 400),
-    ("/%2e%2e/%2e%2e/etc/passwd", 400),
-    ("/./index.html", 400),
-    ("http://127.0.0.1/index.html", 400),
-])
+@pytest.mark.parametrize(
+    ("target", "status"),
+    [
+        ("/" + "a" * 8192, 414),
+        ("/entries/" + "%41" * 3000, 414),
+        ("/%00", 400),
+        ("/index.html%00.txt", 400),
+        ("/a%zz", 400),
+        ("/a%4", 400),
+        ("/%ff%fe", 400),
+        ("/%0d%0aSet-Cookie:x", 400),
+        ("/../../etc/passwd", 400),
+        ("/tags/../../etc/passwd", 400),
+        ("/%2e%2e/%2e%2e/etc/passwd", 400),
+        ("/./index.html", 400),
+        ("http://127.0.0.1/index.html", 400),
+    ],
+)
 def test_hostile_targets_get_an_error_page(site: Site, target: str, status: int) -> None:
     """Every hostile address gets a status and a page, never a dropped connection, never
     Python's own error page; the server answers the next request as before."""
@@ -313,8 +359,10 @@ def test_folders_give_their_index_and_never_a_listing(site: Site) -> None:
     assert (moved.status, moved.headers["location"]) == (301, "/tags/?x=1")
     index = ask(site.port, "/tags/")
     assert index.status == 200
-    assert index.body.replace(site.server.snippet, b"") == \
-        (site.out / "tags" / "index.html").read_bytes()
+    assert (
+        index.body.replace(site.server.snippet, b"")
+        == (site.out / "tags" / "index.html").read_bytes()
+    )
     css = ask(site.port, "/static/site.css")
     assert css.headers["content-type"] == "text/css; charset=utf-8"
     assert css.body == (site.out / "static" / "site.css").read_bytes()
@@ -322,19 +370,23 @@ def test_folders_give_their_index_and_never_a_listing(site: Site) -> None:
     assert head.status == 200 and head.body == b""
 
 
-@pytest.mark.parametrize(("host", "status"), [
-    ("evil.example", 421),
-    ("evil.example:{port}", 421),
-    ("127.0.0.1", 421),
-    ("127.0.0.1:1", 421),
-    ("127.0.0.2:{port}", 421),
-    (None, 400),
-    ("127.0.0.1:{port}", 200),
-    ("localhost:{port}", 200),
-    ("LOCALHOST:{port}", 200),
-])
-def test_only_its_own_loopback_address_is_answered(site: Site, host: str | None,
-                                                   status: int) -> None:
+@pytest.mark.parametrize(
+    ("host", "status"),
+    [
+        ("evil.example", 421),
+        ("evil.example:{port}", 421),
+        ("127.0.0.1", 421),
+        ("127.0.0.1:1", 421),
+        ("127.0.0.2:{port}", 421),
+        (None, 400),
+        ("127.0.0.1:{port}", 200),
+        ("localhost:{port}", 200),
+        ("LOCALHOST:{port}", 200),
+    ],
+)
+def test_only_its_own_loopback_address_is_answered(
+    site: Site, host: str | None, status: int
+) -> None:
     """DNS rebinding: a page of evil.example whose name now points at 127.0.0.1 sends
     `Host: evil.example`; the server must not hand it the site or the live state."""
     named = None if host is None else host.format(port=site.port)
@@ -345,8 +397,12 @@ def test_only_its_own_loopback_address_is_answered(site: Site, host: str | None,
 
 def test_unknown_paths_get_the_sites_own_404_page(site: Site) -> None:
     page = not_found_page(site).replace(b"</head>", site.server.snippet + b"</head>", 1)
-    for target in ("/no-such-page.html", "/entries/renamed.html", "/nothing/here/",
-                   "/.nanopedia-site"):
+    for target in (
+        "/no-such-page.html",
+        "/entries/renamed.html",
+        "/nothing/here/",
+        "/.nanopedia-site",
+    ):
         answer = ask(site.port, target)
         assert answer.status == 404, target
         assert answer.headers["content-type"] == "text/html; charset=utf-8"
@@ -394,9 +450,14 @@ def test_a_stopped_serve_leaves_no_temporary_site(tmp_path: Path, sig: signal.Si
     scratch = tmp_path / "tmp"
     scratch.mkdir()
     env = {**os.environ, "PYTHONPATH": str(ROOT / "generator"), "TMPDIR": str(scratch)}
-    process = subprocess.Popen([sys.executable, "-m", "nanopedia", "serve", "--port", "0"],
-                               cwd=tmp_path, env=env, stderr=subprocess.PIPE,
-                               stdout=subprocess.DEVNULL, text=True)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "nanopedia", "serve", "--port", "0"],
+        cwd=tmp_path,
+        env=env,
+        stderr=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        text=True,
+    )
     assert process.stderr is not None
     try:
         for line in process.stderr:
@@ -418,30 +479,37 @@ def test_a_stopped_serve_leaves_no_temporary_site(tmp_path: Path, sig: signal.Si
 # --- #38: what another site's page may read, and connections that never send a request --------
 
 
-@pytest.mark.parametrize(("headers", "status"), [
-    ({"Sec-Fetch-Site": "cross-site"}, 403),
-    ({"Sec-Fetch-Site": "same-site"}, 403),
-    ({"Origin": "http://evil.example"}, 403),
-    ({"Origin": "null"}, 403),
-    ({"Referer": "http://127.0.0.2:{port}/page.html"}, 403),
-    ({"Sec-Fetch-Site": "same-origin", "Referer": "http://127.0.0.1:{port}/index.html"}, 200),
-    ({"Sec-Fetch-Site": "none"}, 200),
-    ({}, 200),
-])
-def test_the_build_state_is_refused_to_other_sites(site: Site, headers: dict[str, str],
-                                                   status: int) -> None:
+@pytest.mark.parametrize(
+    ("headers", "status"),
+    [
+        ({"Sec-Fetch-Site": "cross-site"}, 403),
+        ({"Sec-Fetch-Site": "same-site"}, 403),
+        ({"Origin": "http://evil.example"}, 403),
+        ({"Origin": "null"}, 403),
+        ({"Referer": "http://127.0.0.2:{port}/page.html"}, 403),
+        ({"Sec-Fetch-Site": "same-origin", "Referer": "http://127.0.0.1:{port}/index.html"}, 200),
+        ({"Sec-Fetch-Site": "none"}, 200),
+        ({}, 200),
+    ],
+)
+def test_the_build_state_is_refused_to_other_sites(
+    site: Site, headers: dict[str, str], status: int
+) -> None:
     """S04: a page of another origin including `/__live/state.js` as a script would read the
     build's problems (file paths, messages)."""
     extra = "".join(f"{k}: {v.format(port=site.port)}\r\n" for k, v in headers.items())
-    raw = (f"GET /__live/state.js?seen=-1 HTTP/1.1\r\nHost: 127.0.0.1:{site.port}\r\n{extra}"
-           "Connection: close\r\n\r\n").encode()
+    raw = (
+        f"GET /__live/state.js?seen=-1 HTTP/1.1\r\nHost: 127.0.0.1:{site.port}\r\n{extra}"
+        "Connection: close\r\n\r\n"
+    ).encode()
     answer = ask(site.port, "", raw=raw)
     assert answer.status == status
     assert (b"nanopediaLive" in answer.body) is (status == 200)
 
 
-def test_connections_are_bounded_and_idle_ones_dropped(site: Site,
-                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+def test_connections_are_bounded_and_idle_ones_dropped(
+    site: Site, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """S05: half-sent requests (slowloris) hold no more than `CONNECTIONS` threads, a silent
     connection is closed after `IDLE_S`, and a normal request is still answered at once."""
     import socket

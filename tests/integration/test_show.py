@@ -32,8 +32,10 @@ def test_every_entry_fits_and_shows_no_markdown(cli, width: int) -> None:
 
 def test_causes_carry_domain_and_action_and_fix_steps_name_their_causes(cli) -> None:
     out = cli("show", "--width", "120", "cuda-out-of-memory").out
-    assert "  2. Fragmentation in the caching allocator (reserved but unallocated is large) " \
-           "[workload, fix-config]" in out
+    assert (
+        "  2. Fragmentation in the caching allocator (reserved but unallocated is large) "
+        "[workload, fix-config]" in out
+    )
     assert "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True" in out
     assert "     for: Fragmentation in the caching allocator" in out
     assert "read:" not in out  # no base URL configured here

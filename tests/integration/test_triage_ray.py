@@ -26,9 +26,11 @@ if importlib.util.find_spec("ray") is None:
     pytest.skip("Ray is not installed (pip install -e '.[ray]')", allow_module_level=True)
 
 # Ray's own import-time and shutdown warnings are not this project's to fix.
-pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning",
-                                        "ignore::ResourceWarning",
-                                        "ignore::pytest.PytestUnraisableExceptionWarning")
+pytestmark = pytest.mark.filterwarnings(
+    "ignore::DeprecationWarning",
+    "ignore::ResourceWarning",
+    "ignore::pytest.PytestUnraisableExceptionWarning",
+)
 
 
 def test_ray_gives_the_local_result(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -38,8 +40,9 @@ def test_ray_gives_the_local_result(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     real_init = ray.init
     monkeypatch.setattr(ray, "init", lambda **kw: (inits.append(kw), real_init(**kw))[1])
     root = tmp_path / "fleet"
-    want = make_fleet(root, 27, lines=30,
-                      cases=[c for c in failing_cases() if c.name in FLEET_CASES])
+    want = make_fleet(
+        root, 27, lines=30, cases=[c for c in failing_cases() if c.name in FLEET_CASES]
+    )
     (root / "empty").mkdir()
     (root / "core.log").write_bytes(b"\x00" * 64)
     entries = triage.load_entries(ROOT / "entries")[0]

@@ -33,8 +33,15 @@ def _entry() -> Entry:
 
 
 def _repro(broken: str, fixed: str = "print('ok')\n", **kw: object) -> Repro:
-    fields = {"id": "r", "title": "A repro", "stack": "generic", "broken": broken,
-              "fixed": fixed, "shows": ["scalar-type"], **kw}
+    fields = {
+        "id": "r",
+        "title": "A repro",
+        "stack": "generic",
+        "broken": broken,
+        "fixed": fixed,
+        "shows": ["scalar-type"],
+        **kw,
+    }
     return Repro.model_validate(fields)
 
 
@@ -83,9 +90,11 @@ def test_crashing_fixed_script_fails() -> None:
 
 
 def test_hang_is_killed_at_the_timeout_with_its_children() -> None:
-    hang = ("import subprocess, sys, time\n"
-            "subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(600)'])\n"
-            "time.sleep(600)\n")
+    hang = (
+        "import subprocess, sys, time\n"
+        "subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(600)'])\n"
+        "time.sleep(600)\n"
+    )
     start = time.monotonic()
     run = verify.run_script(hang, timeout=1.5)
     assert run.timed_out and time.monotonic() - start < 10
@@ -101,8 +110,10 @@ def test_two_ranks_get_torchrun_variables_and_prefixed_output() -> None:
     """)
     run = verify.run_script(script, ranks=2, timeout=30)
     assert run.code == 0
-    assert run.output.splitlines() == ["[default0]:0 0 2 127.0.0.1 True",
-                                       "[default1]:1 1 2 127.0.0.1 True"]
+    assert run.output.splitlines() == [
+        "[default0]:0 0 2 127.0.0.1 True",
+        "[default1]:1 1 2 127.0.0.1 True",
+    ]
 
 
 def test_when_one_rank_fails_the_other_is_stopped_not_waited_for() -> None:
@@ -132,8 +143,10 @@ def _corpus_with_example(tmp_path: Path, code: str) -> Path:
     shutil.copytree(FIXTURES / "corpus", dest)
     path = dest / "beta-failure.yaml"
     body = textwrap.indent(code, " " * 6)
-    path.write_text(path.read_text() + "code_examples:\n  - title: Dump it\n    stack: generic\n"
-                    f"    language: python\n    code: |\n{body}    why: It works.\n")
+    path.write_text(
+        path.read_text() + "code_examples:\n  - title: Dump it\n    stack: generic\n"
+        f"    language: python\n    code: |\n{body}    why: It works.\n"
+    )
     return dest
 
 
@@ -146,21 +159,25 @@ def test_verify_locates_a_wrong_keyword_in_an_example(tmp_path: Path, cli, monke
     text = (entries / "beta-failure.yaml").read_text().splitlines()
     line = next(i for i, t in enumerate(text, 1) if "follow_symlink=" in t)
     col = text[line - 1].index("shutil.copyfile") + 1
-    assert (f"entries/beta-failure.yaml:{line}:{col}: error[E070]: shutil.copyfile() has no "
-            "keyword argument 'follow_symlink' in shutil") in ran.out
+    assert (
+        f"entries/beta-failure.yaml:{line}:{col}: error[E070]: shutil.copyfile() has no "
+        "keyword argument 'follow_symlink' in shutil"
+    ) in ran.out
 
 
 def test_verify_runs_an_example_marked_runs_on_cpu(tmp_path: Path, cli, monkeypatch) -> None:
     entries = _corpus_with_example(tmp_path, "raise SystemExit('it broke')\n")
     path = entries / "beta-failure.yaml"
-    path.write_text(path.read_text().replace("    why: It works.", "    why: It works.\n"
-                                             "    runs_on_cpu: true"))
+    path.write_text(
+        path.read_text().replace("    why: It works.", "    why: It works.\n    runs_on_cpu: true")
+    )
     monkeypatch.chdir(tmp_path)
     ran = cli("verify", "beta-failure", "--entries", "entries", "--format", "json")
     assert ran.code == 1
     report = json.loads(ran.out)
     assert report["examples"]["failed_runs"] == [
-        {"name": "beta-failure/example-1", "reason": "the example exited 1: it broke"}]
+        {"name": "beta-failure/example-1", "reason": "the example exited 1: it broke"}
+    ]
 
 
 def test_verify_without_torch_is_an_environment_error(tmp_path: Path, cli, monkeypatch) -> None:
@@ -169,23 +186,25 @@ def test_verify_without_torch_is_an_environment_error(tmp_path: Path, cli, monke
     dest = tmp_path / "entries"
     shutil.copytree(FIXTURES / "corpus", dest)
     alpha = dest / "alpha-failure.yaml"
-    alpha.write_text(alpha.read_text().replace("      import sys\n", "      import sys\n"
-                                               "      import torch\n"))
+    alpha.write_text(
+        alpha.read_text().replace("      import sys\n", "      import sys\n      import torch\n")
+    )
     real = importlib.util.find_spec
-    monkeypatch.setattr(importlib.util, "find_spec",
-                        lambda name, *a: None if name == "torch" else real(name, *a))
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "torch" else real(name, *a)
+    )
     ran = cli("verify", "--entries", str(dest))
     assert ran.code == 2
     assert "torch is not installed" in ran.err and "make verify" in ran.err
 
 
 def test_verify_json_reports_each_repro(cli) -> None:
-    ran = cli("verify", "alpha-failure", "--entries", str(FIXTURES / "corpus"),
-              "--format", "json")
+    ran = cli("verify", "alpha-failure", "--entries", str(FIXTURES / "corpus"), "--format", "json")
     report = json.loads(ran.out)
     assert ran.code == (0 if report["passed"] else 1)
     assert [(r["entry"], r["id"], r["passed"]) for r in report["repros"]] == [
-        ("alpha-failure", "float-input", True)]
+        ("alpha-failure", "float-input", True)
+    ]
 
 
 @pytest.mark.parametrize("name", ["nope", "alpha-failur"])

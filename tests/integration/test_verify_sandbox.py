@@ -56,18 +56,25 @@ def _script(name: str) -> str:
 
 
 def _snapshot(folder: Path) -> dict[str, bytes]:
-    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*"))
-            if p.is_file()}
+    return {
+        str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()
+    }
 
 
-def _verify(repo: Path, *args: str, timeout: float = 120,
-            env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+def _verify(
+    repo: Path, *args: str, timeout: float = 120, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     """`nanopedia verify ARGS` in `repo` as a subprocess, with a secret in its environment."""
-    full = {**os.environ, "GITHUB_TOKEN": SECRET, "AWS_SECRET_ACCESS_KEY": SECRET,
-            **(env or {})}
-    return subprocess.run([sys.executable, "-m", "nanopedia", "verify", "--entries", "entries",
-                           *args], cwd=repo, env=full, capture_output=True, text=True,
-                          timeout=timeout, check=False)
+    full = {**os.environ, "GITHUB_TOKEN": SECRET, "AWS_SECRET_ACCESS_KEY": SECRET, **(env or {})}
+    return subprocess.run(
+        [sys.executable, "-m", "nanopedia", "verify", "--entries", "entries", *args],
+        cwd=repo,
+        env=full,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
 
 
 def test_hostile_repro_sees_no_secret_and_changes_nothing(tmp_path: Path) -> None:
@@ -79,8 +86,13 @@ def test_hostile_repro_sees_no_secret_and_changes_nothing(tmp_path: Path) -> Non
     home.mkdir()
     (home / ".bashrc").write_text("# mine\n")
     before, home_before = _snapshot(repo), _snapshot(home)
-    ran = _verify(repo, "alpha-failure", "--format", "json",
-                  env={"HOME": str(home), "SSH_AUTH_SOCK": str(home / "agent")})
+    ran = _verify(
+        repo,
+        "alpha-failure",
+        "--format",
+        "json",
+        env={"HOME": str(home), "SSH_AUTH_SOCK": str(home / "agent")},
+    )
     assert ran.returncode in (0, 1), ran.stderr
     report = json.loads(ran.stdout)
     broken = report["repros"][0]["broken"]["output_tail"]
@@ -238,10 +250,13 @@ def test_huge_output_is_capped_while_written(tmp_path: Path, monkeypatch) -> Non
     assert list(scratch.iterdir()) == []
 
 
-@pytest.mark.parametrize("broken", [
-    "import os, shutil, sys\nshutil.rmtree(os.getcwd(), ignore_errors=True)\nsys.exit(1)\n",
-    "import os, sys\nos.mkfifo('rank0.out')\nos.mkfifo('script.out')\nsys.exit(1)\n",
-])
+@pytest.mark.parametrize(
+    "broken",
+    [
+        "import os, shutil, sys\nshutil.rmtree(os.getcwd(), ignore_errors=True)\nsys.exit(1)\n",
+        "import os, sys\nos.mkfifo('rank0.out')\nos.mkfifo('script.out')\nsys.exit(1)\n",
+    ],
+)
 def test_a_script_that_attacks_its_scratch_fails_cleanly(tmp_path: Path, broken: str) -> None:
     """V13: deleting the scratch folder is a plain FAIL, not an internal error."""
     repo = _checkout(tmp_path, broken=broken)
@@ -262,8 +277,10 @@ def test_a_fifo_for_an_output_file_does_not_hang_verify(tmp_path: Path) -> None:
 
 def test_escape_sequences_in_output_do_not_reach_the_terminal(tmp_path: Path) -> None:
     """V10: OSC title and clipboard writes and a screen clear are shown escaped."""
-    payload = (r"print('\x1b]0;PWNED\x07\x1b]52;c;ZWNobyBoaQ==\x07\x1b[2J\x9b31m'); "
-               "raise SystemExit(1)\n")
+    payload = (
+        r"print('\x1b]0;PWNED\x07\x1b]52;c;ZWNobyBoaQ==\x07\x1b[2J\x9b31m'); "
+        "raise SystemExit(1)\n"
+    )
     repo = _checkout(tmp_path, broken=payload)
     ran = _verify(repo, "alpha-failure", timeout=60)
     assert ran.returncode == 1 and "FAIL" in ran.stdout

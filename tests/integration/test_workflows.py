@@ -76,8 +76,11 @@ def pull_request(tmp_path: Path) -> tuple[Repo, dict[str, str]]:
 def test_nanopedia_steps_run(name: str, pull_request: tuple[Repo, dict[str, str]]) -> None:
     repo, values = pull_request
     summary = repo.root.parent / "step-summary.md"
-    env = {**os.environ, "GITHUB_STEP_SUMMARY": str(summary),
-           "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+    env = {
+        **os.environ,
+        "GITHUB_STEP_SUMMARY": str(summary),
+        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+    }
     ran = []
     for step in steps(load(ROOT / ".github" / "workflows" / name)):
         script = step.get("run", "")
@@ -86,8 +89,14 @@ def test_nanopedia_steps_run(name: str, pull_request: tuple[Repo, dict[str, str]
         missing = [e for e in EXPRESSION.findall(script) if e not in values]
         assert not missing, f"{name}: no local value for {missing}"
         script = EXPRESSION.sub(lambda m: values[m.group(1)], script)
-        done = subprocess.run(["bash", "-eo", "pipefail", "-c", script], cwd=repo.root, env=env,
-                              capture_output=True, text=True, check=False)
+        done = subprocess.run(
+            ["bash", "-eo", "pipefail", "-c", script],
+            cwd=repo.root,
+            env=env,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
         assert done.returncode == 0, f"{name}: step {step.get('name')!r} failed:\n{done.stderr}"
         ran.append(step["name"])
     assert "Check entries" in ran and "Build the site" in ran
@@ -140,8 +149,11 @@ def test_pull_requests_run_ruff_and_the_tests_read_only() -> None:
 def comment_script() -> tuple[str, str]:
     """The sticky-comment job's condition and its github-script source."""
     job = load(ROOT / ".github" / "workflows" / "pr-comment.yml")["jobs"]["comment"]
-    script = next(s["with"]["script"] for s in job["steps"]
-                  if s.get("uses", "").startswith("actions/github-script@"))
+    script = next(
+        s["with"]["script"]
+        for s in job["steps"]
+        if s.get("uses", "").startswith("actions/github-script@")
+    )
     return " ".join(job["if"].split()), script
 
 
@@ -170,8 +182,9 @@ MARKER = "<!-- nanopedia-diff -->"
 SHA = "a" * 40
 
 
-def run_comment_script(tmp_path: Path, run: dict[str, Any], open_pulls: list[Any],
-                       comments: list[Any]) -> list[list[Any]]:
+def run_comment_script(
+    tmp_path: Path, run: dict[str, Any], open_pulls: list[Any], comments: list[Any]
+) -> list[list[Any]]:
     """Run the script as the action would, in a folder with the downloaded artifact: the summary
     and a `pr-number` file a fork's workflow planted, naming some other pull request."""
     node = shutil.which("node")
@@ -181,12 +194,26 @@ def run_comment_script(tmp_path: Path, run: dict[str, Any], open_pulls: list[Any
     (tmp_path / "summary" / "pr-number").write_text("999\n")
     (tmp_path / "script.js").write_text(comment_script()[1])
     (tmp_path / "harness.js").write_text(HARNESS)
-    scenario = {"run": {"head_sha": SHA, "head_branch": "fix-typo", "conclusion": "success",
-                        "head_repository": {"owner": {"login": "forker"}}, **run},
-                "open_pulls": open_pulls, "comments": comments}
+    scenario = {
+        "run": {
+            "head_sha": SHA,
+            "head_branch": "fix-typo",
+            "conclusion": "success",
+            "head_repository": {"owner": {"login": "forker"}},
+            **run,
+        },
+        "open_pulls": open_pulls,
+        "comments": comments,
+    }
     (tmp_path / "scenario.json").write_text(json.dumps(scenario))
-    done = subprocess.run([node, "harness.js", "script.js", "scenario.json"], cwd=tmp_path,
-                          capture_output=True, text=True, timeout=60, check=False)
+    done = subprocess.run(
+        [node, "harness.js", "script.js", "scenario.json"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
     assert done.returncode == 0, done.stderr
     return [call for call in json.loads(done.stdout) if call[0] != "info"]
 
@@ -204,32 +231,58 @@ def test_a_forks_run_comments_on_its_own_pull_request_only(tmp_path: Path) -> No
     head is the run's commit, never the artifact's; the comment updated is our bot's, not
     another bot's with the same marker."""
     calls = run_comment_script(
-        tmp_path, {"pull_requests": []}, [pull(8, "b" * 40), pull(7)],
-        [comment(41, "evil-app[bot]"), comment(42, "github-actions[bot]"),
-         {"id": 43, "user": {"login": "github-actions[bot]", "type": "Bot"}, "body": "other"}])
+        tmp_path,
+        {"pull_requests": []},
+        [pull(8, "b" * 40), pull(7)],
+        [
+            comment(41, "evil-app[bot]"),
+            comment(42, "github-actions[bot]"),
+            {"id": 43, "user": {"login": "github-actions[bot]", "type": "Bot"}, "body": "other"},
+        ],
+    )
     assert calls == [
-        ["pulls.list", {"owner": "o", "repo": "r", "state": "open", "head": "forker:fix-typo",
-                        "per_page": 100}],
+        [
+            "pulls.list",
+            {
+                "owner": "o",
+                "repo": "r",
+                "state": "open",
+                "head": "forker:fix-typo",
+                "per_page": 100,
+            },
+        ],
         ["issues.listComments", {"owner": "o", "repo": "r", "issue_number": 7, "per_page": 100}],
-        ["issues.updateComment", {"owner": "o", "repo": "r", "comment_id": 42,
-                                  "body": f"{MARKER}\n### Nanopedia: 1 changed\n"}],
+        [
+            "issues.updateComment",
+            {
+                "owner": "o",
+                "repo": "r",
+                "comment_id": 42,
+                "body": f"{MARKER}\n### Nanopedia: 1 changed\n",
+            },
+        ],
     ]
 
 
 def test_a_same_repository_run_takes_the_number_from_the_event(tmp_path: Path) -> None:
-    calls = run_comment_script(tmp_path, {"pull_requests": [pull(5)]}, [],
-                               [comment(41, "evil-app[bot]")])
+    calls = run_comment_script(
+        tmp_path, {"pull_requests": [pull(5)]}, [], [comment(41, "evil-app[bot]")]
+    )
     assert [c[0] for c in calls] == ["issues.listComments", "issues.createComment"]
     assert calls[1][1]["issue_number"] == 5
 
 
-@pytest.mark.parametrize("run", [
-    {"conclusion": "failure", "pull_requests": [pull(5)]},
-    {"conclusion": "cancelled", "pull_requests": [pull(5)]},
-    {"pull_requests": [pull(5, "c" * 40)]},  # a pull request that moved on since the run
-])
+@pytest.mark.parametrize(
+    "run",
+    [
+        {"conclusion": "failure", "pull_requests": [pull(5)]},
+        {"conclusion": "cancelled", "pull_requests": [pull(5)]},
+        {"pull_requests": [pull(5, "c" * 40)]},  # a pull request that moved on since the run
+    ],
+)
 def test_nothing_is_posted_for_a_failed_run_or_no_matching_pull_request(
-        tmp_path: Path, run: dict[str, Any]) -> None:
+    tmp_path: Path, run: dict[str, Any]
+) -> None:
     calls = run_comment_script(tmp_path, run, [pull(9, "d" * 40)], [])
     assert not [c for c in calls if c[0].startswith("issues.")]
 
@@ -249,17 +302,21 @@ def ci_commands() -> list[str]:
     return [line.strip() for line in lines if line.strip() and not line.strip().startswith("#")]
 
 
-def test_ci_lints_then_tests_with_the_browser_tests_required() -> None:
+def test_ci_lints_checks_the_layout_then_tests_with_the_browser_tests_required() -> None:
     commands = ci_commands()
     tests = commands.index("make test")
-    lint = next(i for i, c in enumerate(commands) if "ruff check generator tests bench" in c)
+    lint = commands.index(".venv/bin/ruff check .")
+    layout = commands.index(".venv/bin/ruff format --check .")
     types = commands.index("make typecheck")
-    required = next(i for i, c in enumerate(commands) if c.startswith("export ")
-                    and "NANOPEDIA_REQUIRE_BROWSER=1" in c.split())
+    required = next(
+        i
+        for i, c in enumerate(commands)
+        if c.startswith("export ") and "NANOPEDIA_REQUIRE_BROWSER=1" in c.split()
+    )
     exported = commands[required].split()
     assert {"NANOPEDIA_REQUIRE_SANDBOX=1", "NANOPEDIA_REQUIRE_REPRO=1"} <= set(exported)
     assert commands.index("make .venv-repro/.installed") < tests  # tests/repro needs it
-    assert required < tests and lint < tests and types < tests
+    assert required < tests and lint < tests and layout < tests and types < tests
 
 
 BROWSER_TEST = """\
@@ -268,23 +325,46 @@ def test_needs_a_browser(browser):
 """
 
 
-@pytest.mark.parametrize(("required", "outcome"), [
-    ({"NANOPEDIA_REQUIRE_BROWSER": "1"}, "1 error"),
-    ({"CI": "true"}, "1 error"),
-    ({}, "1 skipped"),
-])
+@pytest.mark.parametrize(
+    ("required", "outcome"),
+    [
+        ({"NANOPEDIA_REQUIRE_BROWSER": "1"}, "1 error"),
+        ({"CI": "true"}, "1 error"),
+        ({}, "1 skipped"),
+    ],
+)
 def test_a_missing_chromium_fails_the_browser_tests_when_they_are_required(
-        tmp_path: Path, required: dict[str, str], outcome: str) -> None:
+    tmp_path: Path, required: dict[str, str], outcome: str
+) -> None:
     """Under `.ci/run`'s setting (or CI=true) a missing Chromium is an error, never a skip;
     only a contributor's machine without it skips them, saying why."""
     (tmp_path / "test_browser_needed.py").write_text(BROWSER_TEST)
     env = {k: v for k, v in os.environ.items() if k not in ("CI", "NANOPEDIA_REQUIRE_BROWSER")}
-    env.update(required, NANOPEDIA_CHROMIUM=str(tmp_path / "no-chromium"),
-               PYTHONPATH=os.pathsep.join([str(ROOT / "tests"), str(ROOT / "generator")]))
-    done = subprocess.run([sys.executable, "-m", "pytest", "-p", "conftest", "-p",
-                           "no:cacheprovider", "-q", "-rs", "test_browser_needed.py"],
-                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120,
-                          check=False)
+    env.update(
+        required,
+        NANOPEDIA_CHROMIUM=str(tmp_path / "no-chromium"),
+        PYTHONPATH=os.pathsep.join([str(ROOT / "tests"), str(ROOT / "generator")]),
+    )
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-p",
+            "conftest",
+            "-p",
+            "no:cacheprovider",
+            "-q",
+            "-rs",
+            "test_browser_needed.py",
+        ],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert outcome in done.stdout, done.stdout + done.stderr
     assert f"Chromium not found at {tmp_path / 'no-chromium'}" in done.stdout
     assert done.returncode == (1 if required else 0), done.stdout

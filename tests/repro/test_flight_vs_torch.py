@@ -23,15 +23,17 @@ from conftest import ROOT
 
 from nanopedia.diagnosis import flight
 
-REPRO_PYTHON = Path(os.environ.get("NANOPEDIA_REPRO_PYTHON", ROOT / ".venv-repro" / "bin" /
-                                   "python"))
+REPRO_PYTHON = Path(
+    os.environ.get("NANOPEDIA_REPRO_PYTHON", ROOT / ".venv-repro" / "bin" / "python")
+)
 FLIGHT = ROOT / "tests" / "logs" / "flight"
 
 pytestmark = pytest.mark.skipif(
     not REPRO_PYTHON.exists() and not os.environ.get("NANOPEDIA_REQUIRE_REPRO"),
-    reason=f"no repro environment at {REPRO_PYTHON} (make verify creates it)")
+    reason=f"no repro environment at {REPRO_PYTHON} (make verify creates it)",
+)
 
-DRIVER = r'''
+DRIVER = r"""
 import json, os, pickle, subprocess, sys, tempfile
 src, fix = sys.argv[1], sys.argv[2] == "fix"
 with tempfile.TemporaryDirectory() as d:
@@ -49,21 +51,25 @@ with tempfile.TemporaryDirectory() as d:
                         d, "-p", "rank_"], capture_output=True, text=True, timeout=120)
     print(r.returncode)
     print(r.stdout + r.stderr)
-'''
+"""
 
 
 def torch_analyser(case: str, fix: bool = True) -> tuple[int, str]:
-    ran = subprocess.run([str(REPRO_PYTHON), "-c", DRIVER, str(FLIGHT / case),
-                          "fix" if fix else "as-is"], capture_output=True, text=True,
-                         timeout=300)
+    ran = subprocess.run(
+        [str(REPRO_PYTHON), "-c", DRIVER, str(FLIGHT / case), "fix" if fix else "as-is"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert ran.returncode == 0, ran.stderr
     code, _, out = ran.stdout.partition("\n")
     return int(code), out
 
 
 def ours(case: str) -> flight.Report:
-    return flight.analyse([flight.parse(p.read_bytes(), p.name)
-                           for p in sorted((FLIGHT / case).glob("rank*.json"))])
+    return flight.analyse(
+        [flight.parse(p.read_bytes(), p.name) for p in sorted((FLIGHT / case).glob("rank*.json"))]
+    )
 
 
 def test_torch_2_13s_analyser_stops_on_gloo_dumps_as_they_are() -> None:
@@ -85,18 +91,32 @@ def test_both_find_the_rank_that_called_another_collective() -> None:
     code, out = torch_analyser("mismatch")
     assert code == 0
     assert "Collective sequence number: 3 has errors" in out
-    assert ("Culprit rank 1; Error type: COLLECTIVE_TYPE_MISMATCH, Expected collective type: "
-            "'all_reduce' does not match found collective type: 'broadcast'") in out
+    assert (
+        "Culprit rank 1; Error type: COLLECTIVE_TYPE_MISMATCH, Expected collective type: "
+        "'all_reduce' does not match found collective type: 'broadcast'"
+    ) in out
     (f,) = ours("mismatch").findings
     assert (f.kind, f.seq, f.ranks, f.expected, f.found) == (
-        "mismatch", 3, (1,), "all_reduce [[4]]", ("broadcast [[4]]",))
+        "mismatch",
+        3,
+        (1,),
+        "all_reduce [[4]]",
+        ("broadcast [[4]]",),
+    )
 
 
 def test_both_find_the_rank_that_called_another_size() -> None:
     code, out = torch_analyser("size")
     assert code == 0
-    assert ("Culprit rank 1; Error type: SIZE_OR_SYNTAX_MISMATCH, Expected input sizes: "
-            "'[[4]]' does not match found input sizes: '[[8]]'") in out
+    assert (
+        "Culprit rank 1; Error type: SIZE_OR_SYNTAX_MISMATCH, Expected input sizes: "
+        "'[[4]]' does not match found input sizes: '[[8]]'"
+    ) in out
     (f,) = ours("size").findings
     assert (f.kind, f.seq, f.ranks, f.expected, f.found) == (
-        "mismatch", 3, (1,), "all_reduce [[4]]", ("all_reduce [[8]]",))
+        "mismatch",
+        3,
+        (1,),
+        "all_reduce [[4]]",
+        ("all_reduce [[8]]",),
+    )

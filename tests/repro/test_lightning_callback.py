@@ -41,13 +41,19 @@ except RuntimeError as err:
 """
 
 
-def test_the_callback_prints_the_verdict_and_lightning_raises_the_exception(
-        tmp_path: Path) -> None:
+def test_the_callback_prints_the_verdict_and_lightning_raises_the_exception(tmp_path: Path) -> None:
     python = repro_python("torch", "lightning")
     (tmp_path / "train.py").write_text(TRAIN)
     for mode in ("callback", "both"):
-        done = subprocess.run([str(python), "train.py", mode], cwd=tmp_path, env=repro_env(),
-                              capture_output=True, text=True, timeout=300, check=False)
+        done = subprocess.run(
+            [str(python), "train.py", mode],
+            cwd=tmp_path,
+            env=repro_env(),
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+        )
         assert done.returncode == 1, done.stderr[-3000:]
         assert done.stdout.endswith("re-raised: RuntimeError\n")  # the same exception, on
         err = done.stderr

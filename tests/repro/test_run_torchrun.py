@@ -35,14 +35,32 @@ def test_torchrun_failing_on_one_rank(tmp_path: Path) -> None:
     python = repro_python("torch")
     (tmp_path / "train.py").write_text(TRAIN)
     done = subprocess.run(
-        [str(python), "-m", "nanopedia", "run", "--", str(python), "-m", "torch.distributed.run",
-         "--standalone", "--nproc_per_node", "2", "train.py"],
-        cwd=tmp_path, env=repro_env(), capture_output=True, text=True, timeout=180, check=False)
+        [
+            str(python),
+            "-m",
+            "nanopedia",
+            "run",
+            "--",
+            str(python),
+            "-m",
+            "torch.distributed.run",
+            "--standalone",
+            "--nproc_per_node",
+            "2",
+            "train.py",
+        ],
+        cwd=tmp_path,
+        env=repro_env(),
+        capture_output=True,
+        text=True,
+        timeout=180,
+        check=False,
+    )
     assert done.returncode == 1, done.stderr[-3000:]
     assert "rank 0 step 1" in done.stdout and "rank 1 step 1" in done.stdout
     err = done.stderr
     assert "ChildFailedError" in err  # torchrun's own report, passed through
-    verdict = err[err.index("\nnanopedia: the command exited with 1"):]
+    verdict = err[err.index("\nnanopedia: the command exited with 1") :]
     assert "verdict: autograd-inplace-modified" in verdict
     assert "first failure: rank 1" in verdict
     out = json.loads((tmp_path / "nanopedia-verdict.json").read_text())

@@ -37,8 +37,13 @@ def test_gather_build_and_problem_are_the_modules_own() -> None:
 
 
 def test_python_dash_m_nanopedia_is_the_console_script() -> None:
-    done = subprocess.run([sys.executable, "-m", "nanopedia", "--help"], capture_output=True,
-                          text=True, timeout=60, check=True)
+    done = subprocess.run(
+        [sys.executable, "-m", "nanopedia", "--help"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
     assert "usage: nanopedia" in done.stdout
 
 
@@ -56,9 +61,11 @@ def test_diagnose_text_gives_the_verdict_and_json_of_the_cli(cli) -> None:
 
 def test_diagnose_an_exception_reads_its_traceback() -> None:
     def backward() -> None:
-        raise RuntimeError("one of the variables needed for gradient computation has been "
-                           "modified by an inplace operation: [torch.FloatTensor [4]], which "
-                           "is output 0 of ReluBackward0, is at version 1; expected version 0")
+        raise RuntimeError(
+            "one of the variables needed for gradient computation has been "
+            "modified by an inplace operation: [torch.FloatTensor [4]], which "
+            "is output 0 of ReluBackward0, is at version 1; expected version 0"
+        )
 
     try:
         backward()

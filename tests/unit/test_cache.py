@@ -36,12 +36,15 @@ def test_a_value_put_comes_back_equal(tmp_path: Path) -> None:
     assert leftovers == []
 
 
-@pytest.mark.parametrize("damage", [
-    lambda raw: raw[:-1],  # cut short
-    lambda raw: raw[:8] + bytes([raw[8] ^ 1]) + raw[9:],  # one bit of the pickle
-    lambda raw: b"XXXX" + raw[4:],  # not our magic
-    lambda raw: b"",
-])
+@pytest.mark.parametrize(
+    "damage",
+    [
+        lambda raw: raw[:-1],  # cut short
+        lambda raw: raw[:8] + bytes([raw[8] ^ 1]) + raw[9:],  # one bit of the pickle
+        lambda raw: b"XXXX" + raw[4:],  # not our magic
+        lambda raw: b"",
+    ],
+)
 def test_a_damaged_file_is_a_miss_and_is_deleted(tmp_path: Path, damage: object) -> None:
     cache = Cache(tmp_path)
     k = key(b"x")

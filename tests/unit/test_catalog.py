@@ -12,12 +12,19 @@ from nanopedia.content.corpus import gather, load_entry
 from nanopedia.content.load import parse
 from nanopedia.model import Tag
 
-TAGS = {slug: Tag(title=slug.upper(), description=f"About {slug}.")
-        for slug in ("bf16", "fsdp", "nccl")}
+TAGS = {
+    slug: Tag(title=slug.upper(), description=f"About {slug}.") for slug in ("bf16", "fsdp", "nccl")
+}
 
 
-def node(ident: str, *, aliases: tuple[str, ...] = (), related: tuple[str, ...] = (),
-         tags: tuple[str, ...] = ("nccl",), text_links: tuple[str, ...] = ()) -> Node:
+def node(
+    ident: str,
+    *,
+    aliases: tuple[str, ...] = (),
+    related: tuple[str, ...] = (),
+    tags: tuple[str, ...] = ("nccl",),
+    text_links: tuple[str, ...] = (),
+) -> Node:
     """A node whose every name sits on a line of its own, in field order, at column 5."""
     count = 1 + len(aliases) + len(related) + len(tags)
     positions = tuple(n for line in range(1, count + 1) for n in (line, 5))
@@ -36,8 +43,12 @@ def test_back_links_are_sorted_and_the_same_in_any_order() -> None:
     results = [link(order, TAGS, None)[0] for order in itertools.permutations(nodes)]
     first = results[0]
     assert first.backlinks == {
-        "a-entry": (), "b-entry": ("a-entry", "d-entry"), "c-entry": ("b-entry", "d-entry"),
-        "d-entry": (), "hub": ("a-entry", "b-entry", "c-entry")}
+        "a-entry": (),
+        "b-entry": ("a-entry", "d-entry"),
+        "c-entry": ("b-entry", "d-entry"),
+        "d-entry": (),
+        "hub": ("a-entry", "b-entry", "c-entry"),
+    }
     assert all(r.backlinks == first.backlinks for r in results)
     assert all(list(r.nodes) == sorted(first.nodes) for r in results)
 
@@ -50,41 +61,53 @@ def test_an_entry_linking_to_itself_in_text_is_no_problem_and_no_back_link() -> 
 def test_an_entry_listing_itself_as_related_is_reported_where_it_is_written() -> None:
     linked, found = link([node("solo", related=("solo",))], TAGS, None)
     assert [(str(p.location), p.code, p.message) for p in found] == [
-        ("solo.yaml:2:5", "E021", "entry 'solo' lists itself as related")]
+        ("solo.yaml:2:5", "E021", "entry 'solo' lists itself as related")
+    ]
     assert linked.backlinks == {"solo": ()}
 
 
 def test_ids_and_aliases_are_unique_compared_case_insensitively() -> None:
     _, found = link([node("alpha"), node("beta", aliases=("Alpha",))], TAGS, None)
     assert [(str(p.location), p.code, p.message) for p in found] == [
-        ("beta.yaml:2:5", "E020", "alias 'Alpha' is already used by entry 'alpha'")]
+        ("beta.yaml:2:5", "E020", "alias 'Alpha' is already used by entry 'alpha'")
+    ]
     assert found[0].hint is not None and found[0].hint.startswith("see alpha.yaml:1:5;")
 
 
 def test_a_link_to_a_former_id_names_the_current_one() -> None:
-    linked, found = link([node("new", aliases=("old",)), node("user", related=("old",))],
-                         TAGS, None)
+    linked, found = link(
+        [node("new", aliases=("old",)), node("user", related=("old",))], TAGS, None
+    )
     assert [(p.code, p.message, p.hint) for p in found] == [
-        ("E021", "related entry 'old' is a former id", "link the current id 'new'")]
+        ("E021", "related entry 'old' is a former id", "link the current id 'new'")
+    ]
     assert linked.aliases == {"old": "new"}
 
 
 def test_links_to_an_invalid_entry_are_not_reported_again() -> None:
-    _, found = link([node("user", related=("broken",), text_links=("broken",))], TAGS, None,
-                    frozenset({"broken"}))
+    _, found = link(
+        [node("user", related=("broken",), text_links=("broken",))],
+        TAGS,
+        None,
+        frozenset({"broken"}),
+    )
     assert found == []
 
 
 def test_the_tag_index_has_every_registered_tag_with_its_entries_in_id_order() -> None:
-    linked, found = link([node("zeta", tags=("nccl", "bf16")), node("eta", tags=("nccl",))],
-                         TAGS, None)
+    linked, found = link(
+        [node("zeta", tags=("nccl", "bf16")), node("eta", tags=("nccl",))], TAGS, None
+    )
     assert linked.by_tag == {"bf16": ("zeta",), "fsdp": (), "nccl": ("eta", "zeta")}
     assert found == []  # an unused tag is reported only with the registry's file
 
 
 def test_an_unused_tag_is_reported_at_its_key_in_the_registry() -> None:
-    registry = parse("bf16:\n  title: B\n  description: d\nfsdp:\n  title: F\n  description: d\n"
-                     "nccl:\n  title: N\n  description: d\n", "tags.yaml")
+    registry = parse(
+        "bf16:\n  title: B\n  description: d\nfsdp:\n  title: F\n  description: d\n"
+        "nccl:\n  title: N\n  description: d\n",
+        "tags.yaml",
+    )
     _, found = link([node("eta", tags=("nccl", "bf16"))], TAGS, registry)
     assert [(str(p.location), p.code) for p in found] == [("tags.yaml:4:1", "E024")]
 
@@ -92,7 +115,8 @@ def test_an_unused_tag_is_reported_at_its_key_in_the_registry() -> None:
 def test_an_unknown_tag_suggests_the_registered_spelling() -> None:
     _, found = link([node("eta", tags=("bfl6",))], TAGS, None)
     assert [(p.code, p.message, p.hint) for p in found] == [
-        ("E023", "unknown tag 'bfl6'", "did you mean 'bf16'?")]
+        ("E023", "unknown tag 'bfl6'", "did you mean 'bf16'?")
+    ]
 
 
 def test_two_problems_on_one_line_are_reported_in_column_order(tmp_corpus: Path) -> None:
@@ -108,4 +132,6 @@ def test_two_problems_on_one_line_are_reported_in_column_order(tmp_corpus: Path)
     assert [p.code for p in in_check_order] == ["E022", "E016"]
     _, found = gather(tmp_corpus)
     assert [(p.code, p.location.line, p.location.col) for p in found] == [
-        ("E016", number, line.index('"See') + 1), ("E022", number, line.index("desynk") + 1)]
+        ("E016", number, line.index('"See') + 1),
+        ("E022", number, line.index("desynk") + 1),
+    ]

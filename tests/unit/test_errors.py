@@ -23,8 +23,9 @@ def test_a_location_names_the_file_alone_or_its_line_and_column() -> None:
 
 def test_a_problem_reads_location_severity_code_message_then_hint() -> None:
     found = problem("e.yaml", "E023", "unknown tag 'bfl6'", "did you mean 'bf16'?", at=(2, 5))
-    assert str(found) == ("e.yaml:2:5: error[E023]: unknown tag 'bfl6'\n"
-                          "    hint: did you mean 'bf16'?")
+    assert str(found) == (
+        "e.yaml:2:5: error[E023]: unknown tag 'bfl6'\n    hint: did you mean 'bf16'?"
+    )
     warning = Problem(Location("e.yaml"), "E061", "no checked_with", None, "warning")
     assert str(warning) == "e.yaml: warning[E061]: no checked_with"
 
@@ -36,7 +37,8 @@ def test_two_problems_on_one_line_come_in_column_order() -> None:
     expected = [other_line, earlier, later]
     assert NanopediaError([later, earlier, other_line]).problems == expected
     assert format_problems([later, other_line, earlier], "text").splitlines() == [
-        str(p) for p in expected]
+        str(p) for p in expected
+    ]
     assert [p["column"] for p in json.loads(format_problems([later, earlier], "json"))] == [9, 10]
 
 
@@ -47,17 +49,25 @@ def test_the_error_prints_every_problem_in_order() -> None:
 
 def test_a_github_annotation_escapes_what_would_end_the_command() -> None:
     found = problem("e.yaml", "E016", "100% bad\r\nlink", "fix it", at=(2, 0))
-    assert found.github() == ("::error file=e.yaml,line=2,col=1,title=E016::"
-                              "100%25 bad%0D%0Alink (hint: fix it)")
-    assert problem("e.yaml", "E006", "empty").github() == \
-        "::error file=e.yaml,title=E006::empty"
+    assert found.github() == (
+        "::error file=e.yaml,line=2,col=1,title=E016::100%25 bad%0D%0Alink (hint: fix it)"
+    )
+    assert problem("e.yaml", "E006", "empty").github() == "::error file=e.yaml,title=E006::empty"
 
 
 def test_json_output_holds_every_field() -> None:
     found = problem("e.yaml", "E023", "unknown tag 'x'", "add it", at=(2, 3))
-    assert json.loads(format_problems([found], "json")) == [{
-        "path": "e.yaml", "line": 2, "column": 3, "code": "E023", "severity": "error",
-        "message": "unknown tag 'x'", "hint": "add it"}]
+    assert json.loads(format_problems([found], "json")) == [
+        {
+            "path": "e.yaml",
+            "line": 2,
+            "column": 3,
+            "code": "E023",
+            "severity": "error",
+            "message": "unknown tag 'x'",
+            "hint": "add it",
+        }
+    ]
 
 
 def test_a_suggestion_is_the_closest_spelling_or_none() -> None:

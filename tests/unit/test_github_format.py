@@ -16,19 +16,23 @@ LOGS = ROOT / "tests" / "logs"
 RAW_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 
 
-@pytest.mark.parametrize(("text", "data", "prop"), [
-    ("50% done", "50%25 done", "50%25 done"),
-    ("a\r\nb", "a%0D%0Ab", "a%0D%0Ab"),
-    ("file:1,2", "file:1,2", "file%3A1%2C2"),
-    ("%3A", "%253A", "%253A"),  # an escape already in a log line stays literal text
-])
+@pytest.mark.parametrize(
+    ("text", "data", "prop"),
+    [
+        ("50% done", "50%25 done", "50%25 done"),
+        ("a\r\nb", "a%0D%0Ab", "a%0D%0Ab"),
+        ("file:1,2", "file:1,2", "file%3A1%2C2"),
+        ("%3A", "%253A", "%253A"),  # an escape already in a log line stays literal text
+    ],
+)
 def test_escaping_follows_githubs_rules(text: str, data: str, prop: str) -> None:
     assert (escape_data(text), escape_property(text)) == (data, prop)
 
 
 def test_a_hostile_line_cannot_start_a_command_or_drive_a_terminal() -> None:
-    line = command("error", "boom\n::add-mask::secret\r\x1b]52;c;AAAA\x07",
-                   "t: a,b", "logs/a,b:c.log", 7)
+    line = command(
+        "error", "boom\n::add-mask::secret\r\x1b]52;c;AAAA\x07", "t: a,b", "logs/a,b:c.log", 7
+    )
     assert "\n" not in line and not RAW_CONTROL.search(line)
     assert line.startswith("::error file=logs/a%2Cb%3Ac.log,line=7,title=t%3A a%2Cb::boom%0A")
     assert "\\x1b" in line and "\\x07" in line
@@ -46,8 +50,10 @@ def test_diagnose_github_puts_the_error_on_the_first_failing_line(cli) -> None:
     assert shown.code == 0 and len(lines) == 3 and not any(RAW_CONTROL.search(x) for x in lines)
     first = wanted["initiating"]
     best = wanted["matches"][0]
-    assert lines[0].startswith(f"::error file={escape_property(log)},line={first['line']},"
-                               f"title=nanopedia%3A {best['id']} ({best['confidence']})::")
+    assert lines[0].startswith(
+        f"::error file={escape_property(log)},line={first['line']},"
+        f"title=nanopedia%3A {best['id']} ({best['confidence']})::"
+    )
     assert escape_data(first["text"]) in lines[0]
     for line, row in zip(lines[1:], wanted["matches"][1:], strict=True):
         assert line.startswith("::notice file=") and f"nanopedia%3A also {row['id']}::" in line

@@ -28,7 +28,8 @@ HOSTILE = [
 #: A GitHub mention or a GFM autolink (extended: www., http(s)://, e-mail) left live.
 _LIVE = re.compile(
     r"(?<![\w`])@[A-Za-z0-9][\w-]*|(?i:\b(?:https?|ftp)://)|(?i:(?<![\w.])www\.)"
-    r"|[\w.+-]+@[\w-]+\.[\w.-]+")
+    r"|[\w.+-]+@[\w-]+\.[\w.-]+"
+)
 
 MARKDOWN: dict[str, Callable[[str], str]] = {
     "triage": triage_report._md,
@@ -56,8 +57,20 @@ def test_markdown_from_logs_and_entries_is_inert(where: str, text: str) -> None:
     assert re.sub(r"\s+", " ", visible) == re.sub(r"\s+", " ", text.replace("\\", ""))
 
 
-BIDI = ["\u202a", "\u202b", "\u202c", "\u202d", "\u202e", "\u2066", "\u2067", "\u2068",
-        "\u2069", "\u200e", "\u200f", "\u061c"]
+BIDI = [
+    "\u202a",
+    "\u202b",
+    "\u202c",
+    "\u202d",
+    "\u202e",
+    "\u2066",
+    "\u2067",
+    "\u2068",
+    "\u2069",
+    "\u200e",
+    "\u200f",
+    "\u061c",
+]
 
 
 @pytest.mark.parametrize("char", BIDI)
@@ -66,19 +79,22 @@ def test_bidi_controls_are_shown_escaped_in_the_terminal(char: str) -> None:
     assert char not in shown and f"\\u{ord(char):04x}" in shown
 
 
-@pytest.mark.parametrize(("value", "cell"), [
-    ("=cmd|' /C calc'!A0 Error: boom", "'=cmd|' /C calc'!A0 Error: boom"),
-    ("=HYPERLINK(\"http://evil.example\")", "'=HYPERLINK(\"http://evil.example\")"),
-    ("+1+1", "'+1+1"),
-    ("-2+3", "'-2+3"),
-    ("@SUM(A1)", "'@SUM(A1)"),
-    ("\t=1", "'\t=1"),
-    ("\r=1", "'\r=1"),
-    ("job-17/train.log", "job-17/train.log"),
-    ("RuntimeError: x = 1", "RuntimeError: x = 1"),
-    ("", ""),
-    (-3, -3),
-    (12, 12),
-])
+@pytest.mark.parametrize(
+    ("value", "cell"),
+    [
+        ("=cmd|' /C calc'!A0 Error: boom", "'=cmd|' /C calc'!A0 Error: boom"),
+        ('=HYPERLINK("http://evil.example")', '\'=HYPERLINK("http://evil.example")'),
+        ("+1+1", "'+1+1"),
+        ("-2+3", "'-2+3"),
+        ("@SUM(A1)", "'@SUM(A1)"),
+        ("\t=1", "'\t=1"),
+        ("\r=1", "'\r=1"),
+        ("job-17/train.log", "job-17/train.log"),
+        ("RuntimeError: x = 1", "RuntimeError: x = 1"),
+        ("", ""),
+        (-3, -3),
+        (12, 12),
+    ],
+)
 def test_csv_cells_never_start_a_formula(value: object, cell: object) -> None:
     assert triage_report.cell(value) == cell

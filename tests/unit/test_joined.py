@@ -39,8 +39,11 @@ def test_a_rebuild_copies_kept_records_from_the_last_site(tmp_path: Path) -> Non
     with SiteWriter(out) as writer:
         spans = writer.write_joined("entries.json", joined(A, B, C), {})
         writer.commit()
-    assert json.loads((out / "entries.json").read_bytes()) == [{"id": "a"}, {"id": "b"},
-                                                                {"id": "c"}]
+    assert json.loads((out / "entries.json").read_bytes()) == [
+        {"id": "a"},
+        {"id": "b"},
+        {"id": "c"},
+    ]
     located = {name: ("entries.json", *span) for name, span in spans.items()}
     new_b = b'{"id":"b","edited":true}'
     with SiteWriter(out) as writer:

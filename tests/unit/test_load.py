@@ -26,12 +26,12 @@ def test_a_file_of_exactly_the_byte_limit_is_read(tmp_path: Path) -> None:
 def test_one_byte_over_the_limit_is_refused_for_the_whole_file(tmp_path: Path) -> None:
     path = tmp_path / "e.yaml"
     path.write_bytes(sized(MAX_BYTES + 1))
-    for attempt in (lambda: read(path, "e.yaml"),
-                    lambda: decode(sized(MAX_BYTES + 1), "e.yaml")):
+    for attempt in (lambda: read(path, "e.yaml"), lambda: decode(sized(MAX_BYTES + 1), "e.yaml")):
         with pytest.raises(NanopediaError) as caught:
             attempt()
         assert [str(p).splitlines()[0] for p in caught.value.problems] == [
-            f"e.yaml: error[E001]: file is over the {MAX_BYTES} byte limit"]
+            f"e.yaml: error[E001]: file is over the {MAX_BYTES} byte limit"
+        ]
 
 
 def nested(levels: int) -> str:
@@ -58,8 +58,10 @@ def test_one_level_deeper_is_refused_where_that_level_opens() -> None:
 
 def test_block_nesting_counts_the_same_as_flow_nesting() -> None:
     def block(levels: int) -> str:
-        return "".join(f"{'  ' * i}k{i}:\n" for i in range(levels - 1)) + \
-            f"{'  ' * (levels - 1)}k: v\n"
+        return (
+            "".join(f"{'  ' * i}k{i}:\n" for i in range(levels - 1))
+            + f"{'  ' * (levels - 1)}k: v\n"
+        )
 
     assert parse(block(MAX_DEPTH), "e.yaml").data
     with pytest.raises(NanopediaError, match=f"nesting deeper than {MAX_DEPTH} levels"):

@@ -44,8 +44,7 @@ def site(root: Path, dates: dict[str, Dates | None], config: Config = CONFIG) ->
         entry, node = source.entry, links.nodes[source.entry.id]
         text = hashlib.sha256(Path(node.path).read_bytes()).hexdigest()  # as the build's file key
         path, inputs = plan.entry(node, links, cards, also.also(node), text, dates.get(entry.id))
-        page = views.entry_page(entry, inputs.near, config, views.fragments(entry),
-                                inputs.dates)
+        page = views.entry_page(entry, inputs.near, config, views.fragments(entry), inputs.dates)
         out[path] = (plan.fingerprint((path, inputs)), render(page))
     for one in plan.pages(links, cards, dates, config):
         out[one.path] = (one.fingerprint(), render(one.page(config)))
@@ -69,6 +68,7 @@ def edit(name: str, old: str, new: str) -> Callable[[Path], None]:
         text = path.read_text()
         assert old in text, (name, old)
         path.write_text(text.replace(old, new, 1))
+
     return apply
 
 
@@ -79,12 +79,13 @@ def add(root: Path) -> None:
 
 CASES: dict[str, Callable[[Path], None]] = {
     "entry added": add,
-    "entry title": edit("alpha-failure.yaml", "title: Alpha failure under FSDP",
-                        "title: Alpha failure, renamed"),
-    "entry summary": edit("alpha-failure.yaml", "The alpha failure happens",
-                          "The alpha fault happens"),
-    "entry category": edit("alpha-failure.yaml", "category: mixed-precision",
-                           "category: numerics"),
+    "entry title": edit(
+        "alpha-failure.yaml", "title: Alpha failure under FSDP", "title: Alpha failure, renamed"
+    ),
+    "entry summary": edit(
+        "alpha-failure.yaml", "The alpha failure happens", "The alpha fault happens"
+    ),
+    "entry category": edit("alpha-failure.yaml", "category: mixed-precision", "category: numerics"),
     "entry tags": edit("alpha-failure.yaml", "tags: [fsdp, bf16]", "tags: [fsdp, bf16, nccl]"),
     "alias": edit("alpha-failure.yaml", "aliases: [alpha-old]", "aliases: [alpha-older]"),
     "tag title": edit("tags.yaml", "title: FSDP", "title: Fully sharded"),
@@ -106,8 +107,9 @@ def changed(before: Rendered, after: Rendered) -> tuple[set[str], set[str]]:
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
-def test_a_page_whose_bytes_change_gets_a_new_key(case: str, before: Rendered,
-                                                  tmp_path: Path) -> None:
+def test_a_page_whose_bytes_change_gets_a_new_key(
+    case: str, before: Rendered, tmp_path: Path
+) -> None:
     shutil.copytree(FIXTURES / "corpus", tmp_path / "corpus")
     CASES[case](tmp_path / "corpus")
     keys, pages = changed(before, site(tmp_path / "corpus", DATES))
@@ -134,16 +136,27 @@ def test_every_page_kind_is_changed_by_some_case(before: Rendered, tmp_path: Pat
     seen |= {kind(p) for p in changed(before, site(FIXTURES / "corpus", later))[1]}
     settings_only = {p for p in views.FIXED}  # they show the settings alone: no inputs to change
     assert kinds - settings_only <= seen, sorted(kinds - settings_only - seen)
-    assert {"entry", "redirect", "tag", "tags/index.html", "index.html", "feed",
-            "sitemap.xml"} <= kinds
+    assert {
+        "entry",
+        "redirect",
+        "tag",
+        "tags/index.html",
+        "index.html",
+        "feed",
+        "sitemap.xml",
+    } <= kinds
 
 
-def test_equal_inputs_from_different_corpora_give_equal_pages(before: Rendered,
-                                                              tmp_path: Path) -> None:
+def test_equal_inputs_from_different_corpora_give_equal_pages(
+    before: Rendered, tmp_path: Path
+) -> None:
     """A change to beta alone leaves the alpha-only tag pages with their keys and bytes."""
     shutil.copytree(FIXTURES / "corpus", tmp_path / "corpus")
-    edit("beta-failure.yaml", "title: Beta failure in NCCL collectives",
-         "title: Beta failure, renamed")(tmp_path / "corpus")
+    edit(
+        "beta-failure.yaml",
+        "title: Beta failure in NCCL collectives",
+        "title: Beta failure, renamed",
+    )(tmp_path / "corpus")
     after = site(tmp_path / "corpus", DATES)
     for path in ("tags/fsdp.html", "tags/bf16.html", "tags/fsdp.xml"):
         if path in before:
@@ -169,6 +182,20 @@ def test_a_fingerprint_refuses_a_type_it_cannot_see_into(value: object) -> None:
 
 
 def test_a_fingerprint_tells_apart_values_whose_text_is_alike() -> None:
-    values = [("a", "b"), ("a b",), (("a",), "b"), ("a", ("b",)), [1], [1.0], ["1"], [True],
-              [None], ["None"], {"a": 1}, [("a", 1)], [DAY], [DAY.replace(second=1)]]
+    values = [
+        ("a", "b"),
+        ("a b",),
+        (("a",), "b"),
+        ("a", ("b",)),
+        [1],
+        [1.0],
+        ["1"],
+        [True],
+        [None],
+        ["None"],
+        {"a": 1},
+        [("a", 1)],
+        [DAY],
+        [DAY.replace(second=1)],
+    ]
     assert len({plan.fingerprint(v) for v in values}) == len(values)

@@ -31,12 +31,12 @@ def js_functions(source: str) -> dict[str, str]:
     found: dict[str, str] = {}
     for m in _FUNCTION.finditer(source):
         line_end = source.index("\n", m.start())
-        first = source[m.start():line_end]
+        first = source[m.start() : line_end]
         if first.rstrip().endswith("}") and first.count("{") == first.count("}"):
             found[m.group(1)] = first
             continue
         end = source.index("\n  }\n", m.start()) + len("\n  }")
-        found[m.group(1)] = source[m.start():end]
+        found[m.group(1)] = source[m.start() : end]
     return found
 
 
@@ -52,8 +52,10 @@ def digest(*texts: str) -> str:
 def current(port: dict[str, Any]) -> dict[str, tuple[str, str]]:
     """Each mapped worker function's (js hash, python hash) as the sources are now."""
     js = js_functions(WORKER.read_text(encoding="utf-8"))
-    return {name: (digest(js[name]), digest(*map(py_source, row["py"])))
-            for name, row in port["functions"].items()}
+    return {
+        name: (digest(js[name]), digest(*map(py_source, row["py"])))
+        for name, row in port["functions"].items()
+    }
 
 
 def load() -> dict[str, Any]:
@@ -67,7 +69,8 @@ def test_every_worker_function_is_mapped_or_said_to_have_no_twin() -> None:
     assert not mapped & alone
     assert names == mapped | alone, (
         f"not in {MAP.name}: {sorted(names - mapped - alone)}; "
-        f"gone from the worker: {sorted((mapped | alone) - names)}")
+        f"gone from the worker: {sorted((mapped | alone) - names)}"
+    )
     assert all(isinstance(why, str) and len(why) > 10 for why in port["js_only"].values())
 
 
@@ -80,8 +83,10 @@ def test_no_mirrored_function_changed_on_one_side_only() -> None:
         js_moved, py_moved = js != str(row["js_hash"]), py != str(row["py_hash"])
         if js_moved != py_moved:
             side, other = ("the worker", "Python") if js_moved else ("Python", "the worker")
-            stale.append(f"{name} ({', '.join(row['py'])}) changed in {side} only: change "
-                         f"{other} to match, then record both with --update")
+            stale.append(
+                f"{name} ({', '.join(row['py'])}) changed in {side} only: change "
+                f"{other} to match, then record both with --update"
+            )
         elif js_moved:
             stale.append(f"{name}: both sides changed; check they still agree, then --update")
     assert stale == []
@@ -110,10 +115,12 @@ def test_the_worker_copies_no_exported_number() -> None:
     code = re.sub(r"/\*.*?\*/", "", WORKER.read_text(encoding="utf-8"), flags=re.S)
     data = contract.export_data([])
     numbers = {v for v in data.values() if isinstance(v, float) and not v.is_integer()}
-    numbers |= {v for v in data.values() if isinstance(v, int) and not isinstance(v, bool)
-                and v >= 50}
-    copied = sorted(v for v in numbers
-                    if re.search(rf"(?<![\w.]){re.escape(repr(v))}(?![\w.])", code))
+    numbers |= {
+        v for v in data.values() if isinstance(v, int) and not isinstance(v, bool) and v >= 50
+    }
+    copied = sorted(
+        v for v in numbers if re.search(rf"(?<![\w.]){re.escape(repr(v))}(?![\w.])", code)
+    )
     assert copied == []
 
 
@@ -122,8 +129,12 @@ def _update() -> None:
     port = load()
     text = MAP.read_text(encoding="utf-8")
     for name, (js, py) in current(port).items():
-        text = re.sub(rf"^(  {name}: \{{py: \[[^\]]*\], )js_hash: \w+, py_hash: \w+\}}$",
-                      rf"\g<1>js_hash: {js}, py_hash: {py}}}", text, flags=re.M)
+        text = re.sub(
+            rf"^(  {name}: \{{py: \[[^\]]*\], )js_hash: \w+, py_hash: \w+\}}$",
+            rf"\g<1>js_hash: {js}, py_hash: {py}}}",
+            text,
+            flags=re.M,
+        )
     MAP.write_text(text, encoding="utf-8")
 
 

@@ -24,8 +24,10 @@ def _error(path: Path) -> elastic.ErrorFile:
 
 
 def _dumps(case: str) -> list[flight.Dump]:
-    return [flight.parse(p.read_bytes(), p.relative_to(ROOT).as_posix())
-            for p in sorted((FLIGHT / case).glob("rank*.json"))]
+    return [
+        flight.parse(p.read_bytes(), p.relative_to(ROOT).as_posix())
+        for p in sorted((FLIGHT / case).glob("rank*.json"))
+    ]
 
 
 # --- torchelastic error files --------------------------------------------------------------------
@@ -49,22 +51,32 @@ def test_the_earliest_timestamp_is_the_first_failure_not_the_listing_order() -> 
 
 
 def test_the_plain_message_form_with_a_top_level_timestamp() -> None:
-    e = elastic.parse(b'{"message": "SIGSEGV in worker", "timestamp": 1796483106}',
-                      "run/attempt_2/5/error.json")
-    assert (e.rank, e.attempt, e.message, e.traceback) == (5, 2, "SIGSEGV in worker",
-                                                           "SIGSEGV in worker")
+    e = elastic.parse(
+        b'{"message": "SIGSEGV in worker", "timestamp": 1796483106}', "run/attempt_2/5/error.json"
+    )
+    assert (e.rank, e.attempt, e.message, e.traceback) == (
+        5,
+        2,
+        "SIGSEGV in worker",
+        "SIGSEGV in worker",
+    )
     assert e.timestamp == 1796483106
 
 
-@pytest.mark.parametrize(("data", "says"), [
-    (b'{"message": ', "not valid JSON at line 1, column 13"),
-    (b"[1, 2]", 'no "message" field'),
-    (b'{"message": 7}', '"message" is a int, not text'),
-    (b"\xff\xfe{}", "a torchelastic error file"),
-    (b"[" * 200_000, "not a torchelastic error file"),
-    (b'{"message": {"message": "x", "extraInfo": {"timestamp": ' + b"9" * 5000 + b"}}}",
-     "not a torchelastic error file"),
-])
+@pytest.mark.parametrize(
+    ("data", "says"),
+    [
+        (b'{"message": ', "not valid JSON at line 1, column 13"),
+        (b"[1, 2]", 'no "message" field'),
+        (b'{"message": 7}', '"message" is a int, not text'),
+        (b"\xff\xfe{}", "a torchelastic error file"),
+        (b"[" * 200_000, "not a torchelastic error file"),
+        (
+            b'{"message": {"message": "x", "extraInfo": {"timestamp": ' + b"9" * 5000 + b"}}}",
+            "not a torchelastic error file",
+        ),
+    ],
+)
 def test_a_damaged_error_file_is_refused_saying_what_was_expected(data: bytes, says: str) -> None:
     start = time.monotonic()
     with pytest.raises(ReaderError) as err:
@@ -95,44 +107,65 @@ def test_read_capped_stops_at_the_limit_on_an_endless_stream() -> None:
 
 def test_the_rank_that_skipped_a_collective_is_behind() -> None:
     report = flight.analyse(_dumps("skip"))
-    assert [(f.kind, f.group, f.seq, f.ranks, f.others, f.expected, f.entry)
-            for f in report.findings] == [
-        ("behind", "0 (default_pg)", 3, (1,), (0,), "all_reduce [[4]]",
-         "training-hang-no-error")]
+    assert [
+        (f.kind, f.group, f.seq, f.ranks, f.others, f.expected, f.entry) for f in report.findings
+    ] == [("behind", "0 (default_pg)", 3, (1,), (0,), "all_reduce [[4]]", "training-hang-no-error")]
     assert report.findings[0].text == (
         "process group 0 (default_pg): rank 1 behind: never entered collective #3 "
-        "(all_reduce [[4]]) that rank 0 entered")
+        "(all_reduce [[4]]) that rank 0 entered"
+    )
     assert report.missing == ()
 
 
 def test_a_different_collective_at_the_same_number_is_a_mismatch() -> None:
     (f,) = flight.analyse(_dumps("mismatch")).findings
     assert (f.kind, f.seq, f.ranks, f.found, f.others, f.expected, f.entry) == (
-        "mismatch", 3, (1,), ("broadcast [[4]]",), (0,), "all_reduce [[4]]",
-        "collective-mismatch-desync")
+        "mismatch",
+        3,
+        (1,),
+        ("broadcast [[4]]",),
+        (0,),
+        "all_reduce [[4]]",
+        "collective-mismatch-desync",
+    )
 
 
 def test_a_different_size_at_the_same_number_is_a_mismatch() -> None:
     (f,) = flight.analyse(_dumps("size")).findings
     assert (f.kind, f.seq, f.ranks, f.found, f.expected) == (
-        "mismatch", 3, (1,), ("all_reduce [[8]]",), "all_reduce [[4]]")
+        "mismatch",
+        3,
+        (1,),
+        ("all_reduce [[8]]",),
+        "all_reduce [[4]]",
+    )
 
 
 def _entry(seq: int, op: str = "all_reduce", sizes: object = ((4,),), pg: str = "0") -> dict:
-    return {"process_group": [pg, "default_pg"], "collective_seq_id": seq, "is_p2p": False,
-            "profiling_name": f"nccl:{op}", "input_sizes": sizes, "output_sizes": sizes,
-            "state": "completed"}
+    return {
+        "process_group": [pg, "default_pg"],
+        "collective_seq_id": seq,
+        "is_p2p": False,
+        "profiling_name": f"nccl:{op}",
+        "input_sizes": sizes,
+        "output_sizes": sizes,
+        "state": "completed",
+    }
 
 
 def _dump(rank: int, seqs: list[dict], ranks: str = "[0, 1, 2, 3]") -> flight.Dump:
-    doc = {"version": "2.10", "pg_config": {"0": {"desc": "default_pg", "ranks": ranks}},
-           "entries": seqs}
+    doc = {
+        "version": "2.10",
+        "pg_config": {"0": {"desc": "default_pg", "ranks": ranks}},
+        "entries": seqs,
+    }
     return flight.parse(json.dumps(doc).encode(), f"nccl_trace_rank_{rank}")
 
 
 def test_the_majority_call_is_the_expected_one_and_missing_dumps_are_named() -> None:
-    dumps = [_dump(r, [_entry(1), _entry(2, "broadcast" if r == 2 else "all_reduce")])
-             for r in (0, 1, 2)]
+    dumps = [
+        _dump(r, [_entry(1), _entry(2, "broadcast" if r == 2 else "all_reduce")]) for r in (0, 1, 2)
+    ]
     report = flight.analyse(dumps)
     (f,) = report.findings
     assert (f.ranks, f.others, f.found) == ((2,), (0, 1), ("broadcast [[4]]",))
@@ -160,18 +193,27 @@ def test_a_pickle_is_refused_unread_with_the_way_to_get_json() -> None:
     assert "_dump_nccl_trace_json()" in err.value.hint
 
 
-@pytest.mark.parametrize(("doc", "says"), [
-    ({"entries": "x"}, 'no "entries" list'),
-    ({"entries": [5]}, "entries[0] is a int, not an object"),
-    ({"entries": [{"process_group": "0"}]}, "entries[0].process_group: expected"),
-    ({"entries": [{"process_group": ["0", ""], "collective_seq_id": "3"}]},
-     "entries[0].collective_seq_id: expected an integer"),
-    ({"entries": [{"process_group": ["0", ""], "collective_seq_id": 3}]},
-     "entries[0].profiling_name: expected text"),
-])
+@pytest.mark.parametrize(
+    ("doc", "says"),
+    [
+        ({"entries": "x"}, 'no "entries" list'),
+        ({"entries": [5]}, "entries[0] is a int, not an object"),
+        ({"entries": [{"process_group": "0"}]}, "entries[0].process_group: expected"),
+        (
+            {"entries": [{"process_group": ["0", ""], "collective_seq_id": "3"}]},
+            "entries[0].collective_seq_id: expected an integer",
+        ),
+        (
+            {"entries": [{"process_group": ["0", ""], "collective_seq_id": 3}]},
+            "entries[0].profiling_name: expected text",
+        ),
+    ],
+)
 def test_a_damaged_dump_is_refused_at_the_field(doc: object, says: str) -> None:
-    with pytest.raises(ReaderError, match=r"rank0\.json: .*" + says.replace("[", r"\[")
-                       .replace("]", r"\]").replace(".", r"\.")):
+    with pytest.raises(
+        ReaderError,
+        match=r"rank0\.json: .*" + says.replace("[", r"\[").replace("]", r"\]").replace(".", r"\."),
+    ):
         flight.parse(json.dumps(doc).encode(), "rank0.json")
 
 

@@ -17,12 +17,17 @@ from nanopedia.site.render import render, static_files
 from nanopedia.site.views import Page
 
 BASE_POLICY = {
-    "default-src": ["'none'"], "style-src": ["'self'"], "img-src": ["'self'"],
-    "script-src": ["'self'"], "connect-src": ["'self'"], "base-uri": ["'none'"],
+    "default-src": ["'none'"],
+    "style-src": ["'self'"],
+    "img-src": ["'self'"],
+    "script-src": ["'self'"],
+    "connect-src": ["'self'"],
+    "base-uri": ["'none'"],
     "form-action": ["'none'"],
 }
-POLICIES = {kind: BASE_POLICY for kind in
-            ("entry", "tag", "tags", "index", "search", "404", "redirect")}
+POLICIES = {
+    kind: BASE_POLICY for kind in ("entry", "tag", "tags", "index", "search", "404", "redirect")
+}
 POLICIES["diagnose"] = {**BASE_POLICY, "connect-src": ["'none'"], "worker-src": ["blob:"]}
 """The diagnosis page fetches nothing (the log never leaves the browser) and runs its matcher
 in a worker made from a blob."""
@@ -42,8 +47,7 @@ class Head(HTMLParser):
         found = dict(attrs)
         if tag == "head":
             self.in_head = True
-        if tag == "meta" and (found.get("http-equiv") or "").lower() == \
-                "content-security-policy":
+        if tag == "meta" and (found.get("http-equiv") or "").lower() == "content-security-policy":
             assert self.in_head, "a CSP meta outside <head> is ignored"
             self.policies.append(found.get("content") or "")
         elif tag in ("script", "style") or (tag == "link" and found.get("rel") == "stylesheet"):
@@ -51,8 +55,9 @@ class Head(HTMLParser):
                 self.before.append(tag)
             if tag == "style" or (tag == "script" and not found.get("src")):
                 self.inline.append(tag)
-        self.inline += [f"{tag} {name}" for name, _ in attrs
-                        if name.startswith("on") or name == "style"]
+        self.inline += [
+            f"{tag} {name}" for name, _ in attrs if name.startswith("on") or name == "style"
+        ]
 
     def handle_endtag(self, tag: str) -> None:
         if tag == "head":
@@ -67,8 +72,15 @@ def policy(text: str) -> dict[str, list[str]]:
 @pytest.fixture(scope="module")
 def pages(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     site = tmp_path_factory.mktemp("render") / "site"
-    build(Request(FIXTURES / "corpus", site, FIXTURES / "build-config" / "nanopedia.toml",
-          use_cache=False, jobs=1))
+    build(
+        Request(
+            FIXTURES / "corpus",
+            site,
+            FIXTURES / "build-config" / "nanopedia.toml",
+            use_cache=False,
+            jobs=1,
+        )
+    )
     return page_types(site)
 
 
@@ -77,8 +89,9 @@ def test_every_page_kind_is_built(pages: dict[str, Path]) -> None:
 
 
 @pytest.mark.parametrize("kind", sorted(POLICIES))
-def test_each_page_kind_states_its_policy_before_anything_loads(pages: dict[str, Path],
-                                                                 kind: str) -> None:
+def test_each_page_kind_states_its_policy_before_anything_loads(
+    pages: dict[str, Path], kind: str
+) -> None:
     head = Head()
     head.feed(pages[kind].read_text(encoding="utf-8"))
     assert len(head.policies) == 1, head.policies

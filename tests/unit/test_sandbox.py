@@ -21,11 +21,12 @@ def test_the_command_confines_the_script(monkeypatch, root: bool) -> None:
     monkeypatch.setenv("HOME", "/home/someone")
     args = sandbox.command(BOX, ["python", "launcher"], sys.executable)
     assert args[0] == BOX.bwrap and args[-2:] == ["python", "launcher"]
-    assert {"--die-with-parent", "--new-session", "--unshare-pid", "--unshare-net"} <= set(args) \
-        or {"--die-with-parent", "--new-session", "--unshare-all"} <= set(args)
-    assert args[args.index("--ro-bind") + 1: args.index("--ro-bind") + 3] == ["/", "/"]
+    assert {"--die-with-parent", "--new-session", "--unshare-pid", "--unshare-net"} <= set(
+        args
+    ) or {"--die-with-parent", "--new-session", "--unshare-all"} <= set(args)
+    assert args[args.index("--ro-bind") + 1 : args.index("--ro-bind") + 3] == ["/", "/"]
     assert "/tmp" in _pairs(args, "--tmpfs") and _pairs(args, "--chdir") == ["/tmp"]
-    inner = args[args.index("--") + 1:]
+    inner = args[args.index("--") + 1 :]
     if root:  # no user namespace: it would map the sandbox's user onto root
         assert "--unshare-user" not in args and "--unshare-all" not in args
         assert inner[0] == BOX.setpriv and "--reuid" in inner and "65534" in inner

@@ -26,14 +26,29 @@ SITE = "site-key"
 
 
 def kept(name: str, version: int = 0) -> Kept:
-    return Kept(f"{name}-key-{version}", f"node of {name}",  # type: ignore[arg-type]
-                f"card of {name} {version}", None, (name,))
+    return Kept(
+        f"{name}-key-{version}",
+        f"node of {name}",  # type: ignore[arg-type]
+        f"card of {name} {version}",
+        None,
+        (name,),
+    )
 
 
 def state(entries: dict[str, Kept], inputs: str = "inputs") -> State:
-    return State(version=VERSION, inputs=inputs, stamps={"a.yaml": (1, 2, 3, b"h")},
-                 entries=entries, pages={"index.html": "k"}, spans={}, manifest={},
-                 folder=(1, 2), setting="s", tags={}, also={"a": ("b",)})
+    return State(
+        version=VERSION,
+        inputs=inputs,
+        stamps={"a.yaml": (1, 2, 3, b"h")},
+        entries=entries,
+        pages={"index.html": "k"},
+        spans={},
+        manifest={},
+        folder=(1, 2),
+        setting="s",
+        tags={},
+        also={"a": ("b",)},
+    )
 
 
 def elsewhere(cache: Cache, tmp_path: Path) -> Cache:

@@ -18,20 +18,32 @@ CASES = json.loads((ROOT / "tests" / "cases" / "unmatched.json").read_text())["c
 @pytest.mark.parametrize("case", CASES, ids=[c["name"] for c in CASES])
 def test_case(case: dict[str, Any]) -> None:
     found = unmatched.find(case["log"], "job.log")
-    got = None if found is None else {"text": found.text, "line": found.line, "kind": found.kind,
-                                      "raised_in": found.raised_in}
+    got = (
+        None
+        if found is None
+        else {
+            "text": found.text,
+            "line": found.line,
+            "kind": found.kind,
+            "raised_in": found.raised_in,
+        }
+    )
     assert got == case["found"]
 
 
-@pytest.mark.parametrize(("head", "ended", "reason"), [
-    (b"", True, "empty"),
-    (b"ELF\0\1\2", True, "binary"),
-    (b"RuntimeError: no newline", True, "single-line"),
-    (b"x" * 100, False, "single-line"),
-    (b"step 1\n", True, None),
-])
+@pytest.mark.parametrize(
+    ("head", "ended", "reason"),
+    [
+        (b"", True, "empty"),
+        (b"ELF\0\1\2", True, "binary"),
+        (b"RuntimeError: no newline", True, "single-line"),
+        (b"x" * 100, False, "single-line"),
+        (b"step 1\n", True, None),
+    ],
+)
 def test_inputs_that_are_no_logs_are_named_as_triage_names_them(
-        head: bytes, ended: bool, reason: str | None) -> None:
+    head: bytes, ended: bool, reason: str | None
+) -> None:
     from nanopedia.diagnosis.jobs import SKIP_REASONS
 
     assert unmatched.input_problem(head, ended) == reason

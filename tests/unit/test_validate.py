@@ -29,65 +29,78 @@ def test_the_fixture_entry_is_valid(alpha_text: str, check_text: Checker) -> Non
     assert found == []
 
 
-def test_a_duplicate_root_cause_id_is_reported_at_each_repeat(alpha_text: str,
-                                                              check_text: Checker) -> None:
+def test_a_duplicate_root_cause_id_is_reported_at_each_repeat(
+    alpha_text: str, check_text: Checker
+) -> None:
     text = alpha_text.replace(CAUSE, CAUSE * 3)
     _, found = check_text(text)
     assert [(p.code, p.location.line, p.location.col, p.message) for p in found] == [
         ("E026", line_of(text, "  - id: cast", n), 9, "duplicate root cause id 'cast'")
-        for n in (2, 3)]
+        for n in (2, 3)
+    ]
     assert found[0].hint == "ids must be unique within the entry"
 
 
-def test_a_duplicate_fingerprint_id_is_reported_at_the_repeat(alpha_text: str,
-                                                              check_text: Checker) -> None:
+def test_a_duplicate_fingerprint_id_is_reported_at_the_repeat(
+    alpha_text: str, check_text: Checker
+) -> None:
     start = alpha_text.index(FINGERPRINT_ID)
-    block = alpha_text[start:alpha_text.index("checked_with:")]
+    block = alpha_text[start : alpha_text.index("checked_with:")]
     text = alpha_text.replace(block, block * 2)
     _, found = check_text(text)
     assert [(p.code, p.location.line, p.message) for p in found] == [
-        ("E026", line_of(text, FINGERPRINT_ID, 2), "duplicate fingerprint id 'scalar-type'")]
+        ("E026", line_of(text, FINGERPRINT_ID, 2), "duplicate fingerprint id 'scalar-type'")
+    ]
 
 
 def test_ids_of_different_kinds_may_be_equal(alpha_text: str, check_text: Checker) -> None:
     """A root cause and a fingerprint are different namespaces."""
     text = alpha_text.replace("  - id: scalar-type\n", "  - id: cast\n").replace(
-        "shows: [scalar-type]", "shows: [cast]")
+        "shows: [scalar-type]", "shows: [cast]"
+    )
     assert check_text(text)[1] == []
 
 
-def test_an_id_that_is_not_the_file_name_is_reported_at_the_id(alpha_text: str,
-                                                               check_text: Checker) -> None:
+def test_an_id_that_is_not_the_file_name_is_reported_at_the_id(
+    alpha_text: str, check_text: Checker
+) -> None:
     _, found = check_text(alpha_text, stem="alpha")
     assert [(p.code, p.location.line, p.location.col) for p in found] == [
-        ("E014", line_of(alpha_text, "id: alpha-failure"), 5)]
+        ("E014", line_of(alpha_text, "id: alpha-failure"), 5)
+    ]
     assert found[0].hint == "rename the file to 'alpha-failure.yaml' or set 'id: alpha'"
 
 
-def test_a_symptom_of_an_unknown_cause_suggests_the_close_one(alpha_text: str,
-                                                              check_text: Checker) -> None:
+def test_a_symptom_of_an_unknown_cause_suggests_the_close_one(
+    alpha_text: str, check_text: Checker
+) -> None:
     text = alpha_text.replace("    cause: cast\n", "    cause: cats\n", 1)
     _, found = check_text(text)
     assert [(p.code, p.message, p.hint) for p in found] == [
-        ("E022", "symptom points to unknown root cause 'cats'", "did you mean 'cast'?")]
+        ("E022", "symptom points to unknown root cause 'cats'", "did you mean 'cast'?")
+    ]
 
 
-def test_an_unsafe_link_is_reported_at_its_own_line_of_a_block(alpha_text: str,
-                                                               check_text: Checker) -> None:
-    text = alpha_text.replace("  FSDP casts parameters at module boundaries.\n",
-                              "  FSDP casts parameters.\n  See [this](javascript:alert(1)).\n")
+def test_an_unsafe_link_is_reported_at_its_own_line_of_a_block(
+    alpha_text: str, check_text: Checker
+) -> None:
+    text = alpha_text.replace(
+        "  FSDP casts parameters at module boundaries.\n",
+        "  FSDP casts parameters.\n  See [this](javascript:alert(1)).\n",
+    )
     source, found = check_text(text)
     assert source is not None  # reported, and the page drops the link
-    assert [(p.code, p.location.line) for p in found] == [
-        ("E016", line_of(text, "javascript:"))]
+    assert [(p.code, p.location.line) for p in found] == [("E016", line_of(text, "javascript:"))]
     assert found[0].message == "link scheme 'javascript:' is not allowed in 'mechanism'"
 
 
-def test_a_repro_naming_an_unknown_fingerprint_lists_the_known_ones(alpha_text: str,
-                                                                    check_text: Checker) -> None:
+def test_a_repro_naming_an_unknown_fingerprint_lists_the_known_ones(
+    alpha_text: str, check_text: Checker
+) -> None:
     _, found = check_text(alpha_text.replace("shows: [scalar-type]", "shows: [scalar]"))
     assert [(p.code, p.message) for p in found] == [
-        ("E027", "repro 'float-input' names unknown fingerprint 'scalar'")]
+        ("E027", "repro 'float-input' names unknown fingerprint 'scalar'")
+    ]
 
 
 def test_a_file_that_is_not_a_mapping_is_refused(check_text: Checker) -> None:
@@ -97,31 +110,40 @@ def test_a_file_that_is_not_a_mapping_is_refused(check_text: Checker) -> None:
 
 
 def test_a_root_cause_without_a_domain_or_an_action_is_refused_at_the_cause(
-        alpha_text: str, check_text: Checker) -> None:
+    alpha_text: str, check_text: Checker
+) -> None:
     text = alpha_text.replace("    domain: workload\n    action: fix-code\n", "")
     _, found = check_text(text)
     line = line_of(text, "  - id: cast")
     assert [(p.code, p.location.line, p.message) for p in found] == [
         ("E011", line, "missing required field 'root_causes[0].domain'"),
-        ("E011", line, "missing required field 'root_causes[0].action'")]
+        ("E011", line, "missing required field 'root_causes[0].action'"),
+    ]
 
 
 def test_an_unknown_action_is_refused_with_the_closest_allowed_value(
-        alpha_text: str, check_text: Checker) -> None:
+    alpha_text: str, check_text: Checker
+) -> None:
     text = alpha_text.replace("action: fix-code", "action: drain-nodes")
     _, found = check_text(text)
     assert [(p.code, p.location.line, p.message, p.hint) for p in found] == [
-        ("E013", line_of(text, "action: drain-nodes"),
-         "'drain-nodes' is not an allowed value for 'root_causes[0].action'",
-         "did you mean 'drain-node'?")]
+        (
+            "E013",
+            line_of(text, "action: drain-nodes"),
+            "'drain-nodes' is not an allowed value for 'root_causes[0].action'",
+            "did you mean 'drain-node'?",
+        )
+    ]
 
 
 def test_an_unknown_domain_is_refused_and_the_allowed_values_are_listed(
-        alpha_text: str, check_text: Checker) -> None:
+    alpha_text: str, check_text: Checker
+) -> None:
     _, found = check_text(alpha_text.replace("domain: workload", "domain: user-error"))
     assert [p.code for p in found] == ["E013"]
-    assert found[0].hint == ("expected one of: workload, environment, infrastructure, "
-                             "scheduler, data")
+    assert found[0].hint == (
+        "expected one of: workload, environment, infrastructure, scheduler, data"
+    )
 
 
 RANGES = '    package: torch\n    affected:\n      - introduced: "1.12"\n'
@@ -134,10 +156,14 @@ def _with_system(text: str, extra: str) -> str:
 
 
 def test_affected_ranges_that_parse_and_run_forwards_are_accepted(
-        alpha_text: str, check_text: Checker) -> None:
-    text = _with_system(alpha_text, "    package: torch\n    affected:\n"
-                        "      - introduced: \"1.12\"\n        fixed: \"2.4.0\"\n"
-                        "      - introduced: \"0\"\n")
+    alpha_text: str, check_text: Checker
+) -> None:
+    text = _with_system(
+        alpha_text,
+        "    package: torch\n    affected:\n"
+        '      - introduced: "1.12"\n        fixed: "2.4.0"\n'
+        '      - introduced: "0"\n',
+    )
     source, found = check_text(text)
     assert found == []
     assert source is not None
@@ -146,40 +172,51 @@ def test_affected_ranges_that_parse_and_run_forwards_are_accepted(
 
 
 def test_a_version_that_cannot_be_compared_is_refused_at_its_value(
-        alpha_text: str, check_text: Checker) -> None:
-    text = _with_system(alpha_text, "    package: torch\n    affected:\n"
-                        "      - introduced: \"2.x\"\n")
+    alpha_text: str, check_text: Checker
+) -> None:
+    text = _with_system(
+        alpha_text, '    package: torch\n    affected:\n      - introduced: "2.x"\n'
+    )
     _, found = check_text(text)
     assert [(p.code, p.location.line, p.message) for p in found] == [
-        ("E028", line_of(text, "introduced: \"2.x\""),
-         "'2.x' is not a version a program can compare")]
+        ("E028", line_of(text, 'introduced: "2.x"'), "'2.x' is not a version a program can compare")
+    ]
 
 
 def test_a_range_that_ends_before_it_starts_is_refused_at_fixed(
-        alpha_text: str, check_text: Checker) -> None:
-    text = _with_system(alpha_text, "    package: torch\n    affected:\n"
-                        "      - introduced: \"2.4\"\n        fixed: \"2.4.0\"\n")
+    alpha_text: str, check_text: Checker
+) -> None:
+    text = _with_system(
+        alpha_text,
+        '    package: torch\n    affected:\n      - introduced: "2.4"\n        fixed: "2.4.0"\n',
+    )
     _, found = check_text(text)
-    assert [(p.code, p.location.line) for p in found] == [
-        ("E028", line_of(text, "fixed: \"2.4.0\""))]
+    assert [(p.code, p.location.line) for p in found] == [("E028", line_of(text, 'fixed: "2.4.0"'))]
 
 
 def test_a_package_needs_ranges_and_ranges_need_a_package(
-        alpha_text: str, check_text: Checker) -> None:
+    alpha_text: str, check_text: Checker
+) -> None:
     bare = _with_system(alpha_text, "    package: torch\n")
     _, found = check_text(bare)
     assert [(p.code, p.location.line, p.message) for p in found] == [
-        ("E028", line_of(bare, "package: torch"), "package 'torch' has no 'affected' ranges")]
-    orphan = _with_system(alpha_text, "    affected:\n      - introduced: \"0\"\n")
+        ("E028", line_of(bare, "package: torch"), "package 'torch' has no 'affected' ranges")
+    ]
+    orphan = _with_system(alpha_text, '    affected:\n      - introduced: "0"\n')
     _, found = check_text(orphan)
-    assert [(p.code, p.location.line) for p in found] == [
-        ("E028", line_of(orphan, "- introduced"))]
+    assert [(p.code, p.location.line) for p in found] == [("E028", line_of(orphan, "- introduced"))]
 
 
 def test_a_fix_step_that_names_an_unknown_cause_is_refused_with_a_suggestion(
-        alpha_text: str, check_text: Checker) -> None:
+    alpha_text: str, check_text: Checker
+) -> None:
     text = alpha_text.replace("causes: [cast]", "causes: [cats]")
     _, found = check_text(text)
     assert [(p.code, p.location.line, p.message, p.hint) for p in found] == [
-        ("E022", line_of(text, "causes: [cats]"),
-         "fix step points to unknown root cause 'cats'", "did you mean 'cast'?")]
+        (
+            "E022",
+            line_of(text, "causes: [cats]"),
+            "fix step points to unknown root cause 'cats'",
+            "did you mean 'cast'?",
+        )
+    ]

@@ -18,20 +18,29 @@ LINES = [
     ("- PyTorch version (GPU?): 2.3.0+cu121 (True)", ("torch", "2.3.0+cu121")),
     ("CUDA used to build PyTorch: 12.1", ("cuda", "12.1")),
     ("Nvidia driver version: 535.104.05", ("nvidia-driver", "535.104.05")),
-    ("| NVIDIA-SMI 535.104.05   Driver Version: 535.104.05   CUDA Version: 12.2     |",
-     ("nvidia-driver", "535.104.05")),
-    ("Python version: 3.10.12 (main, Nov 20 2023, 15:14:05) [GCC 11.4.0] (64-bit runtime)",
-     ("python", "3.10.12")),
+    (
+        "| NVIDIA-SMI 535.104.05   Driver Version: 535.104.05   CUDA Version: 12.2     |",
+        ("nvidia-driver", "535.104.05"),
+    ),
+    (
+        "Python version: 3.10.12 (main, Nov 20 2023, 15:14:05) [GCC 11.4.0] (64-bit runtime)",
+        ("python", "3.10.12"),
+    ),
     ("[pip3] torch==2.1.2", ("torch", "2.1.2")),
     ("[pip3] Huggingface_Hub==0.24.5", ("huggingface-hub", "0.24.5")),
     ("transformers==4.46.3", ("transformers", "4.46.3")),
-    ("[conda] torch                     2.2.0           py3.10_cuda12.1_cudnn8.9.2_0    pytorch",
-     ("torch", "2.2.0")),
+    (
+        "[conda] torch                     2.2.0           py3.10_cuda12.1_cudnn8.9.2_0    pytorch",
+        ("torch", "2.2.0"),
+    ),
     ("- `transformers` version: 4.40.0", ("transformers", "4.40.0")),
     ("- Accelerate version: 0.30.1", ("accelerate", "0.30.1")),
     ("- DeepSpeed version: 0.14.2", ("deepspeed", "0.14.2")),
-    ("[2024-05-01 10:00:00,000] [INFO] [logging.py:96:log_dist] [Rank 0] DeepSpeed info: "
-     "version=0.14.0, git-hash=unknown, git-branch=unknown", ("deepspeed", "0.14.0")),
+    (
+        "[2024-05-01 10:00:00,000] [INFO] [logging.py:96:log_dist] [Rank 0] DeepSpeed info: "
+        "version=0.14.0, git-hash=unknown, git-branch=unknown",
+        ("deepspeed", "0.14.0"),
+    ),
     ("deepspeed info ................... 0.12.3, unknown, unknown", ("deepspeed", "0.12.3")),
     ("torch version .................... 2.1.0+cu121", ("torch", "2.1.0+cu121")),
     ("node1:123:456 [0] NCCL INFO NCCL version 2.18.5+cuda12.2", ("nccl", "2.18.5+cuda12.2")),
@@ -44,13 +53,16 @@ def test_each_dump_names_its_package_and_version(line: str, shown: tuple[str, st
     assert [(s.package, s.version, s.line) for s in found] == [(*shown, 2)]
 
 
-@pytest.mark.parametrize("line", [
-    "epoch 2.5 loss==0.31",  # no package name before ==
-    "Traceback (most recent call last):",
-    "loss: 1.25, lr: 0.0001",
-    "torch version is fine",
-    "x" * 500 + " torch==2.1.0",  # longer than any banner
-])
+@pytest.mark.parametrize(
+    "line",
+    [
+        "epoch 2.5 loss==0.31",  # no package name before ==
+        "Traceback (most recent call last):",
+        "loss: 1.25, lr: 0.0001",
+        "torch version is fine",
+        "x" * 500 + " torch==2.1.0",  # longer than any banner
+    ],
+)
 def test_lines_that_show_no_version_give_none(line: str) -> None:
     assert versions.find([line], "job.log") == []
 
@@ -60,25 +72,30 @@ def test_the_first_sighting_of_a_package_is_kept() -> None:
     assert [(s.package, s.version, s.line) for s in found] == [("torch", "2.4.0", 1)]
 
 
-@pytest.mark.parametrize(("version", "introduced", "fixed", "inside"), [
-    ("2.4.0", "2.1", "2.5", True),
-    ("2.5.0", "2.1", "2.5", False),  # fixed is the first release without it
-    ("2.1", "2.1.0", None, True),  # introduced is the first release with it
-    ("2.0.9", "2.1", None, False),
-    ("2.4.0+cu121", "0", "2.4.0", False),  # a local build is its release: 2.4.0 is fixed
-    ("2.3.1+cu118", "0", "2.4.0", True),
-    ("2.6.0rc1", "2.6.0", None, False),  # a pre-release comes before its release
-    ("not-a-version", "0", None, None),
-])
-def test_ranges_are_compared_as_pep_440_versions(version: str, introduced: str,
-                                                 fixed: str | None, inside: bool | None) -> None:
+@pytest.mark.parametrize(
+    ("version", "introduced", "fixed", "inside"),
+    [
+        ("2.4.0", "2.1", "2.5", True),
+        ("2.5.0", "2.1", "2.5", False),  # fixed is the first release without it
+        ("2.1", "2.1.0", None, True),  # introduced is the first release with it
+        ("2.0.9", "2.1", None, False),
+        ("2.4.0+cu121", "0", "2.4.0", False),  # a local build is its release: 2.4.0 is fixed
+        ("2.3.1+cu118", "0", "2.4.0", True),
+        ("2.6.0rc1", "2.6.0", None, False),  # a pre-release comes before its release
+        ("not-a-version", "0", None, None),
+    ],
+)
+def test_ranges_are_compared_as_pep_440_versions(
+    version: str, introduced: str, fixed: str | None, inside: bool | None
+) -> None:
     assert versions.in_range(version, introduced, fixed) is inside
 
 
 def _system(package: str, *spans: tuple[str, str | None]) -> SystemView:
     ranges = [Range(introduced=i, fixed=f) for i, f in spans]
-    return SystemView("PyTorch", package, tuple(RangeView(r.introduced, r.fixed, r.words())
-                                                 for r in ranges))
+    return SystemView(
+        "PyTorch", package, tuple(RangeView(r.introduced, r.fixed, r.words()) for r in ranges)
+    )
 
 
 def _entry(*systems: SystemView) -> EntryView:
@@ -87,13 +104,18 @@ def _entry(*systems: SystemView) -> EntryView:
 
 def test_fits_say_in_or_outside_for_each_system_with_a_package_the_log_shows() -> None:
     seen = versions.find(["PyTorch version: 2.4.0", "[pip3] Huggingface_Hub==0.24.5"], "job.log")
-    entry = _entry(_system("torch", ("2.1", "2.3"), ("2.4.0", None)),
-                   _system("torch", ("0", "2.4")), _system("deepspeed", ("0", None)),
-                   _system("huggingface_hub", ("0.25", None)))
+    entry = _entry(
+        _system("torch", ("2.1", "2.3"), ("2.4.0", None)),
+        _system("torch", ("0", "2.4")),
+        _system("deepspeed", ("0", None)),
+        _system("huggingface_hub", ("0.25", None)),
+    )
     got = versions.fits(seen, entry)
     assert [(f.package, f.affected, f.ranges) for f in got] == [
-        ("torch", True, "2.1 to before 2.3; from 2.4.0"), ("torch", False, "before 2.4"),
-        ("huggingface-hub", False, "from 0.25")]
+        ("torch", True, "2.1 to before 2.3; from 2.4.0"),
+        ("torch", False, "before 2.4"),
+        ("huggingface-hub", False, "from 0.25"),
+    ]
     assert (got[0].file, got[0].line) == ("job.log", 1)
 
 
@@ -105,7 +127,9 @@ def test_a_file_is_read_at_both_ends_and_the_tail_keeps_its_line_numbers(tmp_pat
     assert log.stat().st_size > 3 * versions.EDGE_BYTES
     found = versions.read(str(log), "big.log", len(lines))
     assert [(s.package, s.version, s.line) for s in found] == [
-        ("torch", "2.4.0", 1), ("deepspeed", "0.14.0", len(lines) - 1)]
+        ("torch", "2.4.0", 1),
+        ("deepspeed", "0.14.0", len(lines) - 1),
+    ]
 
 
 def test_a_gzip_log_and_a_small_log_are_read_whole(tmp_path: Path) -> None:

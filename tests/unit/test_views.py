@@ -41,17 +41,19 @@ def catalog() -> Catalog:
 
 
 def test_a_third_duplicate_heading_gets_the_next_number_across_fields(
-        alpha_text: str, check_text: Checker) -> None:
+    alpha_text: str, check_text: Checker
+) -> None:
     text = alpha_text.replace(
         "mechanism: |\n  FSDP casts parameters at module boundaries.\n",
-        "mechanism: |\n  ## Why\n\n  One.\n\n  ## Why\n\n  Two.\n\n  ## Why\n\n  Three.\n").replace(
+        "mechanism: |\n  ## Why\n\n  One.\n\n  ## Why\n\n  Two.\n\n  ## Why\n\n  Three.\n",
+    ).replace(
         "      Use `x.dtype`, not `self.dtype`.\n",
-        "      ## Why\n\n      Use `x.dtype`, not `self.dtype`.\n")
+        "      ## Why\n\n      Use `x.dtype`, not `self.dtype`.\n",
+    )
     source, found = check_text(text)
     assert source is not None and found == []
     html = fragments(source.entry)
-    assert IDS.findall(html["mechanism"]) == [("5", "md-why"), ("5", "md-why-2"),
-                                              ("5", "md-why-3")]
+    assert IDS.findall(html["mechanism"]) == [("5", "md-why"), ("5", "md-why-2"), ("5", "md-why-3")]
     assert IDS.findall(html["fix[0].detail"]) == [("5", "md-why-4")]  # unique on the page
 
 
@@ -71,8 +73,7 @@ def test_an_entry_page_lists_only_the_sections_it_has(catalog: Catalog) -> None:
     cards = {s.entry.id: card(s.entry) for s in catalog.sources}
     beta = catalog.by_id["beta-failure"].entry
     node = catalog.links.nodes["beta-failure"]
-    page = entry_page(beta, neighbours(node, catalog.links, cards, ()), Config(),
-                      fragments(beta))
+    page = entry_page(beta, neighbours(node, catalog.links, cards, ()), Config(), fragments(beta))
     anchors = [s["anchor"] for s in page.context["sections"]]
     assert "referenced-by" in anchors  # alpha links to it
     assert not {"code-examples", "reproduce", "faq", "related", "also-tagged"} & set(anchors)
@@ -87,8 +88,7 @@ def test_suggestions_never_repeat_what_the_page_already_links(catalog: Catalog) 
         assert not shown & set(suggestions.also(node))
 
 
-def test_a_tag_page_lists_its_entries_in_id_order_with_their_summaries(
-        catalog: Catalog) -> None:
+def test_a_tag_page_lists_its_entries_in_id_order_with_their_summaries(catalog: Catalog) -> None:
     cards = {s.entry.id: card(s.entry) for s in catalog.sources}
     tag = catalog.links.tags["fsdp"]
     members = tuple(cards[i] for i in catalog.by_tag["fsdp"])
@@ -99,8 +99,7 @@ def test_a_tag_page_lists_its_entries_in_id_order_with_their_summaries(
     assert page.path == "tags/fsdp.html" and page.context["page"]["root"] == "../"
 
 
-def test_a_redirect_page_sits_at_the_former_id_and_names_the_current_one(
-        catalog: Catalog) -> None:
+def test_a_redirect_page_sits_at_the_former_id_and_names_the_current_one(catalog: Catalog) -> None:
     alpha = card(catalog.by_id["alpha-failure"].entry)
     page = redirect_page(RedirectInputs("alpha-old", alpha.id, alpha.title), Config())
     assert page.path == "entries/alpha-old.html" and page.template == "redirect.html"
@@ -116,12 +115,15 @@ def test_an_export_record_is_deterministic_json_with_its_dates(catalog: Catalog)
     entry = catalog.by_id["alpha-failure"].entry
     record = export_record(entry)
     assert record == export_record(entry)
-    assert record == json.dumps(json.loads(record), sort_keys=True, separators=(",", ":"),
-                                ensure_ascii=False)
+    assert record == json.dumps(
+        json.loads(record), sort_keys=True, separators=(",", ":"), ensure_ascii=False
+    )
     when = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
     dated = json.loads(with_dates(record.encode(), Dates(when, when)))
-    assert dated["dates"] == {"first_published": "2026-01-02T03:04:05Z",
-                              "last_updated": "2026-01-02T03:04:05Z"}
+    assert dated["dates"] == {
+        "first_published": "2026-01-02T03:04:05Z",
+        "last_updated": "2026-01-02T03:04:05Z",
+    }
     assert json.loads(with_dates(record.encode(), None))["dates"] is None
 
 
@@ -129,7 +131,12 @@ def test_fix_lines_show_the_change_with_one_line_of_context() -> None:
     broken = "a = 1\nb = 2\nc = 3\nd = 4\ne = 5\nf = 6\n"
     fixed = "a = 0\nb = 2\nc = 3\nd = 4\ne = 5\nf = 7\n"
     assert fix_lines(broken, fixed) == [
-        ("del", "a = 1"), ("ins", "a = 0"), ("ctx", "b = 2"), ("gap", "…"),
-        ("ctx", "e = 5"), ("del", "f = 6"), ("ins", "f = 7")]
+        ("del", "a = 1"),
+        ("ins", "a = 0"),
+        ("ctx", "b = 2"),
+        ("gap", "…"),
+        ("ctx", "e = 5"),
+        ("del", "f = 6"),
+        ("ins", "f = 7"),
+    ]
     assert fix_lines(broken, broken) == []
-

@@ -19,8 +19,11 @@ from nanopedia.incremental.write import MARKER, SiteWriter
 
 
 def tree(root: Path) -> dict[str, bytes]:
-    return {p.relative_to(root).as_posix(): p.read_bytes()
-            for p in sorted(root.rglob("*")) if p.is_file()}
+    return {
+        p.relative_to(root).as_posix(): p.read_bytes()
+        for p in sorted(root.rglob("*"))
+        if p.is_file()
+    }
 
 
 def make_site(out: Path, files: dict[str, bytes]) -> None:
@@ -34,7 +37,8 @@ OLD = {"index.html": b"old index", "entries/a.html": b"old a", "entries/b.html":
 
 
 def test_a_first_commit_makes_the_site_with_its_marker_and_nothing_beside_it(
-        tmp_path: Path) -> None:
+    tmp_path: Path,
+) -> None:
     out = tmp_path / "site"
     make_site(out, OLD)
     assert tree(out) == {**OLD, MARKER: b""}
@@ -51,8 +55,12 @@ def test_the_old_site_stays_whole_until_the_commit_swaps_in_the_new_one(tmp_path
         writer.write("entries/c.html", [b"new ", b"c"])  # in parts
         assert tree(out) == {**OLD, MARKER: b""}  # nothing visible before the commit
         writer.commit(trash)
-    assert tree(out) == {"index.html": b"new index", "entries/a.html": b"old a",
-                         "entries/c.html": b"new c", MARKER: b""}
+    assert tree(out) == {
+        "index.html": b"new index",
+        "entries/a.html": b"old a",
+        "entries/c.html": b"new c",
+        MARKER: b"",
+    }
     assert (out / "entries" / "a.html").stat().st_ino == kept_inode  # a link, not a copy
     assert writer.garbage is not None and writer.garbage.parent == trash
     assert tree(writer.garbage) == {**OLD, MARKER: b""}  # the old site, whole, in the trash
@@ -60,7 +68,8 @@ def test_the_old_site_stays_whole_until_the_commit_swaps_in_the_new_one(tmp_path
 
 
 def test_a_build_that_fails_before_its_commit_changes_nothing_and_leaves_nothing(
-        tmp_path: Path) -> None:
+    tmp_path: Path,
+) -> None:
     out = tmp_path / "site"
     make_site(out, OLD)
     with pytest.raises(RuntimeError), SiteWriter(out) as writer:
@@ -71,7 +80,8 @@ def test_a_build_that_fails_before_its_commit_changes_nothing_and_leaves_nothing
 
 
 def test_a_failed_final_rename_leaves_no_site_and_nothing_beside_it(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     out = tmp_path / "site"
 
     def refuse(src: object, dst: object) -> None:
@@ -90,7 +100,7 @@ def test_a_failed_final_rename_leaves_no_site_and_nothing_beside_it(
 
 # The exchange is one call into libc, looked up once per process: each case runs in a fresh
 # interpreter with `ctypes` answering for libc, as a system whose renameat2 fails would.
-EXCHANGE = r'''
+EXCHANGE = r"""
 import ctypes, errno, json, os, sys
 from pathlib import Path
 from nanopedia.errors import NanopediaError
@@ -128,26 +138,42 @@ except NanopediaError as err:
 os.rename = real
 print(json.dumps({"error": error, "index": (out / "index.html").read_text(),
                   "beside": sorted(p.name for p in out.parent.iterdir())}))
-'''
+"""
 
 
 def exchange(tmp_path: Path, answer: int, rename_fails: bool) -> dict[str, object]:
-    done = subprocess.run([sys.executable, "-c", EXCHANGE, str(tmp_path / "site"), str(answer),
-                           "1" if rename_fails else "0"],
-                          capture_output=True, text=True, cwd=ROOT, timeout=60, check=True)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            EXCHANGE,
+            str(tmp_path / "site"),
+            str(answer),
+            "1" if rename_fails else "0",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=60,
+        check=True,
+    )
     return json.loads(done.stdout)
 
 
-def test_a_failed_exchange_keeps_the_old_site_and_leaves_nothing_beside_it(
-        tmp_path: Path) -> None:
+def test_a_failed_exchange_keeps_the_old_site_and_leaves_nothing_beside_it(tmp_path: Path) -> None:
     assert exchange(tmp_path, errno.EIO, rename_fails=False) == {
-        "error": ["E041"], "index": "old", "beside": ["site"]}
+        "error": ["E041"],
+        "index": "old",
+        "beside": ["site"],
+    }
 
 
-def test_without_an_exchange_a_failed_second_rename_puts_the_old_site_back(
-        tmp_path: Path) -> None:
+def test_without_an_exchange_a_failed_second_rename_puts_the_old_site_back(tmp_path: Path) -> None:
     assert exchange(tmp_path, errno.ENOSYS, rename_fails=True) == {
-        "error": ["E041"], "index": "old", "beside": ["site"]}
+        "error": ["E041"],
+        "index": "old",
+        "beside": ["site"],
+    }
 
 
 def test_without_an_exchange_two_renames_put_the_new_site_in_place(tmp_path: Path) -> None:
@@ -155,10 +181,20 @@ def test_without_an_exchange_two_renames_put_the_new_site_in_place(tmp_path: Pat
     assert (result["error"], result["index"]) == (None, "new")
 
 
-@pytest.mark.parametrize("path", [
-    "../x.html", "entries/../../x.html", "/tmp/x.html", "./x.html", "a//x.html", "a/./x.html",
-    "", "x\0.html", "entries/",
-])
+@pytest.mark.parametrize(
+    "path",
+    [
+        "../x.html",
+        "entries/../../x.html",
+        "/tmp/x.html",
+        "./x.html",
+        "a//x.html",
+        "a/./x.html",
+        "",
+        "x\0.html",
+        "entries/",
+    ],
+)
 def test_a_path_outside_the_site_is_refused(tmp_path: Path, path: str) -> None:
     out = tmp_path / "site"
     with SiteWriter(out) as writer, pytest.raises(NanopediaError) as caught:

@@ -87,8 +87,9 @@ def site_files(site: Path) -> Iterator[tuple[str, Path]]:
     for path in site.rglob("*"):
         rel = path.relative_to(site).as_posix()
         if path.is_symlink():
-            fail(str(path), "E041", f"the site contains a symlink: {rel}",
-                 "bundles hold files only")
+            fail(
+                str(path), "E041", f"the site contains a symlink: {rel}", "bundles hold files only"
+            )
         if path.is_file() and path.name != MARKER:
             found.append((rel, path))
     yield from sorted(found)
@@ -155,8 +156,9 @@ def _digest(path: Path) -> tuple[str, int]:
 
 
 def _write_atomically(target: Path, data: bytes) -> None:
-    with tempfile.NamedTemporaryFile(dir=target.parent, prefix=f".{target.name}.",
-                                     delete=False) as handle:
+    with tempfile.NamedTemporaryFile(
+        dir=target.parent, prefix=f".{target.name}.", delete=False
+    ) as handle:
         handle.write(data)
     os.chmod(handle.name, FILE_MODE)
     os.replace(handle.name, target)
@@ -170,7 +172,7 @@ def _sweep(out: Path) -> None:
     """Remove the scratch folders of bundle runs that were killed (their process is gone): a
     kill -9 leaves a whole site behind, which nothing else would ever delete."""
     for folder in out.glob(SCRATCH_PREFIX + "*"):
-        pid = folder.name[len(SCRATCH_PREFIX):].partition("-")[0]
+        pid = folder.name[len(SCRATCH_PREFIX) :].partition("-")[0]
         if not pid.isdigit() or folder.is_symlink() or not folder.is_dir():
             continue
         try:
@@ -190,8 +192,7 @@ def zip_bundle(
     epoch = source_epoch()
     out.mkdir(parents=True, exist_ok=True)
     _sweep(out)
-    with tempfile.TemporaryDirectory(prefix=f"{SCRATCH_PREFIX}{os.getpid()}-",
-                                     dir=out) as scratch:
+    with tempfile.TemporaryDirectory(prefix=f"{SCRATCH_PREFIX}{os.getpid()}-", dir=out) as scratch:
         site = Path(scratch) / "site"
         build(Request(entries, site, config, use_cache=use_cache, scratch=True))
         archive = Path(scratch) / f"{name}.zip"

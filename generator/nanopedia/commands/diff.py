@@ -44,8 +44,9 @@ class Snapshot:
 
 
 def _git(cwd: Path, *args: str, stdin: bytes | None = None) -> bytes:
-    done = subprocess.run(["git", "-C", str(cwd), *args], input=stdin, capture_output=True,
-                          check=False)
+    done = subprocess.run(
+        ["git", "-C", str(cwd), *args], input=stdin, capture_output=True, check=False
+    )
     if done.returncode != 0:
         reason = done.stderr.decode("utf-8", "replace").strip().splitlines()
         raise NanopediaError(
@@ -59,8 +60,12 @@ def _tree(entries: Path, rev: str) -> dict[str, str]:
     try:
         _git(entries, "rev-parse", "--verify", f"{rev}^{{commit}}")
     except NanopediaError:
-        fail(entries.as_posix(), "E050", f"'{rev}' is not a commit in this repository",
-             "check the spelling, or fetch it first (CI: actions/checkout with fetch-depth: 0)")
+        fail(
+            entries.as_posix(),
+            "E050",
+            f"'{rev}' is not a commit in this repository",
+            "check the spelling, or fetch it first (CI: actions/checkout with fetch-depth: 0)",
+        )
     try:
         out = _git(entries, "ls-tree", "--full-tree", "-z", f"{rev}:./")
     except NanopediaError:  # the directory does not exist at that revision
@@ -101,8 +106,9 @@ def _parsed(raw: bytes, shown: str) -> Any:
 def snapshots(entries: Path, base: str, head: str) -> tuple[Snapshot, Snapshot]:
     """Both revisions of the entries directory, reading only the files that differ."""
     trees = [_tree(entries, rev) for rev in (base, head)]
-    stems = [{n[:-5]: o for n, o in t.items() if n.endswith(".yaml") and n != TAGS_FILE}
-             for t in trees]
+    stems = [
+        {n[:-5]: o for n, o in t.items() if n.endswith(".yaml") and n != TAGS_FILE} for t in trees
+    ]
     differ = {s for s in stems[0].keys() | stems[1].keys() if stems[0].get(s) != stems[1].get(s)}
     wanted = [t[f"{s}.yaml"] for t, st in zip(trees, stems, strict=True) for s in differ if s in st]
     wanted += [t[TAGS_FILE] for t in trees if TAGS_FILE in t]
@@ -180,8 +186,9 @@ def summarize(base: Snapshot, head: Snapshot, labels: tuple[str, str]) -> str:
     """The Markdown comment: counts first, then one list per kind of change."""
     gone = sorted(base.blobs.keys() - head.blobs.keys())
     new = sorted(head.blobs.keys() - base.blobs.keys())
-    changed = sorted(s for s in base.blobs.keys() & head.blobs.keys()
-                     if base.blobs[s] != head.blobs[s])
+    changed = sorted(
+        s for s in base.blobs.keys() & head.blobs.keys() if base.blobs[s] != head.blobs[s]
+    )
     claimed: dict[str, str] = {}  # old id -> the entry that gained it as an alias
     for stem in sorted(head.data):
         for alias in _strings(head.data[stem], "aliases"):
@@ -192,21 +199,43 @@ def summarize(base: Snapshot, head: Snapshot, labels: tuple[str, str]) -> str:
     added = [s for s in new if s not in claimed.values()]
 
     sections: list[tuple[str, list[str]]] = []
-    sections.append(("Added", [
-        _bullet(_title(s, head.data[s]), _added_details(head.data[s])) for s in added
-    ]))
-    sections.append(("Renamed", [
-        _bullet(f"{_code(old)} → {_title(now, head.data[now])} (the old id redirects)",
-                _changes(base.data[old], head.data[now]) if now in new else [])
-        for old, now in renamed
-    ]))
-    sections.append(("Removed", [
-        _bullet(f"{_title(s, base.data[s])}: no entry took its id as an alias, so links to it "
-                "will break", []) for s in removed
-    ]))
-    sections.append(("Changed", [
-        _bullet(_title(s, head.data[s]), _changes(base.data[s], head.data[s])) for s in changed
-    ]))
+    sections.append(
+        ("Added", [_bullet(_title(s, head.data[s]), _added_details(head.data[s])) for s in added])
+    )
+    sections.append(
+        (
+            "Renamed",
+            [
+                _bullet(
+                    f"{_code(old)} → {_title(now, head.data[now])} (the old id redirects)",
+                    _changes(base.data[old], head.data[now]) if now in new else [],
+                )
+                for old, now in renamed
+            ],
+        )
+    )
+    sections.append(
+        (
+            "Removed",
+            [
+                _bullet(
+                    f"{_title(s, base.data[s])}: no entry took its id as an alias, so links to it "
+                    "will break",
+                    [],
+                )
+                for s in removed
+            ],
+        )
+    )
+    sections.append(
+        (
+            "Changed",
+            [
+                _bullet(_title(s, head.data[s]), _changes(base.data[s], head.data[s]))
+                for s in changed
+            ],
+        )
+    )
     tags_added, tags_removed = sorted(head.tags - base.tags), sorted(base.tags - head.tags)
     registry = ([f"added {_codes(tags_added)}"] if tags_added else []) + (
         [f"removed {_codes(tags_removed)}"] if tags_removed else []
@@ -242,4 +271,3 @@ def diff(entries: Path, base: str, head: str = "HEAD") -> str:
     """The Markdown summary of the entries directory between two revisions."""
     old, new = snapshots(entries, base, head)
     return summarize(old, new, (base, head))
-

@@ -49,12 +49,21 @@ def run_check(args: argparse.Namespace) -> int:
             if shown is None or src.doc.path in shown:
                 advice = checked_with_problem(src)
                 problems += [advice] if advice else []
-        problems += [p for p in fingerprint_gates(catalog.sources)
-                     if shown is None or p.location.path in shown]
+        problems += [
+            p
+            for p in fingerprint_gates(catalog.sources)
+            if shown is None or p.location.path in shown
+        ]
         if files is None:
-            problems += [problem(display(p), "E007", "a '.yml' file in the entries folder "
-                                 "is not read", f"rename it to '{p.stem}.yaml'")
-                         for p in sorted(root.glob("*.yml"))]
+            problems += [
+                problem(
+                    display(p),
+                    "E007",
+                    "a '.yml' file in the entries folder is not read",
+                    f"rename it to '{p.stem}.yaml'",
+                )
+                for p in sorted(root.glob("*.yml"))
+            ]
     problems += browser_slowness(timed, problems)
     if problems or args.format == "json":
         out = format_problems(problems, args.format)
@@ -90,8 +99,11 @@ def run_verify(args: argparse.Namespace) -> int:
     catalog, problems = gather(root)
     errors = sum(p.severity == "error" for p in problems)
     if errors:  # an entry that did not load is not verified; `check` is the gate for the rest
-        print(f"nanopedia: warning: {errors} problem(s) in the entries (run 'nanopedia check'); "
-              "verifying the entries that load", file=sys.stderr)
+        print(
+            f"nanopedia: warning: {errors} problem(s) in the entries (run 'nanopedia check'); "
+            "verifying the entries that load",
+            file=sys.stderr,
+        )
     by_id = {s.entry.id: s for s in catalog.sources}
     unknown = [i for i in args.ids if i not in by_id]
     if unknown:
@@ -99,21 +111,32 @@ def run_verify(args: argparse.Namespace) -> int:
     chosen = [by_id[i] for i in (args.ids or sorted(by_id))]
     absent = verify.missing_imports([s.entry for s in chosen])
     if absent:
-        fail(sys.executable, "E050",
-             f"{', '.join(absent)} {'is' if len(absent) == 1 else 'are'} not installed here",
-             "the repros need the pinned environment: run 'make verify' (it creates "
-             ".venv-repro/), or pip install -e '.[repro]' and run verify from there")
+        fail(
+            sys.executable,
+            "E050",
+            f"{', '.join(absent)} {'is' if len(absent) == 1 else 'are'} not installed here",
+            "the repros need the pinned environment: run 'make verify' (it creates "
+            ".venv-repro/), or pip install -e '.[repro]' and run verify from there",
+        )
     sandboxed = not args.no_sandbox
     if sandboxed:
         box = sandbox.find()
         if box is None:
-            fail("bwrap", "E050", "cannot run the repros in a sandbox: bwrap is not installed"
-                 + (" (or setpriv, needed as root)" if os.geteuid() == 0 else ""),
-                 sandbox.MISSING_HINT)
+            fail(
+                "bwrap",
+                "E050",
+                "cannot run the repros in a sandbox: bwrap is not installed"
+                + (" (or setpriv, needed as root)" if os.geteuid() == 0 else ""),
+                sandbox.MISSING_HINT,
+            )
         why = sandbox.probe(box, sys.executable, verify.script_env(1, "/tmp", sys.executable))
         if why is not None:
-            fail(box.bwrap, "E050", f"cannot run the repros in a sandbox: {shorten(why)}",
-                 "bwrap needs user namespaces (or root); " + sandbox.MISSING_HINT)
+            fail(
+                box.bwrap,
+                "E050",
+                f"cannot run the repros in a sandbox: {shorten(why)}",
+                "bwrap needs user namespaces (or root); " + sandbox.MISSING_HINT,
+            )
     text = args.format == "text"
     for line in pins.installed_mismatches():
         print(f"nanopedia: warning: {line}; results may differ from the pages", file=sys.stderr)
@@ -124,7 +147,8 @@ def run_verify(args: argparse.Namespace) -> int:
         r = outcome.repro
         head = f"{outcome.entry}/{r.id} ({r.ranks} rank{'s' * (r.ranks > 1)}"
         times = f"broken {outcome.broken.seconds:.1f} s" + (
-            f", fixed {outcome.fixed.seconds:.1f} s" if outcome.fixed else "")
+            f", fixed {outcome.fixed.seconds:.1f} s" if outcome.fixed else ""
+        )
         if outcome.passed:
             print(f"PASS {head}, {times})", flush=True)
             return
@@ -134,12 +158,15 @@ def run_verify(args: argparse.Namespace) -> int:
                 # a script's output is a stranger's text: its escapes must not drive the terminal
                 shown = verify.tail(run.output) or "(no output)"
                 print(f"  {name} output, last lines:", flush=True)
-                print("\n".join("    | " + shorten(line, 1000) for line in shown.splitlines()),
-                      flush=True)
+                print(
+                    "\n".join("    | " + shorten(line, 1000) for line in shown.splitlines()),
+                    flush=True,
+                )
 
     start = time.monotonic()
-    outcomes = verify.verify_all(catalog.entries, [s.entry for s in chosen], args.jobs,
-                                 args.timeout, done, sandboxed)
+    outcomes = verify.verify_all(
+        catalog.entries, [s.entry for s in chosen], args.jobs, args.timeout, done, sandboxed
+    )
     checked = verify.check_examples(chosen, args.timeout, sandboxed)
     found = [Problem(Location(*f.where), "E070", f.message) for f in checked.findings]
     seconds = time.monotonic() - start
@@ -149,14 +176,24 @@ def run_verify(args: argparse.Namespace) -> int:
             print(format_problems(found, "text"))
         for run in checked.failed_runs:
             print(f"FAIL {run.name}: {shorten(run.reason, 1000)}")
-        print(f"examples: {checked.checked} checked, {checked.ran} run on CPU"
-              + (f", not checked ({checked.missing_text()})" if checked.missing else ""))
+        print(
+            f"examples: {checked.checked} checked, {checked.ran} run on CPU"
+            + (f", not checked ({checked.missing_text()})" if checked.missing else "")
+        )
         passed = sum(o.passed for o in outcomes)
-        print(f"repros: {passed} of {len(outcomes)} passed in {seconds:.1f} s "
-              f"({verify.environment()}, {args.jobs} jobs)")
+        print(
+            f"repros: {passed} of {len(outcomes)} passed in {seconds:.1f} s "
+            f"({verify.environment()}, {args.jobs} jobs)"
+        )
     else:
-        print(json.dumps(verify.as_json(outcomes, checked, found, seconds), indent=2,
-                         sort_keys=True, ensure_ascii=False))
+        print(
+            json.dumps(
+                verify.as_json(outcomes, checked, found, seconds),
+                indent=2,
+                sort_keys=True,
+                ensure_ascii=False,
+            )
+        )
     return 1 if failed or found else 0
 
 

@@ -18,9 +18,17 @@ MAX_TARGET = 4096
 """Longest request target (path and query, in bytes) answered; longer ones get 414."""
 _BAD_ESCAPE = re.compile(r"%(?![0-9A-Fa-f]{2})")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
-_TYPES = {".js": "text/javascript", ".json": "application/json", ".xml": "application/xml",
-          ".md": "text/markdown", ".txt": "text/plain", ".css": "text/css",
-          ".html": "text/html", ".svg": "image/svg+xml", ".ico": "image/x-icon"}
+_TYPES = {
+    ".js": "text/javascript",
+    ".json": "application/json",
+    ".xml": "application/xml",
+    ".md": "text/markdown",
+    ".txt": "text/plain",
+    ".css": "text/css",
+    ".html": "text/html",
+    ".svg": "image/svg+xml",
+    ".ico": "image/x-icon",
+}
 """Content types of what a site holds; other names go through `mimetypes`."""
 
 
@@ -102,6 +110,9 @@ def _step(fd: int, part: str) -> int:
 def content_type(name: str) -> str:
     suffix = Path(name).suffix.lower()
     kind = _TYPES.get(suffix) or mimetypes.guess_type(name)[0] or "application/octet-stream"
-    text = kind.startswith("text/") or kind in ("application/json", "application/xml",
-                                                  "image/svg+xml")
+    text = kind.startswith("text/") or kind in (
+        "application/json",
+        "application/xml",
+        "image/svg+xml",
+    )
     return f"{kind}; charset=utf-8" if text else kind

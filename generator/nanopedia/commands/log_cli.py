@@ -34,8 +34,11 @@ def run_diagnose(args: argparse.Namespace) -> int:
     compiled = catalogue.load(root, user_store())
     usable, skipped = compiled.entries, compiled.skipped
     for first in skipped:
-        print(f"nanopedia: warning: {first.location}: entry left out of the diagnosis: "
-              f"{first.message} (run 'nanopedia check')", file=sys.stderr)
+        print(
+            f"nanopedia: warning: {first.location}: entry left out of the diagnosis: "
+            f"{first.message} (run 'nanopedia check')",
+            file=sys.stderr,
+        )
     matcher = scan.Matcher(usable)
     logs, found = _gather(args.logs)
     sizes = []
@@ -54,12 +57,20 @@ def run_diagnose(args: argparse.Namespace) -> int:
         try:
             scans.append(scan.scan_file(raw, matcher, deadline, shown, args.jobs, name))
             if scans[-1].open_at_deadline:
-                print(f"nanopedia: warning: {report.shorten(name, 200)}: still open at the "
-                      f"deadline (--deadline {args.deadline:g}); diagnosed the "
-                      f"{scans[-1].lines:,} line(s) read before it", file=sys.stderr)
+                print(
+                    f"nanopedia: warning: {report.shorten(name, 200)}: still open at the "
+                    f"deadline (--deadline {args.deadline:g}); diagnosed the "
+                    f"{scans[-1].lines:,} line(s) read before it",
+                    file=sys.stderr,
+                )
         except scan.DiagnoseTimeout as err:
-            fail(name, "E050", f"diagnosis stopped after {time.monotonic() - start:.1f} s "
-                 f"(--deadline {args.deadline:g}): {err}", "raise --deadline or fix that pattern")
+            fail(
+                name,
+                "E050",
+                f"diagnosis stopped after {time.monotonic() - start:.1f} s "
+                f"(--deadline {args.deadline:g}): {err}",
+                "raise --deadline or fix that pattern",
+            )
         except (OSError, EOFError) as err:
             why = err.strerror if isinstance(err, OSError) else None
             fail(name, "E050", f"cannot read the log: {why or err}")
@@ -111,8 +122,14 @@ def _gather(paths: list[str]) -> tuple[list[str], Any]:
         if raw != "-" and os.path.isdir(raw):
             files, _ = jobs.logs_below(raw)
             if not files:
-                problems.append(problem(raw, "E050", "no logs, torchelastic error files or "
-                                        "Flight Recorder dumps below this folder"))
+                problems.append(
+                    problem(
+                        raw,
+                        "E050",
+                        "no logs, torchelastic error files or "
+                        "Flight Recorder dumps below this folder",
+                    )
+                )
         for path in files:
             what = "log" if path == "-" else readers.sniff(path)
             if what == "log":
@@ -181,19 +198,33 @@ def run_triage(args: argparse.Namespace) -> int:
     from nanopedia.diagnosis import triage, triage_report
 
     if args.ray and os.path.exists(args.ray) and ":" not in args.ray:
-        fail("--ray", "E050", f"took {args.ray!r} as the cluster address",
-             "put a bare --ray after the paths, or write --ray=ADDRESS")
-    options = triage.Options(args.top, args.base_url or _config_base_url(),
-                             args.max_file_bytes, args.deadline)
+        fail(
+            "--ray",
+            "E050",
+            f"took {args.ray!r} as the cluster address",
+            "put a bare --ray after the paths, or write --ray=ADDRESS",
+        )
+    options = triage.Options(
+        args.top, args.base_url or _config_base_url(), args.max_file_bytes, args.deadline
+    )
     from nanopedia.incremental.catalogue import user_store
 
     try:
         used, left_out = triage.load_entries(args.entries, user_store())
         for first in left_out:
-            print(f"nanopedia: warning: {first.location}: entry left out of the triage: "
-                  f"{first.message} (run 'nanopedia check')", file=sys.stderr)
-        items = triage.stream(args.paths, used, jobs=args.jobs, ray=args.ray,
-                              job_pattern=args.job_pattern, options=options)
+            print(
+                f"nanopedia: warning: {first.location}: entry left out of the triage: "
+                f"{first.message} (run 'nanopedia check')",
+                file=sys.stderr,
+            )
+        items = triage.stream(
+            args.paths,
+            used,
+            jobs=args.jobs,
+            ray=args.ray,
+            job_pattern=args.job_pattern,
+            options=options,
+        )
         head = list(itertools.islice(items, 1))  # the cluster is joined, the paths walked
     except triage.TriageError as err:
         fail("nanopedia triage", "E050", str(err))
@@ -219,7 +250,11 @@ def _triage_progress(items: Any, skip: type) -> Any:
             jobs, files, read = jobs + 1, files + len(item["files"]), read + item["bytes"]
         if time.monotonic() - last > 0.2:
             last = time.monotonic()
-            print("\r" + progress_line(jobs, files, read, last - start), end="",
-                  file=sys.stderr, flush=True)
+            print(
+                "\r" + progress_line(jobs, files, read, last - start),
+                end="",
+                file=sys.stderr,
+                flush=True,
+            )
         yield item
     print("\r" + progress_line(jobs, files, read, time.monotonic() - start), file=sys.stderr)

@@ -97,8 +97,14 @@ def create(
             )
         )
     if not root.is_dir():
-        found.append(problem(display(root), "E050", "no entries directory here",
-                             "run this in the repository root or pass --entries DIR"))
+        found.append(
+            problem(
+                display(root),
+                "E050",
+                "no entries directory here",
+                "run this in the repository root or pass --entries DIR",
+            )
+        )
     known = _tag_names(root)
     for tag in tags:
         if tag not in known:

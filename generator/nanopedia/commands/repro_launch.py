@@ -25,9 +25,13 @@ import time
 from typing import Any
 
 #: Which settings key holds which limit (the values are set by `sandbox.Limits`).
-RLIMITS = {"cpu_seconds": resource.RLIMIT_CPU, "memory_bytes": resource.RLIMIT_DATA,
-           "file_bytes": resource.RLIMIT_FSIZE, "processes": resource.RLIMIT_NPROC,
-           "core_bytes": resource.RLIMIT_CORE}
+RLIMITS = {
+    "cpu_seconds": resource.RLIMIT_CPU,
+    "memory_bytes": resource.RLIMIT_DATA,
+    "file_bytes": resource.RLIMIT_FSIZE,
+    "processes": resource.RLIMIT_NPROC,
+    "core_bytes": resource.RLIMIT_CORE,
+}
 
 
 def main(settings: dict[str, Any]) -> int:
@@ -40,10 +44,17 @@ def main(settings: dict[str, Any]) -> int:
     deadline = time.monotonic() + float(settings["timeout"])
     procs = []
     for rank, fd in enumerate(settings["fds"]):
-        procs.append(subprocess.Popen(
-            [sys.executable, "script.py"], stdin=subprocess.DEVNULL, stdout=fd, stderr=fd,
-            start_new_session=True, close_fds=True,
-            env={**env, "RANK": str(rank), "LOCAL_RANK": str(rank)}))
+        procs.append(
+            subprocess.Popen(
+                [sys.executable, "script.py"],
+                stdin=subprocess.DEVNULL,
+                stdout=fd,
+                stderr=fd,
+                start_new_session=True,
+                close_fds=True,
+                env={**env, "RANK": str(rank), "LOCAL_RANK": str(rank)},
+            )
+        )
         os.close(fd)
     codes = wait(procs, deadline, float(settings["grace"]))
     print(json.dumps({"codes": codes}), flush=True)

@@ -60,8 +60,12 @@ class Limits:
 def limits_for(timeout: float) -> Limits:
     """The limits of a script run under `timeout` seconds (CPU time: two busy threads for the
     whole timeout, plus a start)."""
-    return Limits(cpu_seconds=int(2 * timeout) + 30, memory_bytes=8 << 30,
-                  file_bytes=256 << 20, processes=1024)
+    return Limits(
+        cpu_seconds=int(2 * timeout) + 30,
+        memory_bytes=8 << 30,
+        file_bytes=256 << 20,
+        processes=1024,
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,9 +86,11 @@ def find() -> Sandbox | None:
     return Sandbox(bwrap, setpriv)
 
 
-MISSING_HINT = ("install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap; it brings bwrap), "
-                "or, only for repros you trust (your own, or a reviewed pull request's), "
-                "pass --no-sandbox")
+MISSING_HINT = (
+    "install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap; it brings bwrap), "
+    "or, only for repros you trust (your own, or a reviewed pull request's), "
+    "pass --no-sandbox"
+)
 
 
 def hidden_dirs() -> list[str]:
@@ -110,14 +116,40 @@ def command(box: Sandbox, inner: Sequence[str], python: str) -> list[str]:
     root = os.geteuid() == 0
     args = [box.bwrap, "--die-with-parent", "--new-session"]
     if root:
-        args += ["--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts",
-                 "--unshare-cgroup-try"]
+        args += [
+            "--unshare-ipc",
+            "--unshare-pid",
+            "--unshare-net",
+            "--unshare-uts",
+            "--unshare-cgroup-try",
+        ]
     else:
-        args += ["--unshare-all", "--unshare-user", "--disable-userns",
-                 "--uid", str(NOBODY), "--gid", str(NOBODY)]
-    args += ["--hostname", "localhost", "--ro-bind", "/", "/", "--dev", "/dev",
-             "--perms", "1777", "--size", str(TMP_BYTES), "--tmpfs", "/dev/shm",
-             "--proc", "/proc"]
+        args += [
+            "--unshare-all",
+            "--unshare-user",
+            "--disable-userns",
+            "--uid",
+            str(NOBODY),
+            "--gid",
+            str(NOBODY),
+        ]
+    args += [
+        "--hostname",
+        "localhost",
+        "--ro-bind",
+        "/",
+        "/",
+        "--dev",
+        "/dev",
+        "--perms",
+        "1777",
+        "--size",
+        str(TMP_BYTES),
+        "--tmpfs",
+        "/dev/shm",
+        "--proc",
+        "/proc",
+    ]
     hidden = hidden_dirs()
     for folder in hidden:
         if os.path.isdir(folder):
@@ -134,20 +166,42 @@ def command(box: Sandbox, inner: Sequence[str], python: str) -> list[str]:
                 made.add(step)
                 args += ["--perms", "0755", "--dir", step]
         args += ["--ro-bind", folder, folder]
-    args += ["--perms", "1777", "--size", str(TMP_BYTES), "--tmpfs", "/tmp", "--chdir", "/tmp",
-             "--"]
+    args += [
+        "--perms",
+        "1777",
+        "--size",
+        str(TMP_BYTES),
+        "--tmpfs",
+        "/tmp",
+        "--chdir",
+        "/tmp",
+        "--",
+    ]
     if root and box.setpriv:
-        args += [box.setpriv, "--reuid", str(NOBODY), "--regid", str(NOBODY), "--clear-groups",
-                 "--inh-caps=-all", "--bounding-set=-all"]
+        args += [
+            box.setpriv,
+            "--reuid",
+            str(NOBODY),
+            "--regid",
+            str(NOBODY),
+            "--clear-groups",
+            "--inh-caps=-all",
+            "--bounding-set=-all",
+        ]
     return args + list(inner)
 
 
 def probe(box: Sandbox, python: str, env: dict[str, str]) -> str | None:
     """Why the sandbox cannot run `python` here (bwrap's own words), or None when it can."""
     try:
-        done = subprocess.run(command(box, [python, "-I", "-c", "pass"], python),
-                              stdin=subprocess.DEVNULL, capture_output=True, env=env,
-                              timeout=60, check=False)
+        done = subprocess.run(
+            command(box, [python, "-I", "-c", "pass"], python),
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            env=env,
+            timeout=60,
+            check=False,
+        )
     except (OSError, subprocess.TimeoutExpired) as err:
         return str(err)
     if done.returncode == 0:

@@ -98,8 +98,9 @@ class Live:
 class Server:
     """One served site: a builder, an HTTP server and a watcher, all stopped by `close()`."""
 
-    def __init__(self, entries: Path, out: Path, config: Path | None, port: int,
-                 log: Callable[[str], None]) -> None:
+    def __init__(
+        self, entries: Path, out: Path, config: Path | None, port: int, log: Callable[[str], None]
+    ) -> None:
         self.entries, self.out, self.config, self.log = entries, out, config, log
         self.context = Context()
         """What the rebuilds reuse: templates compiled, texts rendered, the state saved."""
@@ -120,8 +121,11 @@ class Server:
             start = time.perf_counter()
             try:
                 report = pipeline.build(
-                    Request(self.entries, self.out, self.config, changed=changed,
-                            clean_up_later=True), self.context)
+                    Request(
+                        self.entries, self.out, self.config, changed=changed, clean_up_later=True
+                    ),
+                    self.context,
+                )
             except NanopediaError as err:
                 self.log(f"{err}\n{len(err.problems)} problem(s); the last good site is served")
                 self.state.publish(err.problems)
@@ -132,8 +136,10 @@ class Server:
             seconds = time.perf_counter() - start
             for warning in report.warnings:  # a `.yml` file not read, as `build` says
                 self.log(str(warning))
-            self.log(f"{reason}: rebuilt {report.entries} entries in {seconds:.2f}s "
-                     f"({report.reused} from cache)")
+            self.log(
+                f"{reason}: rebuilt {report.entries} entries in {seconds:.2f}s "
+                f"({report.reused} from cache)"
+            )
             self.state.publish([])
 
     def watch(self) -> None:
@@ -143,11 +149,19 @@ class Server:
 
         def relevant(change: Change, path: str) -> bool:
             where = Path(path)
-            return editor_files(change, path) and (theme in where.parents
-                                                   or where.suffix == ".yaml")
+            return editor_files(change, path) and (
+                theme in where.parents or where.suffix == ".yaml"
+            )
 
-        for changes in watch(self.entries, theme, watch_filter=relevant, stop_event=self.stop,
-                             step=20, debounce=400, raise_interrupt=False):
+        for changes in watch(
+            self.entries,
+            theme,
+            watch_filter=relevant,
+            stop_event=self.stop,
+            step=20,
+            debounce=400,
+            raise_interrupt=False,
+        ):
             paths = sorted({Path(p) for _, p in changes})
             entries: set[Path] | None = set(paths)
             if any(theme in p.parents for p in paths):  # templates compile once per process
@@ -192,8 +206,9 @@ class _HTTPServer(socketserver.ThreadingMixIn, http.server.HTTPServer):
         with self.lock:
             if self.active >= CONNECTIONS:
                 now = time.monotonic()
-                idle = next((c for c, since in self.waiting.items()
-                             if now - since > IDLE_GRACE_S), None)
+                idle = next(
+                    (c for c, since in self.waiting.items() if now - since > IDLE_GRACE_S), None
+                )
                 if idle is None:
                     self.shutdown_request(request)
                     return
@@ -272,8 +287,9 @@ def _handler(server: Server) -> type[http.server.BaseHTTPRequestHandler]:
         def do_HEAD(self) -> None:  # noqa: N802 - stdlib name
             self._answer()
 
-        def send_error(self, code: int, message: str | None = None,
-                       explain: str | None = None) -> None:
+        def send_error(
+            self, code: int, message: str | None = None, explain: str | None = None
+        ) -> None:
             """Every error the standard library answers itself (a bad request line, too many
             headers, an unknown method) gets the server's page too, never Python's."""
             self.close_connection = True
@@ -284,8 +300,9 @@ def _handler(server: Server) -> type[http.server.BaseHTTPRequestHandler]:
             if len(hosts) != 1:
                 return self._error(400, "a request must name its host once")
             if hosts[0].lower() not in server.hosts:
-                return self._error(421, "this server answers only to "
-                                   + " or ".join(sorted(server.hosts)))
+                return self._error(
+                    421, "this server answers only to " + " or ".join(sorted(server.hosts))
+                )
             if len(self.path.encode("utf-8", "surrogateescape")) > MAX_TARGET:
                 return self._error(414, f"the address is longer than {MAX_TARGET} bytes")
             path, _, query = self.path.partition("?")
@@ -305,8 +322,11 @@ def _handler(server: Server) -> type[http.server.BaseHTTPRequestHandler]:
             found = None if hidden else read_inside(server.out, parts)
             if found is not None and found.folder and not path.endswith("/"):
                 return self._redirect(path + "/" + (f"?{query}" if query else ""))
-            if found is None and not (server.out / "index.html").is_file() \
-                    and (not parts or parts[-1].endswith(".html")):
+            if (
+                found is None
+                and not (server.out / "index.html").is_file()
+                and (not parts or parts[-1].endswith(".html"))
+            ):
                 waiting = (SERVE_THEME / "waiting.html").read_bytes()  # no good build yet
                 return self._send(200, _inject(waiting, server.snippet), content_type("page.html"))
             if found is None:
@@ -321,7 +341,9 @@ def _handler(server: Server) -> type[http.server.BaseHTTPRequestHandler]:
             browser says so in `Sec-Fetch-Site`, or names another origin in `Origin` or
             `Referer`. A request without them (curl, an old browser) is not refused."""
             if self.headers.get("Sec-Fetch-Site", "same-origin").lower() not in (
-                    "same-origin", "none"):
+                "same-origin",
+                "none",
+            ):
                 return True
             for name in ("Origin", "Referer"):
                 value = self.headers.get(name)
@@ -336,9 +358,14 @@ def _handler(server: Server) -> type[http.server.BaseHTTPRequestHandler]:
             """The site's `404.html` for a missing page, else the server's error page; both
             with the live snippet, so the tab reloads with the next build."""
             page = read_inside(server.out, ["404.html"]) if code == 404 else None
-            body = page.body if page is not None else _pages().get_template(
-                "error.html").render(code=code, title=self.responses.get(code, ("Error",))[0],
-                                     reason=reason).encode()
+            body = (
+                page.body
+                if page is not None
+                else _pages()
+                .get_template("error.html")
+                .render(code=code, title=self.responses.get(code, ("Error",))[0], reason=reason)
+                .encode()
+            )
             self._send(code, _inject(body, server.snippet), content_type("page.html"))
 
         def _redirect(self, location: str) -> None:
@@ -414,8 +441,14 @@ def _stopped_by_signals() -> Iterator[None]:
             signal.signal(sig, handler)
 
 
-def serve(entries: Path, out: Path, config: Path | None, port: int,
-          log: Callable[[str], None], ready: Callable[[int], None]) -> None:
+def serve(
+    entries: Path,
+    out: Path,
+    config: Path | None,
+    port: int,
+    log: Callable[[str], None],
+    ready: Callable[[int], None],
+) -> None:
     """Build, then serve and rebuild until interrupted (Ctrl-C, SIGTERM or SIGHUP end it with
     KeyboardInterrupt)."""
     with _stopped_by_signals():

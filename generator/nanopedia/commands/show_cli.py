@@ -25,8 +25,12 @@ def run_show(args: argparse.Namespace) -> int:
         fail(str(root), "E050", "no such entries directory", "pass --entries DIR")
     ids = [name.removesuffix(".yaml") for name in entry_names(root)]
     if args.id not in ids:
-        fail(args.id, "E050", f"no entry '{args.id}' in {root}",
-             suggest(args.id, ids) or "the ids are the file names under entries/")
+        fail(
+            args.id,
+            "E050",
+            f"no entry '{args.id}' in {root}",
+            suggest(args.id, ids) or "the ids are the file names under entries/",
+        )
     source, problems = load_entry(root / f"{args.id}.yaml")
     if source is None:
         raise NanopediaError(problems)

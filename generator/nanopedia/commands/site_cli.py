@@ -36,9 +36,16 @@ def run_build(args: argparse.Namespace) -> int:
     from nanopedia.incremental.context import Request
 
     try:
-        report = pipeline.build(Request(entries, Path(args.out), config,
-                                        use_cache=not args.no_cache, jobs=args.jobs,
-                                        listed=listed()))
+        report = pipeline.build(
+            Request(
+                entries,
+                Path(args.out),
+                config,
+                use_cache=not args.no_cache,
+                jobs=args.jobs,
+                listed=listed(),
+            )
+        )
     except NanopediaError as err:
         print(format_problems(err.problems, "text"))
         print(f"{len(err.problems)} problem(s) found; {args.out}/ was not changed", file=sys.stderr)
@@ -49,8 +56,11 @@ def run_build(args: argparse.Namespace) -> int:
         print(f"{args.out}/ is up to date", file=sys.stderr)
         return 0
     stages = ", ".join(f"{name} {seconds:.2f}s" for name, seconds in report.timings.items())
-    print(f"built {report.pages} files from {report.entries} entries "
-          f"({report.reused} from cache) into {args.out}/: {stages}", file=sys.stderr)
+    print(
+        f"built {report.pages} files from {report.entries} entries "
+        f"({report.reused} from cache) into {args.out}/: {stages}",
+        file=sys.stderr,
+    )
     return 0
 
 
@@ -86,6 +96,10 @@ def run_serve(args: argparse.Namespace) -> int:
         try:
             serve.serve(entries, out, config, args.port, log, ready)
         except OSError as err:
-            fail(f"127.0.0.1:{args.port}", "E050", f"cannot serve: {err.strerror}",
-                 "pass --port with a free port")
+            fail(
+                f"127.0.0.1:{args.port}",
+                "E050",
+                f"cannot serve: {err.strerror}",
+                "pass --port with a free port",
+            )
     return 0

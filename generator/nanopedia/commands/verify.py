@@ -110,12 +110,22 @@ def script_env(ranks: int, home: str, python: str) -> dict[str, str]:
     """Everything a script's environment holds: an allow-list, never the caller's variables
     (its tokens and keys), so a repro can neither read a secret nor depend on the caller's
     setup. `RANK` and `LOCAL_RANK` are added per rank."""
-    path = os.pathsep.join([str(Path(python).absolute().parent), "/usr/local/bin", "/usr/bin",
-                            "/bin"])
-    return {**SCRIPT_ENV, "PATH": path, "HOME": home, "TMPDIR": home, "LANG": "C.UTF-8",
-            "USER": "nobody", "LOGNAME": "nobody", "WORLD_SIZE": str(ranks),
-            "LOCAL_WORLD_SIZE": str(ranks), "MASTER_ADDR": "127.0.0.1",
-            "MASTER_PORT": str(free_port())}
+    path = os.pathsep.join(
+        [str(Path(python).absolute().parent), "/usr/local/bin", "/usr/bin", "/bin"]
+    )
+    return {
+        **SCRIPT_ENV,
+        "PATH": path,
+        "HOME": home,
+        "TMPDIR": home,
+        "LANG": "C.UTF-8",
+        "USER": "nobody",
+        "LOGNAME": "nobody",
+        "WORLD_SIZE": str(ranks),
+        "LOCAL_WORLD_SIZE": str(ranks),
+        "MASTER_ADDR": "127.0.0.1",
+        "MASTER_PORT": str(free_port()),
+    }
 
 
 class _Tail:
@@ -132,7 +142,7 @@ class _Tail:
             del self.data[: len(self.data) - self.cap]
 
     def text(self) -> str:
-        return bytes(self.data[-self.cap:]).decode("utf-8", errors="replace")
+        return bytes(self.data[-self.cap :]).decode("utf-8", errors="replace")
 
 
 #: Seconds past the script's own timeout before the launcher itself is killed (it stops the
@@ -143,8 +153,13 @@ LAUNCH_SLACK = 15.0
 DRAIN = 1.0
 
 
-def run_script(code: str, ranks: int = 1, timeout: float = DEFAULT_TIMEOUT,
-               python: str = sys.executable, sandboxed: bool = True) -> Run:
+def run_script(
+    code: str,
+    ranks: int = 1,
+    timeout: float = DEFAULT_TIMEOUT,
+    python: str = sys.executable,
+    sandboxed: bool = True,
+) -> Run:
     """Run one script as `ranks` processes and collect their output.
 
     One launcher (`repro_launch`) starts the ranks; `sandboxed`, it runs in the sandbox
@@ -155,21 +170,34 @@ def run_script(code: str, ranks: int = 1, timeout: float = DEFAULT_TIMEOUT,
     if sandboxed and box is None:
         raise OSError(f"bwrap is not installed: {sandbox.MISSING_HINT}")
     launcher = Path(repro_launch.__file__).read_text(encoding="utf-8")
-    with tempfile.TemporaryDirectory(prefix="nanopedia-repro-",
-                                     ignore_cleanup_errors=True) as scratch:
+    with tempfile.TemporaryDirectory(
+        prefix="nanopedia-repro-", ignore_cleanup_errors=True
+    ) as scratch:
         home = "/tmp" if box else scratch
         env = script_env(ranks, home, python)
         pipes = [os.pipe() for _ in range(ranks)]
         writes = [w for _, w in pipes]
-        settings = {"fds": writes, "env": env, "timeout": timeout,
-                    "grace": GRACE, "limits": sandbox.limits_for(timeout).as_dict()}
+        settings = {
+            "fds": writes,
+            "env": env,
+            "timeout": timeout,
+            "grace": GRACE,
+            "limits": sandbox.limits_for(timeout).as_dict(),
+        }
         inner = [python, "-I", "-c", launcher, json.dumps(settings)]
         argv = sandbox.command(box, inner, python) if box else inner
         start = time.monotonic()
         try:
-            proc = subprocess.Popen(argv, cwd=scratch, stdin=subprocess.PIPE,
-                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
-                                    pass_fds=writes, start_new_session=True)
+            proc = subprocess.Popen(
+                argv,
+                cwd=scratch,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                env=env,
+                pass_fds=writes,
+                start_new_session=True,
+            )
         finally:
             for _, w in pipes:
                 os.close(w)
@@ -189,13 +217,17 @@ def run_script(code: str, ranks: int = 1, timeout: float = DEFAULT_TIMEOUT,
     return Run(worst, "".join(outputs), seconds)
 
 
-def _collect(proc: subprocess.Popen[bytes], code: str, reads: list[int],
-             deadline: float) -> list[_Tail]:
+def _collect(
+    proc: subprocess.Popen[bytes], code: str, reads: list[int], deadline: float
+) -> list[_Tail]:
     """Hand the launcher the script, then read every rank's pipe, the launcher's stdout and its
     stderr until they close (or `deadline`: then the launcher is killed, and with it the
     sandbox). Closes every pipe it read."""
-    stdin, stdout, stderr = cast(IO[bytes], proc.stdin), cast(IO[bytes], proc.stdout), \
-        cast(IO[bytes], proc.stderr)
+    stdin, stdout, stderr = (
+        cast(IO[bytes], proc.stdin),
+        cast(IO[bytes], proc.stdout),
+        cast(IO[bytes], proc.stderr),
+    )
     try:
         stdin.write(code.encode("utf-8"))
         stdin.close()
@@ -250,8 +282,11 @@ def _codes(status: str, ranks: int) -> list[int | None] | None:
         codes = json.loads(status.strip().splitlines()[-1])["codes"]
     except (ValueError, IndexError, KeyError, TypeError):
         return None
-    ok = isinstance(codes, list) and len(codes) == ranks and all(
-        c is None or (isinstance(c, int) and not isinstance(c, bool)) for c in codes)
+    ok = (
+        isinstance(codes, list)
+        and len(codes) == ranks
+        and all(c is None or (isinstance(c, int) and not isinstance(c, bool)) for c in codes)
+    )
     return codes if ok else None
 
 
@@ -287,8 +322,9 @@ def missing_imports(entries: Iterable[Entry]) -> list[str]:
     return sorted(name for name in wanted if not apicheck.installed(name))
 
 
-def judge(entry: Entry, repro: Repro, broken: Run, fixed: Run | None,
-          ranked_first: str | None) -> tuple[str, ...]:
+def judge(
+    entry: Entry, repro: Repro, broken: Run, fixed: Run | None, ranked_first: str | None
+) -> tuple[str, ...]:
     """Everything wrong with a repro's runs; `ranked_first` is diagnosis's top entry on the
     broken output."""
     wrong: list[str] = []
@@ -300,8 +336,10 @@ def judge(entry: Entry, repro: Repro, broken: Run, fixed: Run | None,
         if line is None:
             wrong.append(f"fingerprint '{name}' matches no line of the broken output")
     if repro.shows and not broken.timed_out and ranked_first != entry.id:
-        wrong.append(f"diagnose ranks {ranked_first or 'nothing'!r} first on the broken output, "
-                     f"not '{entry.id}'")
+        wrong.append(
+            f"diagnose ranks {ranked_first or 'nothing'!r} first on the broken output, "
+            f"not '{entry.id}'"
+        )
     if fixed is None:
         return tuple(wrong)
     if fixed.timed_out:
@@ -318,9 +356,14 @@ def judge(entry: Entry, repro: Repro, broken: Run, fixed: Run | None,
     return tuple(wrong)
 
 
-def verify_one(matcher: scan.Matcher, entry: Entry, repro: Repro,
-               timeout: float = DEFAULT_TIMEOUT, python: str = sys.executable,
-               sandboxed: bool = True) -> Outcome:
+def verify_one(
+    matcher: scan.Matcher,
+    entry: Entry,
+    repro: Repro,
+    timeout: float = DEFAULT_TIMEOUT,
+    python: str = sys.executable,
+    sandboxed: bool = True,
+) -> Outcome:
     """Run one repro's two scripts and judge them; `matcher` holds every entry's fingerprints
     (built once for all repros)."""
     broken = run_script(repro.broken, repro.ranks, timeout, python, sandboxed)
@@ -329,10 +372,14 @@ def verify_one(matcher: scan.Matcher, entry: Entry, repro: Repro,
     return Outcome(entry.id, repro, judge(entry, repro, broken, fixed, first), broken, fixed)
 
 
-def verify_all(entries: Sequence[Entry], chosen: Sequence[Entry], jobs: int,
-               timeout: float = DEFAULT_TIMEOUT,
-               done: Callable[[Outcome], None] | None = None,
-               sandboxed: bool = True) -> list[Outcome]:
+def verify_all(
+    entries: Sequence[Entry],
+    chosen: Sequence[Entry],
+    jobs: int,
+    timeout: float = DEFAULT_TIMEOUT,
+    done: Callable[[Outcome], None] | None = None,
+    sandboxed: bool = True,
+) -> list[Outcome]:
     """Every repro of `chosen`, `jobs` at a time, in entry then repro order; `done` hears of
     each as it finishes (the CLI prints a line per repro while the rest run)."""
     work = [(e, r) for e in chosen for r in e.repro]
@@ -393,8 +440,9 @@ class ExampleCheck:
         return ", ".join(f"{name} not installed: {n}" for name, n in sorted(self.missing.items()))
 
 
-def check_examples(sources: Sequence[Source], timeout: float = DEFAULT_TIMEOUT,
-                   sandboxed: bool = True) -> ExampleCheck:
+def check_examples(
+    sources: Sequence[Source], timeout: float = DEFAULT_TIMEOUT, sandboxed: bool = True
+) -> ExampleCheck:
     """Every python example of `sources` read against the installed libraries; those marked
     `runs_on_cpu` run too. Both happen in the sandbox: reading an example imports what it
     imports, and a module's import-time code (`import this` prints, `import unittest.__main__`
@@ -402,17 +450,24 @@ def check_examples(sources: Sequence[Source], timeout: float = DEFAULT_TIMEOUT,
     findings: list[Located] = []
     missing: dict[str, int] = {}
     failed: list[FailedRun] = []
-    examples = [(src, i, example) for src in sources
-                for i, example in enumerate(src.entry.code_examples)
-                if example.language == "python"]
+    examples = [
+        (src, i, example)
+        for src in sources
+        for i, example in enumerate(src.entry.code_examples)
+        if example.language == "python"
+    ]
     reports = _api_reports([e.code for _, _, e in examples], timeout, sandboxed)
     ran = 0
     for (src, i, example), report in zip(examples, reports, strict=True):
         where = ("code_examples", i, "code")
         if isinstance(report, str):
             line, _ = text_line(src, where, 0)
-            findings.append(Located((src.doc.path, line, _block_indent(src, where) + 1),
-                                    f"the example cannot be checked: {report}"))
+            findings.append(
+                Located(
+                    (src.doc.path, line, _block_indent(src, where) + 1),
+                    f"the example cannot be checked: {report}",
+                )
+            )
             continue
         for name in report.missing:
             missing[name] = missing.get(name, 0) + 1
@@ -426,8 +481,9 @@ def check_examples(sources: Sequence[Source], timeout: float = DEFAULT_TIMEOUT,
             if run.code != 0:
                 status = "ran past its timeout" if run.timed_out else f"exited {run.code}"
                 last = tail(run.output, 1)
-                failed.append(FailedRun(f"{src.entry.id}/example-{i + 1}",
-                                        f"the example {status}: {last}"))
+                failed.append(
+                    FailedRun(f"{src.entry.id}/example-{i + 1}", f"the example {status}: {last}")
+                )
     return ExampleCheck(tuple(findings), len(examples), ran, missing, failed)
 
 
@@ -435,8 +491,7 @@ def check_examples(sources: Sequence[Source], timeout: float = DEFAULT_TIMEOUT,
 API_TIMEOUT = 600.0
 
 
-def _api_reports(codes: list[str], timeout: float,
-                 sandboxed: bool) -> list[apicheck.Report | str]:
+def _api_reports(codes: list[str], timeout: float, sandboxed: bool) -> list[apicheck.Report | str]:
     """`apicheck.check` of each code, run in one sandboxed process; when that one gives no
     answer (an example's module killed it), each code in a process of its own. A code whose
     check never answers gets why, as a string."""
@@ -482,26 +537,42 @@ def environment() -> str:
     return ", ".join(parts)
 
 
-def as_json(outcomes: Sequence[Outcome], examples: ExampleCheck, found: Sequence[Problem],
-            seconds: float) -> dict[str, object]:
+def as_json(
+    outcomes: Sequence[Outcome], examples: ExampleCheck, found: Sequence[Problem], seconds: float
+) -> dict[str, object]:
     """The whole verification as one JSON object (`verify --format json`)."""
 
     def run(r: Run | None) -> dict[str, object] | None:
         if r is None:
             return None
-        return {"exit": r.code, "timed_out": r.timed_out, "seconds": round(r.seconds, 2),
-                "output_tail": tail(r.output)}
+        return {
+            "exit": r.code,
+            "timed_out": r.timed_out,
+            "seconds": round(r.seconds, 2),
+            "output_tail": tail(r.output),
+        }
 
     return {
         "environment": environment(),
         "seconds": round(seconds, 2),
-        "repros": [{"entry": o.entry, "id": o.repro.id, "ranks": o.repro.ranks,
-                    "passed": o.passed, "failures": list(o.failures),
-                    "broken": run(o.broken), "fixed": run(o.fixed)} for o in outcomes],
-        "examples": {"checked": examples.checked, "ran": examples.ran,
-                     "not_installed": examples.missing,
-                     "problems": [p.as_dict() for p in found],
-                     "failed_runs": [{"name": f.name, "reason": f.reason}
-                                     for f in examples.failed_runs]},
+        "repros": [
+            {
+                "entry": o.entry,
+                "id": o.repro.id,
+                "ranks": o.repro.ranks,
+                "passed": o.passed,
+                "failures": list(o.failures),
+                "broken": run(o.broken),
+                "fixed": run(o.fixed),
+            }
+            for o in outcomes
+        ],
+        "examples": {
+            "checked": examples.checked,
+            "ran": examples.ran,
+            "not_installed": examples.missing,
+            "problems": [p.as_dict() for p in found],
+            "failed_runs": [{"name": f.name, "reason": f.reason} for f in examples.failed_runs],
+        },
         "passed": all(o.passed for o in outcomes) and not found and not examples.failed_runs,
     }

@@ -76,12 +76,20 @@ def run_command(args: argparse.Namespace) -> int:
     if argv[:1] == ["--"]:
         argv = argv[1:]
     if not argv:
-        fail("nanopedia run", "E050", "no command to run",
-             "put it after '--': nanopedia run -- torchrun --nproc_per_node 2 train.py")
+        fail(
+            "nanopedia run",
+            "E050",
+            "no command to run",
+            "put it after '--': nanopedia run -- torchrun --nproc_per_node 2 train.py",
+        )
     verdict_path = Path(args.json)
     if not verdict_path.parent.is_dir():
-        fail(str(verdict_path), "E050", "the folder for the verdict JSON does not exist",
-             "create it, or pass --json PATH in an existing folder")
+        fail(
+            str(verdict_path),
+            "E050",
+            "the folder for the verdict JSON does not exist",
+            "create it, or pass --json PATH in an existing folder",
+        )
     env = dict(os.environ)
     folder: Path | None = None
     set_here: list[str] = []
@@ -100,11 +108,14 @@ def run_command(args: argparse.Namespace) -> int:
         return 0
     kept = _evidence(folder)
     try:
-        _verdict(argv, code, how, tails, verdict_path, folder if kept else None, kept, set_here,
-                 args)
+        _verdict(
+            argv, code, how, tails, verdict_path, folder if kept else None, kept, set_here, args
+        )
     except Exception as err:  # the command's exit code matters more than our verdict
-        print(f"nanopedia: the command {how}; no verdict: {type(err).__name__}: {err}",
-              file=sys.stderr)
+        print(
+            f"nanopedia: the command {how}; no verdict: {type(err).__name__}: {err}",
+            file=sys.stderr,
+        )
     return code
 
 
@@ -125,8 +136,9 @@ def _run(argv: list[str], env: dict[str, str], tails: Tails) -> tuple[int, str]:
     before = {s: signal.signal(s, forward) for s in FORWARDED}
     try:
         try:
-            proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                    env=env, process_group=0)
+            proc = subprocess.Popen(
+                argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, process_group=0
+            )
         except OSError as err:
             print(f"nanopedia: cannot run {argv[0]!r}: {err.strerror or err}", file=sys.stderr)
             return (127 if isinstance(err, FileNotFoundError) else 126), "not started"
@@ -134,9 +146,15 @@ def _run(argv: list[str], env: dict[str, str], tails: Tails) -> tuple[int, str]:
         for signum in pending:
             forward(signum, None)
         assert proc.stdout is not None and proc.stderr is not None
-        readers = [threading.Thread(target=_pump, args=(pipe, out, tails.streams[name]),
-                                    daemon=True, name=f"nanopedia-run-{name}")
-                   for pipe, out, name in ((proc.stdout, 1, "stdout"), (proc.stderr, 2, "stderr"))]
+        readers = [
+            threading.Thread(
+                target=_pump,
+                args=(pipe, out, tails.streams[name]),
+                daemon=True,
+                name=f"nanopedia-run-{name}",
+            )
+            for pipe, out, name in ((proc.stdout, 1, "stdout"), (proc.stderr, 2, "stderr"))
+        ]
         for reader in readers:
             reader.start()
         returncode = proc.wait()
@@ -167,7 +185,7 @@ def _pump(pipe: IO[bytes], out: int, tail: StreamTail) -> None:
             try:
                 view = memoryview(data)
                 while view:
-                    view = view[os.write(out, view):]
+                    view = view[os.write(out, view) :]
             except OSError:
                 writing = False
         tail.feed(data)
@@ -185,17 +203,26 @@ def _evidence(folder: Path | None) -> list[str]:
     return found
 
 
-def _verdict(argv: list[str], code: int, how: str, tails: Tails, path: Path,
-             folder: Path | None, kept: list[str], set_here: list[str],
-             args: argparse.Namespace) -> None:
+def _verdict(
+    argv: list[str],
+    code: int,
+    how: str,
+    tails: Tails,
+    path: Path,
+    folder: Path | None,
+    kept: list[str],
+    set_here: list[str],
+    args: argparse.Namespace,
+) -> None:
     """Diagnose the kept output, print the verdict at the end of stderr, write the JSON."""
     import nanopedia
 
     data = tails.merged()
     from nanopedia.commands.log_cli import _config_base_url
 
-    result = nanopedia.diagnose(data, args.entries, name=OUTPUT_NAME,
-                                base_url=args.base_url or _config_base_url())
+    result = nanopedia.diagnose(
+        data, args.entries, name=OUTPUT_NAME, base_url=args.base_url or _config_base_url()
+    )
     out: dict[str, Any] = result.as_json()
     out["run"] = {
         "command": argv,
@@ -208,8 +235,9 @@ def _verdict(argv: list[str], code: int, how: str, tails: Tails, path: Path,
         "evidence_files": kept,
     }
     temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    temporary.write_text(json.dumps(out, indent=2, sort_keys=True, ensure_ascii=False) + "\n",
-                         encoding="utf-8")
+    temporary.write_text(
+        json.dumps(out, indent=2, sort_keys=True, ensure_ascii=False) + "\n", encoding="utf-8"
+    )
     os.replace(temporary, path)
     shown = f"the last {len(data):,} bytes of its output"
     lines = [""]
@@ -218,8 +246,7 @@ def _verdict(argv: list[str], code: int, how: str, tails: Tails, path: Path,
     else:
         lines.append(f"nanopedia: the command {how}; no known failure matched {shown}")
     if folder:
-        lines.append(f"nanopedia: what the run left (error files, Flight Recorder dumps): "
-                     f"{folder}")
+        lines.append(f"nanopedia: what the run left (error files, Flight Recorder dumps): {folder}")
     lines.append(f"nanopedia: verdict JSON: {path}")
     sys.stdout.flush()
     sys.stderr.write("\n".join(lines) + "\n")

@@ -155,8 +155,9 @@ def check(code: str) -> Report:
     bound: dict[str, tuple[Any, str]] = {}  # name -> (object, dotted path)
 
     def found(node: ast.AST, message: str) -> None:
-        findings.append(Finding(getattr(node, "lineno", 1), getattr(node, "col_offset", 0) + 1,
-                                message))
+        findings.append(
+            Finding(getattr(node, "lineno", 1), getattr(node, "col_offset", 0) + 1, message)
+        )
 
     def imported(node: ast.AST, name: str) -> ModuleType | None:
         """The module `name`, or None: not installed (not checked) or not there (a finding)."""
@@ -188,8 +189,10 @@ def check(code: str) -> Report:
                     continue
                 value = _attr(module, alias.name, node.module)
                 if value is _ABSENT:
-                    found(node, f"'{node.module}' has no name '{alias.name}' in "
-                                f"{version_of(node.module)}")
+                    found(
+                        node,
+                        f"'{node.module}' has no name '{alias.name}' in {version_of(node.module)}",
+                    )
                 else:
                     bound[alias.asname or alias.name] = (value, f"{node.module}.{alias.name}")
     for name in _assigned(tree):
@@ -243,7 +246,8 @@ def _python_level(func: Any) -> bool:
     and functions of compiled extensions often report a signature that is not theirs."""
     if inspect.isclass(func):
         return inspect.isfunction(func.__init__) or (
-            func.__init__ is object.__init__ and inspect.isfunction(func.__new__))
+            func.__init__ is object.__init__ and inspect.isfunction(func.__new__)
+        )
     return inspect.isfunction(func) or inspect.ismethod(func)
 
 
@@ -263,8 +267,9 @@ def _binding(func: Any, call: ast.Call) -> str | None:
     takes_any = any(p.kind is p.VAR_KEYWORD for p in params.values())
     for name in names:
         param = params.get(name)
-        if (param is None and not takes_any) or (param is not None and
-                                                  param.kind is param.POSITIONAL_ONLY):
+        if (param is None and not takes_any) or (
+            param is not None and param.kind is param.POSITIONAL_ONLY
+        ):
             return f"has no keyword argument '{name}'"
     if starred or spread:
         return None
@@ -293,8 +298,12 @@ def check_all(codes: list[str]) -> str:
         except BaseException as err:  # noqa: BLE001 (SystemExit too: `import unittest.__main__`)
             out.append({"stopped": f"its imports raised {type(err).__name__}: {err}"[:500]})
             continue
-        out.append({"findings": [[f.line, f.col, f.message] for f in report.findings],
-                    "missing": list(report.missing)})
+        out.append(
+            {
+                "findings": [[f.line, f.col, f.message] for f in report.findings],
+                "missing": list(report.missing),
+            }
+        )
     return json.dumps(out)
 
 
@@ -305,8 +314,10 @@ def script(codes: list[str]) -> str:
     from pathlib import Path
 
     source = Path(__file__).read_text(encoding="utf-8")
-    return (source + "\n\nimport os as _os\n"
-            f"_os.write(1, ('\\n' + RESULT_MARK + check_all({codes!r}) + '\\n').encode())\n")
+    return (
+        source + "\n\nimport os as _os\n"
+        f"_os.write(1, ('\\n' + RESULT_MARK + check_all({codes!r}) + '\\n').encode())\n"
+    )
 
 
 def reports(output: str, count: int) -> list[Report | str] | None:

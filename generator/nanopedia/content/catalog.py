@@ -43,15 +43,25 @@ class Node(NamedTuple):
 
     def at(self, field: str, index: int = 0) -> Position:
         """Where the id (`at("id")`) or one alias, related id or tag is written."""
-        offset = {"id": 0, "aliases": 1, "related": 1 + len(self.aliases),
-                  "tags": 1 + len(self.aliases) + len(self.related)}[field] + index
+        offset = {
+            "id": 0,
+            "aliases": 1,
+            "related": 1 + len(self.aliases),
+            "tags": 1 + len(self.aliases) + len(self.related),
+        }[field] + index
         return self.positions[2 * offset], self.positions[2 * offset + 1]
 
     @property
     def linking(self) -> tuple[object, ...]:
         """Everything linking reads but the positions: equal means the same links."""
-        return (self.id, self.aliases, self.related, self.tags, self.causes,
-                tuple(link[0] for link in self.entry_links))
+        return (
+            self.id,
+            self.aliases,
+            self.related,
+            self.tags,
+            self.causes,
+            tuple(link[0] for link in self.entry_links),
+        )
 
     @property
     def targets(self) -> set[str]:
@@ -72,8 +82,16 @@ def node(src: Source) -> Node:
     for name, values in (("aliases", e.aliases), ("related", e.related), ("tags", e.tags)):
         for i in range(len(values)):
             positions += src.at(name, i)
-    return Node(e.id, src.doc.path, tuple(e.aliases), tuple(e.related), tuple(e.tags),
-                tuple(c.id for c in e.root_causes), tuple(found), tuple(positions))
+    return Node(
+        e.id,
+        src.doc.path,
+        tuple(e.aliases),
+        tuple(e.related),
+        tuple(e.tags),
+        tuple(c.id for c in e.root_causes),
+        tuple(found),
+        tuple(positions),
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,8 +143,12 @@ def fold(ident: str) -> str:
     return unicodedata.normalize("NFC", ident).casefold()
 
 
-def link_entries(sources: Iterable[Source], tags: dict[str, Tag], tags_doc: Document | None,
-            invalid: frozenset[str] = frozenset()) -> tuple[Catalog, list[Problem]]:
+def link_entries(
+    sources: Iterable[Source],
+    tags: dict[str, Tag],
+    tags_doc: Document | None,
+    invalid: frozenset[str] = frozenset(),
+) -> tuple[Catalog, list[Problem]]:
     """Link loaded entries (`link` on their nodes) and keep the entries beside the result."""
     ordered = sorted(sources, key=lambda s: s.entry.id)
     linked, found = link([node(s) for s in ordered], tags, tags_doc, invalid)

@@ -47,9 +47,13 @@ def misnamed_files(root: Path) -> list[Problem]:
     except OSError:
         return []
     return [
-        Problem(Location(display(root / n), 0, 0), "E007",
-                "a '.yml' file in the entries folder is not read",
-                f"rename it to '{n[:-4]}.yaml'", "warning")
+        Problem(
+            Location(display(root / n), 0, 0),
+            "E007",
+            "a '.yml' file in the entries folder is not read",
+            f"rename it to '{n[:-4]}.yaml'",
+            "warning",
+        )
         for n in names
     ]
 
@@ -146,7 +150,9 @@ def gather(
         linked += review_problems(sources, records, display_prefix(root.parent / REVIEWS))
     linked += lookalike_problems(
         (src.doc.path, name, getattr(src.entry, name), src.at(name))
-        for src in sources for name in ("id", "title"))
+        for src in sources
+        for name in ("id", "title")
+    )
     if wanted is not None:
         shown = {display(p) for p in wanted}
         linked = [p for p in linked if p.location.path in shown]

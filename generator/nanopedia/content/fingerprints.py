@@ -295,5 +295,3 @@ def slowness_error(fp: Fingerprint) -> str | None:
         f"pattern is too slow: {seconds * 1000:.1f} ms on a {ADVERSARIAL_BYTES // 1024} KiB "
         f"adversarial log ({rate:.0f} MB/s, at least {MIN_RATE / 1e6:.0f} MB/s needed)"
     )
-
-

@@ -44,19 +44,30 @@ MIN_DECISIVE_LITERALS = 12
 def fingerprint_gates(sources: Sequence[Source]) -> list[Problem]:
     """Every decisive fingerprint that is too broad or collides with another entry's lines."""
     found: list[Problem] = []
-    lines = [(s.entry.id, fp.id, line) for s in sources for fp in s.entry.fingerprints
-             for line in fp.must_match]
+    lines = [
+        (s.entry.id, fp.id, line)
+        for s in sources
+        for fp in s.entry.fingerprints
+        for line in fp.must_match
+    ]
     for src in sources:
-        decisive = [(i, fp) for i, fp in enumerate(src.entry.fingerprints)
-                    if fp.indicates == "decisive" and pattern_error(fp) is None]
+        decisive = [
+            (i, fp)
+            for i, fp in enumerate(src.entry.fingerprints)
+            if fp.indicates == "decisive" and pattern_error(fp) is None
+        ]
         for i, fp in decisive:
             if literal_length(fp.pattern) < MIN_DECISIVE_LITERALS:
-                found.append(problem(
-                    src.doc.path, "E034",
-                    f"decisive fingerprint '{fp.id}' has {literal_length(fp.pattern)} fixed "
-                    f"characters; at least {MIN_DECISIVE_LITERALS}",
-                    "quote the distinctive words of the message, or make it 'supporting'",
-                    at=src.at("fingerprints", i, "pattern")))
+                found.append(
+                    problem(
+                        src.doc.path,
+                        "E034",
+                        f"decisive fingerprint '{fp.id}' has {literal_length(fp.pattern)} fixed "
+                        f"characters; at least {MIN_DECISIVE_LITERALS}",
+                        "quote the distinctive words of the message, or make it 'supporting'",
+                        at=src.at("fingerprints", i, "pattern"),
+                    )
+                )
         if not decisive:
             continue
         matcher = re2.Set.SearchSet(scan_options())
@@ -73,12 +84,17 @@ def fingerprint_gates(sources: Sequence[Source]) -> list[Problem]:
                 if owner in fp.overlaps or (k, owner) in reported or not regexes[k].search(line):
                     continue
                 reported.add((k, owner))
-                found.append(problem(
-                    src.doc.path, "E035",
-                    f"decisive fingerprint '{fp.id}' matches a line entry '{owner}' documents "
-                    f"(its fingerprint '{fp_id}'): {line[:120]!r}",
-                    f"make the pattern more specific, or add '{owner}' to its 'overlaps' if "
-                    "both entries own this line", at=src.at("fingerprints", i, "pattern")))
+                found.append(
+                    problem(
+                        src.doc.path,
+                        "E035",
+                        f"decisive fingerprint '{fp.id}' matches a line entry '{owner}' documents "
+                        f"(its fingerprint '{fp_id}'): {line[:120]!r}",
+                        f"make the pattern more specific, or add '{owner}' to its 'overlaps' if "
+                        "both entries own this line",
+                        at=src.at("fingerprints", i, "pattern"),
+                    )
+                )
     return found
 
 
@@ -103,17 +119,31 @@ def browser_slowness(sources: Sequence[Source], reported: Iterable[Problem] = ()
     timings = browser_timings([fp for _, _, fp in timed])
     if isinstance(timings, str):
         where = os.path.dirname(sources[0].doc.path) or "."
-        return [Problem(Location(where), "E036", "fingerprint patterns were not timed in the "
-                        f"browser's JavaScript engine: {timings}; they were timed in RE2 only",
-                        "install Node.js (https://nodejs.org) so that 'check' times them as the "
-                        "diagnosis page runs them", "warning")]
+        return [
+            Problem(
+                Location(where),
+                "E036",
+                "fingerprint patterns were not timed in the "
+                f"browser's JavaScript engine: {timings}; they were timed in RE2 only",
+                "install Node.js (https://nodejs.org) so that 'check' times them as the "
+                "diagnosis page runs them",
+                "warning",
+            )
+        ]
     found: list[Problem] = []
     for (src, i, fp), timing in zip(timed, timings, strict=True):
         reason = timing.verdict()
         if reason:
             code, message, hint = reason
-            found.append(problem(src.doc.path, code, f"fingerprint '{fp.id}': {message}", hint,
-                                 at=src.at("fingerprints", i, "pattern")))
+            found.append(
+                problem(
+                    src.doc.path,
+                    code,
+                    f"fingerprint '{fp.id}': {message}",
+                    hint,
+                    at=src.at("fingerprints", i, "pattern"),
+                )
+            )
     return found
 
 
@@ -141,17 +171,28 @@ class BrowserTiming:
         """(code, message, hint) when the pattern is unusable in the browser, else None."""
         kib = f"{self.size / 1024:.0f} KiB"
         if self.error:
-            return ("E030", f"the browser's JavaScript engine cannot compile it: {self.error}",
-                    "see 'Fingerprints' in entries/README.md for the portable subset")
+            return (
+                "E030",
+                f"the browser's JavaScript engine cannot compile it: {self.error}",
+                "see 'Fingerprints' in entries/README.md for the portable subset",
+            )
         if self.timeout:
-            return ("E033", "pattern is too slow in the browser's JavaScript engine: still "
-                    f"running after {fingerprints.BROWSER_TIMEOUT_S:.0f} s on a {kib} adversarial "
-                    "sample, so it was stopped (it backtracks without end)", _SLOW_HINT)
+            return (
+                "E033",
+                "pattern is too slow in the browser's JavaScript engine: still "
+                f"running after {fingerprints.BROWSER_TIMEOUT_S:.0f} s on a {kib} adversarial "
+                "sample, so it was stopped (it backtracks without end)",
+                _SLOW_HINT,
+            )
         if self.ms is None or self.rate >= fingerprints.MIN_BROWSER_RATE:
             return None
-        return ("E033", f"pattern is too slow in the browser's JavaScript engine: {self.ms:.0f} ms "
-                f"of CPU on a {kib} adversarial sample ({self.rate / 1e6:.2f} MB/s, at least "
-                f"{fingerprints.MIN_BROWSER_RATE / 1e6:.0f} MB/s needed)", _SLOW_HINT)
+        return (
+            "E033",
+            f"pattern is too slow in the browser's JavaScript engine: {self.ms:.0f} ms "
+            f"of CPU on a {kib} adversarial sample ({self.rate / 1e6:.2f} MB/s, at least "
+            f"{fingerprints.MIN_BROWSER_RATE / 1e6:.0f} MB/s needed)",
+            _SLOW_HINT,
+        )
 
 
 _SLOW_HINT = (
@@ -173,8 +214,11 @@ def browser_timings(fps: Sequence[Fingerprint]) -> list[BrowserTiming] | str:
     samples = [fingerprints.browser_sample(fp) for fp in fps]
     job = {
         "patterns": [
-            {"program": fingerprints.program(fp), "sample": sample,
-             "budget_ms": 1000 * len(sample) / fingerprints.MIN_BROWSER_RATE}
+            {
+                "program": fingerprints.program(fp),
+                "sample": sample,
+                "budget_ms": 1000 * len(sample) / fingerprints.MIN_BROWSER_RATE,
+            }
             for fp, sample in zip(fps, samples, strict=True)
         ],
         "timeout_ms": 1000 * fingerprints.BROWSER_TIMEOUT_S,
@@ -183,16 +227,24 @@ def browser_timings(fps: Sequence[Fingerprint]) -> list[BrowserTiming] | str:
     # Enough for every pattern to be stopped, and for Node to start.
     limit = 30 + len(fps) * (fingerprints.BROWSER_TIMEOUT_S + 0.5)
     try:
-        run = subprocess.run([node, str(PATTERN_TIMER)], input=json.dumps(job), text=True,
-                             capture_output=True, timeout=limit, check=False)
+        run = subprocess.run(
+            [node, str(PATTERN_TIMER)],
+            input=json.dumps(job),
+            text=True,
+            capture_output=True,
+            timeout=limit,
+            check=False,
+        )
     except (OSError, subprocess.SubprocessError) as err:
         return f"Node could not run {PATTERN_TIMER.name}: {err}"
     try:
         results = json.loads(run.stdout)["results"]
         if not isinstance(results, list) or len(results) != len(fps):
             raise ValueError("one result per pattern expected")
-        return [BrowserTiming(len(sample), r["ms"], bool(r["timeout"]), r["error"])
-                for sample, r in zip(samples, results, strict=True)]
+        return [
+            BrowserTiming(len(sample), r["ms"], bool(r["timeout"]), r["error"])
+            for sample, r in zip(samples, results, strict=True)
+        ]
     except (ValueError, KeyError, TypeError):
         last = run.stderr.strip().splitlines()[-1:] or [f"exit status {run.returncode}"]
         return f"{PATTERN_TIMER.name} failed: {last[0][:200]}"

@@ -87,7 +87,6 @@ def label_cost(text: str) -> tuple[int, int]:
     return cost, (opened[0] if cost > LABEL_BUDGET else -1)
 
 
-
 def _parser() -> MarkdownIt:
     """A parser that keeps every link (even unsafe ones), as typed (not percent-encoded: `\\\\`
     stays a backslash), so `check` can report them."""
@@ -155,9 +154,11 @@ def link_problems(doc: Document, where: Path_, text: str) -> Iterator[Problem]:
         line, col = doc_line(doc, where, link.line)
         scheme = link_scheme(link.href)
         if scheme is None and is_protocol_relative(link.href):
-            message = (f"protocol-relative link '{link.href[:60]}' is not allowed in "
-                       f"'{dotted(where)}': it points at another host (a file:// one from a "
-                       "bundle)")
+            message = (
+                f"protocol-relative link '{link.href[:60]}' is not allowed in "
+                f"'{dotted(where)}': it points at another host (a file:// one from a "
+                "bundle)"
+            )
             hint = "write the https:// address in full, or a path without a leading '//'"
         else:
             message = f"link scheme '{scheme}:' is not allowed in '{dotted(where)}'"

@@ -132,13 +132,19 @@ _MAY_HIDE = re.compile(
 )
 """A file in which a string may hold one of `HIDDEN`: the character typed raw, or a double-quoted
 YAML escape that makes one (a raw CR is a line break, never part of a value)."""
-_C0 = ("NUL SOH STX ETX EOT ENQ ACK BEL BS HT LF VT FF CR SO SI DLE DC1 DC2 DC3 DC4 NAK SYN ETB "
-       "CAN EM SUB ESC FS GS RS US").split()
+_C0 = (
+    "NUL SOH STX ETX EOT ENQ ACK BEL BS HT LF VT FF CR SO SI DLE DC1 DC2 DC3 DC4 NAK SYN ETB "
+    "CAN EM SUB ESC FS GS RS US"
+).split()
 _BIDI = {
-    "\u202a": "LEFT-TO-RIGHT EMBEDDING", "\u202b": "RIGHT-TO-LEFT EMBEDDING",
-    "\u202c": "POP DIRECTIONAL FORMATTING", "\u202d": "LEFT-TO-RIGHT OVERRIDE",
-    "\u202e": "RIGHT-TO-LEFT OVERRIDE", "\u2066": "LEFT-TO-RIGHT ISOLATE",
-    "\u2067": "RIGHT-TO-LEFT ISOLATE", "\u2068": "FIRST STRONG ISOLATE",
+    "\u202a": "LEFT-TO-RIGHT EMBEDDING",
+    "\u202b": "RIGHT-TO-LEFT EMBEDDING",
+    "\u202c": "POP DIRECTIONAL FORMATTING",
+    "\u202d": "LEFT-TO-RIGHT OVERRIDE",
+    "\u202e": "RIGHT-TO-LEFT OVERRIDE",
+    "\u2066": "LEFT-TO-RIGHT ISOLATE",
+    "\u2067": "RIGHT-TO-LEFT ISOLATE",
+    "\u2068": "FIRST STRONG ISOLATE",
     "\u2069": "POP DIRECTIONAL ISOLATE",
 }
 
@@ -155,15 +161,25 @@ def hidden_character(char: str) -> tuple[str, str]:
     """How a character of `HIDDEN` is named in a message, and the hint that goes with it."""
     code = f"U+{ord(char):04X}"
     if char in _BIDI:
-        return (f"{code} {_BIDI[char]}, a bidirectional control that reorders the text shown",
-                "delete it: it is invisible and makes the text read differently than it is")
+        return (
+            f"{code} {_BIDI[char]}, a bidirectional control that reorders the text shown",
+            "delete it: it is invisible and makes the text read differently than it is",
+        )
     name = f" ({_C0[ord(char)]})" if ord(char) < len(_C0) else ""
-    return (f"the control character {code}{name}",
-            "remove it: text may hold tab and newline, no other control character")
+    return (
+        f"the control character {code}{name}",
+        "remove it: text may hold tab and newline, no other control character",
+    )
 
 
-def _hidden_problems(text: str, path: str, data: Any, marks: dict[Path_, tuple[int, int]],
-                     key_marks: dict[Path_, tuple[int, int]], blocks: set[Path_]) -> list[Problem]:
+def _hidden_problems(
+    text: str,
+    path: str,
+    data: Any,
+    marks: dict[Path_, tuple[int, int]],
+    key_marks: dict[Path_, tuple[int, int]],
+    blocks: set[Path_],
+) -> list[Problem]:
     """One problem for each key or string value that holds a character of `HIDDEN`."""
     lines = text.split("\n")
     found: list[Problem] = []
@@ -201,9 +217,13 @@ def _hidden_problems(text: str, path: str, data: Any, marks: dict[Path_, tuple[i
     return found
 
 
-def _document(events: Iterator[Any], marks: dict[Path_, tuple[int, int]],
-              key_marks: dict[Path_, tuple[int, int]], blocks: set[Path_],
-              refuse: Any) -> Any:
+def _document(
+    events: Iterator[Any],
+    marks: dict[Path_, tuple[int, int]],
+    key_marks: dict[Path_, tuple[int, int]],
+    blocks: set[Path_],
+    refuse: Any,
+) -> Any:
     """Build plain data from the event stream; the one place the YAML structure is interpreted.
 
     Dispatches on the exact event class and keeps the innermost container in locals: this loop

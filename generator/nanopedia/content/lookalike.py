@@ -14,15 +14,57 @@ from collections.abc import Iterable, Iterator
 from nanopedia.errors import Location, Problem
 
 #: Letters of Cyrillic and Greek (lower case, after case folding) that look like Latin ones.
-_SCRIPTS = str.maketrans({
-    "а": "a", "в": "b", "е": "e", "ё": "e", "к": "k", "м": "m", "н": "h", "о": "o", "р": "p",
-    "с": "c", "т": "t", "у": "y", "х": "x", "і": "i", "ї": "i", "ј": "j", "ѕ": "s", "ԁ": "d",
-    "ԛ": "q", "ԝ": "w", "һ": "h", "ɡ": "g", "α": "a", "β": "b", "ε": "e", "η": "n", "ι": "i",
-    "κ": "k", "ν": "v", "ο": "o", "ρ": "p", "τ": "t", "υ": "u", "χ": "x", "ω": "w", "μ": "u",
-})
+_SCRIPTS = str.maketrans(
+    {
+        "а": "a",
+        "в": "b",
+        "е": "e",
+        "ё": "e",
+        "к": "k",
+        "м": "m",
+        "н": "h",
+        "о": "o",
+        "р": "p",
+        "с": "c",
+        "т": "t",
+        "у": "y",
+        "х": "x",
+        "і": "i",
+        "ї": "i",
+        "ј": "j",
+        "ѕ": "s",
+        "ԁ": "d",
+        "ԛ": "q",
+        "ԝ": "w",
+        "һ": "h",
+        "ɡ": "g",
+        "α": "a",
+        "β": "b",
+        "ε": "e",
+        "η": "n",
+        "ι": "i",
+        "κ": "k",
+        "ν": "v",
+        "ο": "o",
+        "ρ": "p",
+        "τ": "t",
+        "υ": "u",
+        "χ": "x",
+        "ω": "w",
+        "μ": "u",
+    }
+)
 #: ASCII sequences that read as others at a glance, each to one form (longest first).
-_ASCII = (("rn", "m"), ("vv", "w"), ("cl", "d"), ("1", "i"), ("l", "i"), ("|", "i"),
-          ("0", "o"), ("5", "s"))
+_ASCII = (
+    ("rn", "m"),
+    ("vv", "w"),
+    ("cl", "d"),
+    ("1", "i"),
+    ("l", "i"),
+    ("|", "i"),
+    ("0", "o"),
+    ("5", "s"),
+)
 
 
 def skeleton(text: str) -> str:
@@ -35,8 +77,7 @@ def skeleton(text: str) -> str:
     return text
 
 
-def lookalike_problems(found: Iterable[tuple[str, str, str, tuple[int, int]]]
-                       ) -> Iterator[Problem]:
+def lookalike_problems(found: Iterable[tuple[str, str, str, tuple[int, int]]]) -> Iterator[Problem]:
     """A warning for each (path, field, text, where) whose text reads as another's of the same
     field without being it; `field` is "id" or "title"."""
     groups: dict[tuple[str, str], list[tuple[str, str, tuple[int, int]]]] = {}
@@ -49,13 +90,20 @@ def lookalike_problems(found: Iterable[tuple[str, str, str, tuple[int, int]]]
             others = sorted({t for _, t, _ in members if t != text})
             hidden = [f"U+{ord(c):04X}" for c in text if unicodedata.category(c) == "Cf"]
             mixed = [c.casefold() for c in text if c.casefold() in _SCRIPT_KEYS]
-            why = (f" (it holds invisible {', '.join(hidden)})" if hidden else
-                   f" (it mixes in look-alike letters: {', '.join(sorted(set(mixed)))})"
-                   if mixed else "")
-            yield Problem(Location(path, *at), "E019",
-                          f"{field} {text!r} reads as {', '.join(map(repr, others))} of another "
-                          f"entry{why}", f"give the {field} its own words, in plain letters",
-                          "warning")
+            why = (
+                f" (it holds invisible {', '.join(hidden)})"
+                if hidden
+                else f" (it mixes in look-alike letters: {', '.join(sorted(set(mixed)))})"
+                if mixed
+                else ""
+            )
+            yield Problem(
+                Location(path, *at),
+                "E019",
+                f"{field} {text!r} reads as {', '.join(map(repr, others))} of another entry{why}",
+                f"give the {field} its own words, in plain letters",
+                "warning",
+            )
 
 
 _SCRIPT_KEYS = frozenset(chr(k) for k in _SCRIPTS)

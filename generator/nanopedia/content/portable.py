@@ -55,9 +55,11 @@ def portable_error(pattern: str) -> str | None:
                     " (no flags, names or lookaround)"
                 )
         elif ch == "^":
-            return ("'^' anchors the pattern to the start of a line, but real log lines carry "
-                    "rank and launcher prefixes, timestamps and pasted markup (use \\^ for the "
-                    "character itself)")
+            return (
+                "'^' anchors the pattern to the start of a line, but real log lines carry "
+                "rank and launcher prefixes, timestamps and pasted markup (use \\^ for the "
+                "character itself)"
+            )
         i += 1
     if in_class:
         return "unterminated character class"
@@ -141,16 +143,20 @@ def fold_ascii(pattern: str) -> str:
             width = 4 if pattern[i + 1 : i + 2] == "x" else 2
             atom = pattern[i : i + width]
             letter = chr(int(atom[2:], 16)) if width == 4 and re2_hex(atom[2:]) else ""
-            out.append(f"[{atom}{letter.swapcase()}]" if letter.isascii() and letter.isalpha()
-                       else atom)
+            out.append(
+                f"[{atom}{letter.swapcase()}]" if letter.isascii() and letter.isalpha() else atom
+            )
             i += width
         elif ch == "[":
             negated, members, end = class_members(pattern, i)
             extra = [r for m in members if isinstance(m, tuple) for r in _swapped(*m)]
             if extra:
-                body = "".join(m if isinstance(m, str) else
-                               _class_char(m[0]) + ("-" + _class_char(m[1]) if m[1] > m[0] else "")
-                               for m in [*members, *extra])
+                body = "".join(
+                    m
+                    if isinstance(m, str)
+                    else _class_char(m[0]) + ("-" + _class_char(m[1]) if m[1] > m[0] else "")
+                    for m in [*members, *extra]
+                )
                 out.append("[" + "^" * negated + body + "]")
             else:
                 out.append(pattern[i:end])
@@ -266,12 +272,17 @@ def adjacent_repetition_error(pattern: str) -> str | None:
             shared = frozenset.intersection(chars, *run)
             if not run:
                 leads[-1] = not fixed_before
-            chains[-1] = run = [*run, chars] if shared else \
-                ([run[-1], chars] if run and run[-1] & chars else [chars])
+            chains[-1] = run = (
+                [*run, chars]
+                if shared
+                else ([run[-1], chars] if run and run[-1] & chars else [chars])
+            )
             if len(run) >= 3 or (len(run) == 2 and leads[-1]):
-                return (f"{len(run)} unbounded repetitions of shared characters follow each other "
-                        f"('{pattern[:after]}', like '\\w+\\w+\\w+'), which backtracks "
-                        "polynomially in the browser")
+                return (
+                    f"{len(run)} unbounded repetitions of shared characters follow each other "
+                    f"('{pattern[:after]}', like '\\w+\\w+\\w+'), which backtracks "
+                    "polynomially in the browser"
+                )
         elif low > 0:
             chains[-1] = []
         if low > 0 and len(chains) == 1:

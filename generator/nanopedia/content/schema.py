@@ -43,8 +43,11 @@ def _model_at(model: type[BaseModel], path: Path_) -> type[BaseModel] | None:
     for part in path:
         if isinstance(part, int):
             continue
-        field = current.model_fields.get(part) \
-            if isinstance(current, type) and issubclass(current, BaseModel) else None
+        field = (
+            current.model_fields.get(part)
+            if isinstance(current, type) and issubclass(current, BaseModel)
+            else None
+        )
         if field is None:
             return None
         current = inner_model(field.annotation)
@@ -124,7 +127,6 @@ def placeholder_problems(doc: Document) -> dict[Path_, Problem]:
 
     walk(doc.data, ())
     return found
-
 
 
 def _translate(doc: Document, model: type[BaseModel], prefix: Path_, err: Any) -> Problem:
@@ -209,4 +211,3 @@ def _translate(doc: Document, model: type[BaseModel], prefix: Path_, err: Any) -
         hint = suggest(str(value), allowed) or f"expected one of: {', '.join(allowed)}"
         return fail("E013", f"'{value}' is not an allowed value for '{name}'", hint)
     return fail("E012", f"'{name}': {err['msg']}")
-

@@ -57,8 +57,12 @@ class Suggestions:
         if any(len(ids) != len(members) for ids, members in zip(lists, sets, strict=True)):
             return self._counted(lists, exclude)
         several = set().union(*(a & b for a, b in combinations(sets, 2))) - exclude
-        ranked = [i for _, i in heapq.nsmallest(
-            SUGGESTIONS, ((-sum(i in members for members in sets), i) for i in several))]
+        ranked = [
+            i
+            for _, i in heapq.nsmallest(
+                SUGGESTIONS, ((-sum(i in members for members in sets), i) for i in several)
+            )
+        ]
         once = (i for i in heapq.merge(*lists) if i not in several and i not in exclude)
         return ranked + list(islice(once, SUGGESTIONS - len(ranked)))
 

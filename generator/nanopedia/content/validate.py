@@ -43,8 +43,9 @@ RESERVED_NAMES = frozenset(
 tag with one of them is a page no Windows checkout, unzip or browser download can hold."""
 
 
-def reserved_problem(doc: Document, where: Path_, name: str, what: str,
-                     key: bool = False) -> Problem | None:
+def reserved_problem(
+    doc: Document, where: Path_, name: str, what: str, key: bool = False
+) -> Problem | None:
     """The refusal of an id, alias or tag that Windows reserves as a file name, or None."""
     if name.lower() not in RESERVED_NAMES:
         return None
@@ -75,8 +76,11 @@ def check_entry(doc: Document, stem: str) -> tuple[Source | None, list[Problem]]
     found = [*stubs.values(), *found]
     if entry is None:
         return None, found
-    costly = {where: p for where, text in markdown_fields(entry)
-              if (p := label_problem(doc, where, text)) is not None}
+    costly = {
+        where: p
+        for where, text in markdown_fields(entry)
+        if (p := label_problem(doc, where, text)) is not None
+    }
     source = Source(entry, doc)
     found.extend(costly.values())
     found.extend(_entry_rules(source, stem, frozenset(costly)))
@@ -89,8 +93,10 @@ def _entry_rules(src: Source, stem: str, costly: frozenset[Path_]) -> Iterator[P
     fields in `costly` are not parsed."""
     e, path, at = src.entry, src.doc.path, src.at
 
-    for where, name, what in (("id",), e.id, "an id"), *(
-            (("aliases", i), a, "an alias") for i, a in enumerate(e.aliases)):
+    for where, name, what in (
+        (("id",), e.id, "an id"),
+        *((("aliases", i), a, "an alias") for i, a in enumerate(e.aliases)),
+    ):
         reserved = reserved_problem(src.doc, where, name, what)
         if reserved is not None:
             yield reserved
@@ -147,14 +153,22 @@ def _range_problems(src: Source, i: int) -> Iterator[Problem]:
     system, path = src.entry.affected_systems[i], src.doc.path
     if system.package is None:
         if system.affected:
-            yield problem(path, "E028", "'affected' ranges need the 'package' they count",
-                          "add 'package: <PyPI name>' (or nccl, cuda, nvidia-driver, ...)",
-                          at=src.at("affected_systems", i, "affected"))
+            yield problem(
+                path,
+                "E028",
+                "'affected' ranges need the 'package' they count",
+                "add 'package: <PyPI name>' (or nccl, cuda, nvidia-driver, ...)",
+                at=src.at("affected_systems", i, "affected"),
+            )
         return
     if not system.affected:
-        yield problem(path, "E028", f"package '{system.package}' has no 'affected' ranges",
-                      "add 'affected: [{introduced: \"0\"}]' when every release has it",
-                      at=src.at("affected_systems", i, "package"))
+        yield problem(
+            path,
+            "E028",
+            f"package '{system.package}' has no 'affected' ranges",
+            "add 'affected: [{introduced: \"0\"}]' when every release has it",
+            at=src.at("affected_systems", i, "package"),
+        )
     for j, span in enumerate(system.affected):
         bounds = []
         for side in ("introduced", "fixed"):
@@ -164,14 +178,21 @@ def _range_problems(src: Source, i: int) -> Iterator[Problem]:
             try:
                 bounds.append(Version(text))
             except InvalidVersion:
-                yield problem(path, "E028", f"'{text}' is not a version a program can compare",
-                              "write a PEP 440 version such as 2.6.0, 535.104.05 or 0",
-                              at=src.at("affected_systems", i, "affected", j, side))
+                yield problem(
+                    path,
+                    "E028",
+                    f"'{text}' is not a version a program can compare",
+                    "write a PEP 440 version such as 2.6.0, 535.104.05 or 0",
+                    at=src.at("affected_systems", i, "affected", j, side),
+                )
         if len(bounds) == 2 and bounds[1] <= bounds[0]:
-            yield problem(path, "E028",
-                          f"range ends at {span.fixed}, not after it starts at {span.introduced}",
-                          "'fixed' is the first release without the failure",
-                          at=src.at("affected_systems", i, "affected", j, "fixed"))
+            yield problem(
+                path,
+                "E028",
+                f"range ends at {span.fixed}, not after it starts at {span.introduced}",
+                "'fixed' is the first release without the failure",
+                at=src.at("affected_systems", i, "affected", j, "fixed"),
+            )
 
 
 def _repro_problems(src: Source, i: int) -> Iterator[Problem]:
@@ -184,8 +205,12 @@ def _repro_problems(src: Source, i: int) -> Iterator[Problem]:
                 path,
                 "E027",
                 f"repro '{repro.id}' names unknown fingerprint '{name}'",
-                suggest(name, known) or (f"fingerprints: {', '.join(known)}" if known
-                                         else "this entry has no fingerprints yet"),
+                suggest(name, known)
+                or (
+                    f"fingerprints: {', '.join(known)}"
+                    if known
+                    else "this entry has no fingerprints yet"
+                ),
                 at=src.at("repro", i, "shows", j),
             )
     if repro.expect == "warning" and not repro.shows:
@@ -212,8 +237,9 @@ def _repro_problems(src: Source, i: int) -> Iterator[Problem]:
         yield from _parse_problems(src, where, code, f"repro '{repro.id}' {side} script")
 
 
-def review_problems(sources: Iterable[Source], records: Mapping[str, str | None],
-                    folder: str) -> list[Problem]:
+def review_problems(
+    sources: Iterable[Source], records: Mapping[str, str | None], folder: str
+) -> list[Problem]:
     """An entry's `reviewed` date is its review record's (`reviews/<id>.md`, `- Date:` line);
     a record whose entry does not show it is a warning. `folder` is how the records' folder is
     shown in messages."""
@@ -226,23 +252,37 @@ def review_problems(sources: Iterable[Source], records: Mapping[str, str | None]
         shown.add(e.id)
         record = f"{folder}{e.id}.md"
         if e.id not in records:
-            found.append(problem(src.doc.path, "E029",
-                                 f"'reviewed' names a review but {record} does not exist",
-                                 "the second engineer writes the record (CONTRIBUTING, reviews)",
-                                 at=src.at("reviewed")))
+            found.append(
+                problem(
+                    src.doc.path,
+                    "E029",
+                    f"'reviewed' names a review but {record} does not exist",
+                    "the second engineer writes the record (CONTRIBUTING, reviews)",
+                    at=src.at("reviewed"),
+                )
+            )
         elif records[e.id] != e.reviewed:
             dated = records[e.id] or "no '- Date: YYYY-MM-DD' line"
-            found.append(problem(src.doc.path, "E029",
-                                 f"'reviewed: {e.reviewed}' differs from the date of {record} "
-                                 f"({dated})",
-                                 "give the date of the record's '- Date:' line",
-                                 at=src.at("reviewed")))
+            found.append(
+                problem(
+                    src.doc.path,
+                    "E029",
+                    f"'reviewed: {e.reviewed}' differs from the date of {record} ({dated})",
+                    "give the date of the record's '- Date:' line",
+                    at=src.at("reviewed"),
+                )
+            )
     for ident in sorted(set(records) - shown):
-        found.append(Problem(Location(f"{folder}{ident}.md", 1, 1), "E029",
-                             f"review record of '{ident}' is not shown: its entry has no "
-                             "'reviewed' date (or does not exist)",
-                             f"add 'reviewed: {records[ident] or 'YYYY-MM-DD'}' to the entry",
-                             "warning"))
+        found.append(
+            Problem(
+                Location(f"{folder}{ident}.md", 1, 1),
+                "E029",
+                f"review record of '{ident}' is not shown: its entry has no "
+                "'reviewed' date (or does not exist)",
+                f"add 'reviewed: {records[ident] or 'YYYY-MM-DD'}' to the entry",
+                "warning",
+            )
+        )
     return found
 
 
@@ -260,8 +300,9 @@ def checked_with_problem(src: Source) -> Problem | None:
     )
 
 
-def _duplicates(path: str, ids: list[str], where: Callable[[int], tuple[int, int]], what: str
-                ) -> Iterator[Problem]:
+def _duplicates(
+    path: str, ids: list[str], where: Callable[[int], tuple[int, int]], what: str
+) -> Iterator[Problem]:
     seen: set[str] = set()
     for i, ident in enumerate(ids):
         if ident in seen:
@@ -348,9 +389,11 @@ def _fingerprint_problems(src: Source, i: int, causes: list[str]) -> Iterator[Pr
             at=src.at("fingerprints", i, "pattern"),
         )
         return
-    slow = (portable.backtracking_error(fp.pattern)
-            or portable.adjacent_repetition_error(fp.pattern)
-            or fingerprints.slowness_error(fp))
+    slow = (
+        portable.backtracking_error(fp.pattern)
+        or portable.adjacent_repetition_error(fp.pattern)
+        or fingerprints.slowness_error(fp)
+    )
     if slow:
         yield problem(
             path,
@@ -388,8 +431,9 @@ def check_tags(doc: Document) -> tuple[dict[str, Tag], list[Problem]]:
     not turn every entry's tags into errors.
     """
     if not isinstance(doc.data, dict):
-        return {}, [problem(doc.path, "E012", "the tag registry must be a mapping of tags",
-                            at=(1, 1))]
+        return {}, [
+            problem(doc.path, "E012", "the tag registry must be a mapping of tags", at=(1, 1))
+        ]
     tags: dict[str, Tag] = {}
     found: list[Problem] = []
     for slug, body in doc.data.items():

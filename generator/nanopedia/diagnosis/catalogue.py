@@ -163,14 +163,30 @@ def view(entry: Entry | EntryView) -> EntryView:
     return EntryView(
         entry.id,
         entry.title,
-        tuple(FingerprintView(fp.id, fp.pattern, program(fp), fp.ignore_case, fp.indicates,
-                              fp.collateral, literal_length(fp.pattern), fp.cause)
-              for fp in entry.fingerprints),
+        tuple(
+            FingerprintView(
+                fp.id,
+                fp.pattern,
+                program(fp),
+                fp.ignore_case,
+                fp.indicates,
+                fp.collateral,
+                literal_length(fp.pattern),
+                fp.cause,
+            )
+            for fp in entry.fingerprints
+        ),
         tuple(CauseView(rc.id, rc.title, rc.domain, rc.action) for rc in entry.root_causes),
         tuple(FixView(f.title, tuple(f.causes)) for f in entry.fix),
-        tuple(SystemView(s.name, s.package,
-                         tuple(RangeView(r.introduced, r.fixed, r.words()) for r in s.affected))
-              for s in entry.affected_systems if s.package is not None and s.affected),
+        tuple(
+            SystemView(
+                s.name,
+                s.package,
+                tuple(RangeView(r.introduced, r.fixed, r.words()) for r in s.affected),
+            )
+            for s in entry.affected_systems
+            if s.package is not None and s.affected
+        ),
     )
 
 
@@ -181,23 +197,42 @@ def views(entries: Iterable[Entry | EntryView]) -> list[EntryView]:
 
 def record(entry: EntryView) -> list[Any]:
     """An entry view as compact JSON values (`from_record` reads them back)."""
-    return [entry.id, entry.title,
-            [[f.id, f.pattern, f.program, f.ignore_case, f.indicates, f.collateral,
-              f.specificity, f.cause] for f in entry.fingerprints],
-            [[c.id, c.title, c.domain, c.action] for c in entry.causes],
-            [[f.title, list(f.causes)] for f in entry.fixes],
-            [[s.name, s.package, [[r.introduced, r.fixed, r.words] for r in s.affected]]
-             for s in entry.systems]]
+    return [
+        entry.id,
+        entry.title,
+        [
+            [
+                f.id,
+                f.pattern,
+                f.program,
+                f.ignore_case,
+                f.indicates,
+                f.collateral,
+                f.specificity,
+                f.cause,
+            ]
+            for f in entry.fingerprints
+        ],
+        [[c.id, c.title, c.domain, c.action] for c in entry.causes],
+        [[f.title, list(f.causes)] for f in entry.fixes],
+        [
+            [s.name, s.package, [[r.introduced, r.fixed, r.words] for r in s.affected]]
+            for s in entry.systems
+        ],
+    ]
 
 
 def from_record(row: list[Any]) -> EntryView:
     """The entry view a `record` holds."""
     ident, title, prints, causes, fixes, systems = row
-    return EntryView(ident, title, tuple(FingerprintView(*f) for f in prints),
-                     tuple(CauseView(*c) for c in causes),
-                     tuple(FixView(t, tuple(c)) for t, c in fixes),
-                     tuple(SystemView(n, p, tuple(RangeView(*r) for r in ranges))
-                           for n, p, ranges in systems))
+    return EntryView(
+        ident,
+        title,
+        tuple(FingerprintView(*f) for f in prints),
+        tuple(CauseView(*c) for c in causes),
+        tuple(FixView(t, tuple(c)) for t, c in fixes),
+        tuple(SystemView(n, p, tuple(RangeView(*r) for r in ranges)) for n, p, ranges in systems),
+    )
 
 
 def code_key(package: Path = _PACKAGE) -> str:
@@ -250,9 +285,12 @@ class Artifact:
 
 def dumps(artifact: Artifact) -> bytes:
     """Deterministic JSON of an artifact."""
-    return json.dumps({"format": FORMAT, "key": artifact.key, "code": artifact.code,
-                       "files": artifact.files}, sort_keys=True, separators=(",", ":"),
-                      ensure_ascii=False).encode()
+    return json.dumps(
+        {"format": FORMAT, "key": artifact.key, "code": artifact.code, "files": artifact.files},
+        sort_keys=True,
+        separators=(",", ":"),
+        ensure_ascii=False,
+    ).encode()
 
 
 def loads(data: bytes | None) -> Artifact | None:
@@ -278,17 +316,22 @@ def catalogue(artifact: Artifact, root: Path) -> Catalogue:
     (`content.files.display`)."""
     from nanopedia.content.files import display_prefix
 
-    entries = sorted((from_record(rec) for _, rec, _ in artifact.files.values() if rec),
-                     key=lambda e: e.id)
+    entries = sorted(
+        (from_record(rec) for _, rec, _ in artifact.files.values() if rec), key=lambda e: e.id
+    )
     prefix = display_prefix(root)
-    skipped = [Problem(Location(prefix + name, line, col), code, message, hint, severity)
-               for name, (_, _, prob) in sorted(artifact.files.items()) if prob
-               for line, col, code, message, hint, severity in [prob]]
+    skipped = [
+        Problem(Location(prefix + name, line, col), code, message, hint, severity)
+        for name, (_, _, prob) in sorted(artifact.files.items())
+        if prob
+        for line, col, code, message, hint, severity in [prob]
+    ]
     return Catalogue(tuple(entries), tuple(skipped))
 
 
-def compile_entries(root: Path, hashes: Mapping[str, str], code: str,
-                    previous: Iterable[Artifact | None] = ()) -> Artifact:
+def compile_entries(
+    root: Path, hashes: Mapping[str, str], code: str, previous: Iterable[Artifact | None] = ()
+) -> Artifact:
     """The artifact of folder `root`: the records of `previous` artifacts whose file hash and
     code match are reused, every other file is loaded and validated (`content.corpus`)."""
     reuse: dict[tuple[str, str], tuple[str, list[Any] | None, list[Any] | None]] = {}
@@ -309,16 +352,22 @@ def compile_file(path: Path, value: str) -> tuple[str, list[Any] | None, list[An
 
     source, problems = load_entry(path)
     shown = display(path)
-    errors = sorted((p for p in problems if p.severity == "error"
-                     and p.location.path == shown
-                     and (source is None or p.code in UNUSABLE_PATTERN)), key=Problem.sort_key)
+    errors = sorted(
+        (
+            p
+            for p in problems
+            if p.severity == "error"
+            and p.location.path == shown
+            and (source is None or p.code in UNUSABLE_PATTERN)
+        ),
+        key=Problem.sort_key,
+    )
     if source is not None and not errors:
         return value, record(view(source.entry)), None
     if not errors:
         return value, None, None
     first, loc = errors[0], errors[0].location
-    return value, None, [loc.line, loc.col, first.code, first.message, first.hint,
-                         first.severity]
+    return value, None, [loc.line, loc.col, first.code, first.message, first.hint, first.severity]
 
 
 def load(root: Path, store: Store | None = None, shipped: Path = SHIPPED) -> Catalogue:

@@ -103,8 +103,7 @@ def fingerprint_rows(entry: EntryView | Entry) -> list[dict[str, Any]]:
             "indicates": fp.indicates,
             "collateral": fp.collateral,
             "specificity": fp.specificity,
-            "answer": answer(causes[fp.cause], entry)._asdict()
-            if fp.cause in causes else None,
+            "answer": answer(causes[fp.cause], entry)._asdict() if fp.cause in causes else None,
             "first": first,
         }
         for fp in entry.fingerprints
@@ -116,8 +115,9 @@ def export_data(entries: Iterable[EntryView | Entry]) -> dict[str, Any]:
     from nanopedia.diagnosis.report import CONFIDENCE, STRENGTH  # report imports this module
 
     return {
-        "fingerprints": [row for e in sorted(entries, key=lambda e: e.id)
-                         for row in fingerprint_rows(e)],
+        "fingerprints": [
+            row for e in sorted(entries, key=lambda e: e.id) for row in fingerprint_rows(e)
+        ],
         "weights": WEIGHTS,
         "collateral_factor": COLLATERAL_FACTOR,
         "extra_line_share": EXTRA_LINE_SHARE,

@@ -70,8 +70,14 @@ class ErrorFile:
         return datetime.fromtimestamp(self.timestamp, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
 
     def as_json(self) -> dict[str, object]:
-        return {"file": self.file, "rank": self.rank, "attempt": self.attempt,
-                "message": self.message, "timestamp": self.timestamp, "time": self.when}
+        return {
+            "file": self.file,
+            "rank": self.rank,
+            "attempt": self.attempt,
+            "message": self.message,
+            "timestamp": self.timestamp,
+            "time": self.when,
+        }
 
 
 _RANK_DIR = re.compile(r"[0-9]{1,6}")
@@ -87,37 +93,54 @@ def is_error_file(name: str) -> bool:
 
 def parse(data: bytes, name: str) -> ErrorFile:
     """The error file in `data`; `ReaderError` when it is not one, saying what was expected."""
-    expected = ('a torchelastic error file: a JSON object {"message": {"message": ..., '
-                '"extraInfo": {"py_callstack": ..., "timestamp": ...}}}')
+    expected = (
+        'a torchelastic error file: a JSON object {"message": {"message": ..., '
+        '"extraInfo": {"py_callstack": ..., "timestamp": ...}}}'
+    )
     if len(data) > MAX_BYTES:
-        raise ReaderError(name, f"{len(data):,} bytes, more than the {MAX_BYTES:,} an error file "
-                          "can hold; not read")
+        raise ReaderError(
+            name,
+            f"{len(data):,} bytes, more than the {MAX_BYTES:,} an error file can hold; not read",
+        )
     try:
         doc = json.loads(data)
     except json.JSONDecodeError as err:
-        raise ReaderError(name, f"not valid JSON at line {err.lineno}, column {err.colno}: "
-                          f"{err.msg}; expected {expected}") from None
+        raise ReaderError(
+            name,
+            f"not valid JSON at line {err.lineno}, column {err.colno}: "
+            f"{err.msg}; expected {expected}",
+        ) from None
     except (ValueError, RecursionError) as err:  # not UTF-8, a 5,000-digit number, deep nesting
         raise ReaderError(name, f"not {expected} ({type(err).__name__}: {err})") from None
     if not isinstance(doc, dict) or "message" not in doc:
-        raise ReaderError(name, f"no \"message\" field; expected {expected}")
+        raise ReaderError(name, f'no "message" field; expected {expected}')
     message = doc["message"]
     if isinstance(message, dict):
         extra = message.get("extraInfo")
         extra = extra if isinstance(extra, dict) else {}
-        text, trace, stamp = message.get("message"), extra.get("py_callstack"), \
-            extra.get("timestamp", doc.get("timestamp"))
+        text, trace, stamp = (
+            message.get("message"),
+            extra.get("py_callstack"),
+            extra.get("timestamp", doc.get("timestamp")),
+        )
     else:
         text, trace, stamp = message, None, doc.get("timestamp")
     if not isinstance(text, str):
-        raise ReaderError(name, f"\"message\" is a {type(text).__name__}, not text; "
-                          f"expected {expected}")
+        raise ReaderError(
+            name, f'"message" is a {type(text).__name__}, not text; expected {expected}'
+        )
     trace = trace if isinstance(trace, str) and trace.strip() else text
     path = PurePath(name)
     rank = int(path.parent.name) if _RANK_DIR.fullmatch(path.parent.name) else None
     attempt = _ATTEMPT.fullmatch(path.parent.parent.name)
-    return ErrorFile(name, rank, int(attempt.group(1)) if attempt else None,
-                     text[:MESSAGE_CHARS], trace[:TRACEBACK_CHARS], _seconds(stamp))
+    return ErrorFile(
+        name,
+        rank,
+        int(attempt.group(1)) if attempt else None,
+        text[:MESSAGE_CHARS],
+        trace[:TRACEBACK_CHARS],
+        _seconds(stamp),
+    )
 
 
 def _seconds(value: object) -> int | None:

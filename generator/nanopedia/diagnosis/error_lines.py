@@ -27,19 +27,25 @@ _ERRORISH = re2.compile(
     rb"(?:Error|Exception)\b|\b[EF]\d{3,4} \d\d:\d\d:\d\d\.|"
     rb"\b(?:ERROR|FATAL|CRITICAL|Fatal|fatal|error)\b|"
     rb"\b(?:failed|FAILED|Killed|Aborted|CANCELLED)\b|Segmentation fault|core dumped|"
-    rb"terminate called")
+    rb"terminate called"
+)
 _NORM_PREFIX = re.compile(
     r"^(?:\s*(?:\[[A-Za-z_]*\d{1,6}\]:|\[\d+,\d+\]<\w+>:|[A-Za-z][\w.-]*\d[\w.-]*: |"
-    r"[A-Za-z][\w.-]*:\d+:\d+ \[\d+\] ))*\s*", re.ASCII)
-_NORM_RULES = [(re.compile(p, re.ASCII), r) for p, r in (
-    (r"\x1b\[[0-?]*[ -/]*[@-~]", ""),
-    (r"\b([IWEF])\d{3,4} \d\d:\d\d:\d\d(?:\.\d+)?", r"\1<time>"),
-    (r"\d{4}-\d\d-\d\d[T _]\d\d:\d\d:\d\d(?:[.,]\d+)?|\b\d\d:\d\d:\d\d(?:[.,]\d+)?", "<time>"),
-    (r"(?:[A-Za-z]:)?(?:/[\w.@+~-]+){2,}/?", "<path>"),
-    (r"\b0x[0-9a-fA-F]+\b|\b(?=[a-f]*\d)[0-9a-f]{8,}\b", "<hex>"),
-    (r"\b\d+(?:\.\d+)*", "<n>"),
-    (r"\s+", " "),
-)]
+    r"[A-Za-z][\w.-]*:\d+:\d+ \[\d+\] ))*\s*",
+    re.ASCII,
+)
+_NORM_RULES = [
+    (re.compile(p, re.ASCII), r)
+    for p, r in (
+        (r"\x1b\[[0-?]*[ -/]*[@-~]", ""),
+        (r"\b([IWEF])\d{3,4} \d\d:\d\d:\d\d(?:\.\d+)?", r"\1<time>"),
+        (r"\d{4}-\d\d-\d\d[T _]\d\d:\d\d:\d\d(?:[.,]\d+)?|\b\d\d:\d\d:\d\d(?:[.,]\d+)?", "<time>"),
+        (r"(?:[A-Za-z]:)?(?:/[\w.@+~-]+){2,}/?", "<path>"),
+        (r"\b0x[0-9a-fA-F]+\b|\b(?=[a-f]*\d)[0-9a-f]{8,}\b", "<hex>"),
+        (r"\b\d+(?:\.\d+)*", "<n>"),
+        (r"\s+", " "),
+    )
+]
 #: Bytes of a line normalised (a 1 MiB line is cut first), characters of the normalised line,
 #: and of its example.
 ERROR_SOURCE_BYTES = 4096
@@ -117,8 +123,10 @@ class ErrorLines:
     def top(self, n: int = ERROR_LINES_KEPT) -> list[dict[str, Any]]:
         """The most frequent lines, ties in order of first appearance."""
         rows = sorted(self.counts.items(), key=lambda kv: (-kv[1][0], kv[1][1]))[:n]
-        return [{"text": t, "count": c, "example": ex, "file": f, "line": ln}
-                for t, (c, _, ex, f, ln) in rows]
+        return [
+            {"text": t, "count": c, "example": ex, "file": f, "line": ln}
+            for t, (c, _, ex, f, ln) in rows
+        ]
 
 
 _CONTROLS = {c: " " for c in [*range(0x20), 0x7F]}

@@ -57,8 +57,9 @@ HOW_TO_GET_JSON = (
     "_dump_nccl_trace_json() for NCCL), called on every rank when it times out or before it "
     "exits, with TORCH_FR_BUFFER_SIZE set; torch 2.13 has no setting that makes the automatic "
     "dump (TORCH_FR_DUMP_TEMP_FILE) JSON. A pickle you made yourself can be converted where it "
-    "was made: python -c \"import json,pickle,sys; print(json.dumps(pickle.load(open(sys.argv[1],"
-    "'rb')), default=str))\" DUMP > DUMP.json")
+    'was made: python -c "import json,pickle,sys; print(json.dumps(pickle.load(open(sys.argv[1],'
+    "'rb')), default=str))\" DUMP > DUMP.json"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,16 +123,28 @@ class Finding:
         """One sentence for the report."""
         who = _ranks(self.ranks)
         if self.kind == "behind":
-            return (f"process group {self.group}: {who} behind: never entered collective "
-                    f"#{self.seq} ({self.expected}) that {_ranks(self.others)} entered")
+            return (
+                f"process group {self.group}: {who} behind: never entered collective "
+                f"#{self.seq} ({self.expected}) that {_ranks(self.others)} entered"
+            )
         calls = "; ".join(f"rank {r}: {f}" for r, f in zip(self.ranks, self.found, strict=True))
-        return (f"process group {self.group}: collective #{self.seq} differs: {calls}; "
-                f"{_ranks(self.others)}: {self.expected}")
+        return (
+            f"process group {self.group}: collective #{self.seq} differs: {calls}; "
+            f"{_ranks(self.others)}: {self.expected}"
+        )
 
     def as_json(self) -> dict[str, Any]:
-        return {"kind": self.kind, "group": self.group, "seq": self.seq, "ranks": list(self.ranks),
-                "others": list(self.others), "expected": self.expected,
-                "found": list(self.found), "entry": self.entry, "text": self.text}
+        return {
+            "kind": self.kind,
+            "group": self.group,
+            "seq": self.seq,
+            "ranks": list(self.ranks),
+            "others": list(self.others),
+            "expected": self.expected,
+            "found": list(self.found),
+            "entry": self.entry,
+            "text": self.text,
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,9 +159,11 @@ class Report:
     """Members of a compared process group that left no dump."""
 
     def as_json(self) -> dict[str, Any]:
-        return {"dumps": [{"file": f, "rank": r} for f, r in self.files],
-                "findings": [f.as_json() for f in self.findings],
-                "missing_ranks": list(self.missing)}
+        return {
+            "dumps": [{"file": f, "rank": r} for f, r in self.files],
+            "findings": [f.as_json() for f in self.findings],
+            "missing_ranks": list(self.missing),
+        }
 
 
 def _ranks(ranks: Sequence[int]) -> str:
@@ -159,37 +174,52 @@ def looks_like_dump(data: bytes) -> bool:
     """A JSON object naming the Flight Recorder's fields near its start, or a pickle (so that
     it is refused with the way to get JSON rather than skipped)."""
     head = data[:4096]
-    return head[:1] == b"\x80" or (head.lstrip()[:1] == b"{" and b'"pg_config"' in data[:1 << 20]
-                                   or b'"collective_seq_id"' in head)
+    return head[:1] == b"\x80" or (
+        head.lstrip()[:1] == b"{"
+        and b'"pg_config"' in data[: 1 << 20]
+        or b'"collective_seq_id"' in head
+    )
 
 
 def parse(data: bytes, name: str) -> Dump:
     """One rank's dump from its bytes; `ReaderError` when it is not a JSON dump, saying what
     was expected (and, for a pickle, how to get JSON)."""
     if len(data) > MAX_BYTES:
-        raise ReaderError(name, f"{len(data):,} bytes, more than the {MAX_BYTES:,} a Flight "
-                          "Recorder dump is read to; not read",
-                          "lower TORCH_FR_BUFFER_SIZE, or dump without stack frames")
+        raise ReaderError(
+            name,
+            f"{len(data):,} bytes, more than the {MAX_BYTES:,} a Flight "
+            "Recorder dump is read to; not read",
+            "lower TORCH_FR_BUFFER_SIZE, or dump without stack frames",
+        )
     if data[:1] == b"\x80":
-        raise ReaderError(name, "a Python pickle, not a JSON Flight Recorder dump: Nanopedia "
-                          "never unpickles a file (loading a pickle runs its code)",
-                          HOW_TO_GET_JSON)
-    expected = ('a Flight Recorder JSON dump: {"version": ..., "pg_config": {...}, '
-                '"entries": [...]}')
+        raise ReaderError(
+            name,
+            "a Python pickle, not a JSON Flight Recorder dump: Nanopedia "
+            "never unpickles a file (loading a pickle runs its code)",
+            HOW_TO_GET_JSON,
+        )
+    expected = 'a Flight Recorder JSON dump: {"version": ..., "pg_config": {...}, "entries": [...]}'
     try:
         doc = json.loads(data)
     except json.JSONDecodeError as err:
-        raise ReaderError(name, f"not valid JSON at line {err.lineno}, column {err.colno}: "
-                          f"{err.msg}; expected {expected}", HOW_TO_GET_JSON) from None
+        raise ReaderError(
+            name,
+            f"not valid JSON at line {err.lineno}, column {err.colno}: "
+            f"{err.msg}; expected {expected}",
+            HOW_TO_GET_JSON,
+        ) from None
     except (ValueError, RecursionError) as err:
         raise ReaderError(name, f"not {expected} ({type(err).__name__}: {err})") from None
     if not isinstance(doc, dict) or not isinstance(doc.get("entries"), list):
-        raise ReaderError(name, f"no \"entries\" list; expected {expected}")
+        raise ReaderError(name, f'no "entries" list; expected {expected}')
     found = _TRAILING_NUMBER.search(PurePath(name).name.removesuffix(".json"))
     if not found:
-        raise ReaderError(name, "no rank at the end of the file name",
-                          "name each rank's dump <prefix><rank> (rank3.json, "
-                          "nccl_trace_rank_3), as torch's analyser expects")
+        raise ReaderError(
+            name,
+            "no rank at the end of the file name",
+            "name each rank's dump <prefix><rank> (rank3.json, "
+            "nccl_trace_rank_3), as torch's analyser expects",
+        )
     entries = doc["entries"]
     if len(entries) > MAX_ENTRIES:
         raise ReaderError(name, f"{len(entries):,} entries, more than the {MAX_ENTRIES:,} read")
@@ -208,11 +238,23 @@ def parse(data: bytes, name: str) -> Dump:
             raise ReaderError(name, f"{where}.collective_seq_id: expected an integer")
         if not isinstance(label, str):
             raise ReaderError(name, f"{where}.profiling_name: expected text")
-        groups.setdefault((pg[0], pg[1]), []).append(Collective(
-            seq, label.split(":", 1)[-1], label, _sizes(e.get("input_sizes")),
-            _sizes(e.get("output_sizes")), str(e.get("state", ""))[:20]))
-    return Dump(name, int(found.group(1)), str(doc.get("version", ""))[:20],
-                {k: tuple(v) for k, v in groups.items()}, _members(doc.get("pg_config")))
+        groups.setdefault((pg[0], pg[1]), []).append(
+            Collective(
+                seq,
+                label.split(":", 1)[-1],
+                label,
+                _sizes(e.get("input_sizes")),
+                _sizes(e.get("output_sizes")),
+                str(e.get("state", ""))[:20],
+            )
+        )
+    return Dump(
+        name,
+        int(found.group(1)),
+        str(doc.get("version", ""))[:20],
+        {k: tuple(v) for k, v in groups.items()},
+        _members(doc.get("pg_config")),
+    )
 
 
 def _sizes(value: object) -> str:
@@ -250,8 +292,9 @@ def analyse(dumps: Sequence[Dump]) -> Report:
         seen = {r: by_rank[r].groups.get(key, ()) for r in sorted(members & set(by_rank))}
         label = f"{name} ({desc})" if desc else name
         findings += _compare(label, seen)
-    return Report(tuple((d.file, d.rank) for d in by_rank.values()), tuple(findings),
-                  tuple(sorted(missing)))
+    return Report(
+        tuple((d.file, d.rank) for d in by_rank.values()), tuple(findings), tuple(sorted(missing))
+    )
 
 
 def _call(c: Collective) -> str:
@@ -272,8 +315,18 @@ def _compare(label: str, seen: dict[int, tuple[Collective, ...]]) -> list[Findin
         seq = min(last[r] for r in behind) + 1
         entered = sorted(r for r, c in calls.items() if seq in c)
         ref = calls[entered[0]][seq]
-        out.append(Finding("behind", label, seq, tuple(r for r in behind if last[r] < seq),
-                           tuple(entered), _call(ref), (), BEHIND_ENTRY))
+        out.append(
+            Finding(
+                "behind",
+                label,
+                seq,
+                tuple(r for r in behind if last[r] < seq),
+                tuple(entered),
+                _call(ref),
+                (),
+                BEHIND_ENTRY,
+            )
+        )
     for seq in sorted({n for c in calls.values() for n in c}):
         here = {r: c[seq] for r, c in calls.items() if seq in c}
         if len(here) < 2:
@@ -287,8 +340,18 @@ def _compare(label: str, seen: dict[int, tuple[Collective, ...]]) -> list[Findin
         ref_sign = max(counts, key=lambda s: (len(counts[s]), -min(counts[s])))
         odd = sorted(r for r, s in sign.items() if s != ref_sign)
         ref = here[counts[ref_sign][0]]
-        out.append(Finding("mismatch", label, seq, tuple(odd), tuple(sorted(counts[ref_sign])),
-                           _call(ref), tuple(_call(here[r]) for r in odd), MISMATCH_ENTRY))
+        out.append(
+            Finding(
+                "mismatch",
+                label,
+                seq,
+                tuple(odd),
+                tuple(sorted(counts[ref_sign])),
+                _call(ref),
+                tuple(_call(here[r]) for r in odd),
+                MISMATCH_ENTRY,
+            )
+        )
         if len(out) >= FINDINGS_PER_GROUP:
             break
     return out

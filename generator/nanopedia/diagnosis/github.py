@@ -36,8 +36,9 @@ def escape_property(text: str) -> str:
     return escape_data(text).replace(":", "%3A").replace(",", "%2C")
 
 
-def command(level: str, message: str, title: str, file: str | None = None,
-            line: int | None = None) -> str:
+def command(
+    level: str, message: str, title: str, file: str | None = None, line: int | None = None
+) -> str:
     """One workflow command line: `::level file=F,line=L,title=T::message`. A file named in
     angle brackets (`<stdin>`, `<text>`) is no file in the repository and is left out; each
     line of `message` is made printable, then the lines are joined with an escaped newline."""
@@ -61,8 +62,12 @@ def _where(ev: Mapping[str, Any] | None) -> tuple[str | None, int | None]:
     return (ev["file"], ev["line"]) if ev else (None, None)
 
 
-def for_json(out: Mapping[str, Any], top: int | None = None, job: str | None = None,
-             verdict: str | None = None) -> list[str]:
+def for_json(
+    out: Mapping[str, Any],
+    top: int | None = None,
+    job: str | None = None,
+    verdict: str | None = None,
+) -> list[str]:
     """The commands for one diagnosis as `--format json` writes it (`report.with_answers`, or a
     triage job record with its `job` name and `verdict` id): the verdict first, then up to
     `top` candidates in all."""
@@ -75,18 +80,28 @@ def for_json(out: Mapping[str, Any], top: int | None = None, job: str | None = N
     lines = [best["title"]]
     if out["initiating_reason"]:
         rank = out["initiating_rank"]
-        lines.append(f"first failure: rank {'unknown' if rank is None else rank} "
-                     f"({out['initiating_reason']})")
+        lines.append(
+            f"first failure: rank {'unknown' if rank is None else rank} "
+            f"({out['initiating_reason']})"
+        )
     if first:
         lines.append(f"  {first['text']}")
     if best["cause"]:
-        lines += [f"likely cause: {best['cause']}",
-                  f"what to do: {best['action']} ({best['domain']})",
-                  f"first fix: {best['fix']}"]
+        lines += [
+            f"likely cause: {best['cause']}",
+            f"what to do: {best['action']} ({best['domain']})",
+            f"first fix: {best['fix']}",
+        ]
     lines.append(f"read: {best['url']}")
     level = "notice" if best["benign"] else "error"
-    found = [command(level, "\n".join(lines),
-                     f"nanopedia: {best['id']} ({best['confidence']}){on}", *_where(first))]
+    found = [
+        command(
+            level,
+            "\n".join(lines),
+            f"nanopedia: {best['id']} ({best['confidence']}){on}",
+            *_where(first),
+        )
+    ]
     for row in rows:
         if row is best:
             continue
@@ -94,13 +109,15 @@ def for_json(out: Mapping[str, Any], top: int | None = None, job: str | None = N
         text = [f"{row['title']} (score {row['score']:g}, {row['confidence']})"]
         text += [f"  {ev['text']}"] if ev else []
         text.append(f"read: {row['url']}")
-        found.append(command("notice", "\n".join(text),
-                             f"nanopedia: also {row['id']}{on}", *_where(ev)))
+        found.append(
+            command("notice", "\n".join(text), f"nanopedia: also {row['id']}{on}", *_where(ev))
+        )
     return found
 
 
-def for_diagnosis(result: Diagnosis, entries: Entries, base_url: str | None,
-                  top: int | None) -> str:
+def for_diagnosis(
+    result: Diagnosis, entries: Entries, base_url: str | None, top: int | None
+) -> str:
     """`diagnose --format github`: one command per line; empty when nothing matched."""
     return "\n".join(for_json(with_answers(result, entries, base_url, top), top))
 
@@ -113,6 +130,11 @@ def for_jobs(jobs: Iterable[Mapping[str, Any]], top: int | None = None) -> Itera
             yield from for_json(job, top, job["job"], job["verdict"])
         elif job["error_lines"]:
             e = job["error_lines"][0]
-            yield command("warning", f"{e['example']}\n({e['count']} lines like it; no entry "
-                          "matched: an entry to write?)", f"nanopedia: no entry matched "
-                          f"({job['job']})", e["file"], e["line"])
+            yield command(
+                "warning",
+                f"{e['example']}\n({e['count']} lines like it; no entry "
+                "matched: an entry to write?)",
+                f"nanopedia: no entry matched ({job['job']})",
+                e["file"],
+                e["line"],
+            )

@@ -20,31 +20,37 @@ from typing import Any
 
 _H = r"[A-Za-z][\w.-]*"
 #: Host rules on one line, strongest first (see the module docstring).
-_LINE_HOSTS = [re.compile(p, re.ASCII) for p in (
-    rf"\bsrun: error: ({_H}): task \d+",
-    rf"\bslurmstepd-({_H}):",
-    rf"\*\*\* (?:JOB|STEP) [\d.]+ ON ({_H}) CANCELLED",
-    rf"\bsrun: error: Node failure on ({_H})",
-    # syslog (`Dec  5 10:00:01 host kernel: ...`) and ISO journal lines (`2026-12-05T10:00:01+00:00
-    # host kernel: ...`): the host stands before the process that wrote the line
-    rf"^\s*(?:[A-Z][a-z]{{2}} +\d{{1,2}} \d\d:\d\d:\d\d|\d{{4}}-\d\d-\d\dT[\d:.,+-]+Z?) ({_H}) "
-    r"[\w./-]+(?:\[\d+\])?: ",
-    rf"(?<![\w.-])({_H}):\d+:\d+ \[\d+\]",
-    rf"\[({_H}):\d+\]",
-    rf"^\s*({_H}\d[\w.-]*): ",
-)]
+_LINE_HOSTS = [
+    re.compile(p, re.ASCII)
+    for p in (
+        rf"\bsrun: error: ({_H}): task \d+",
+        rf"\bslurmstepd-({_H}):",
+        rf"\*\*\* (?:JOB|STEP) [\d.]+ ON ({_H}) CANCELLED",
+        rf"\bsrun: error: Node failure on ({_H})",
+        # syslog (`Dec  5 10:00:01 host kernel: ...`) and ISO journal lines
+        # (`2026-12-05T10:00:01+00:00 host kernel: ...`): the host stands before the process
+        # that wrote the line
+        rf"^\s*(?:[A-Z][a-z]{{2}} +\d{{1,2}} \d\d:\d\d:\d\d|\d{{4}}-\d\d-\d\dT[\d:.,+-]+Z?) ({_H}) "
+        r"[\w./-]+(?:\[\d+\])?: ",
+        rf"(?<![\w.-])({_H}):\d+:\d+ \[\d+\]",
+        rf"\[({_H}):\d+\]",
+        rf"^\s*({_H}\d[\w.-]*): ",
+    )
+]
 #: Host prefixes of a head's lines: NCCL's after an optional `[rankN]:` (or Open MPI
 #: `[job,rank]<stdout>:`) prefix, and pdsh's at the start of a line before a bracket.
 _HEAD_NCCL = re.compile(
     rf"\s*(?:\[[A-Za-z_]*?(\d{{1,6}})\]:|\[\d+,(\d{{1,6}})\]<\w+>:)?\s*({_H}):\d+:\d+ \[\d+\]",
-    re.ASCII)
+    re.ASCII,
+)
 _HEAD_PDSH = re.compile(rf"({_H}\d[\w.-]*): (?:\[[A-Za-z_]*?(\d{{1,6}})\]:|\[)", re.ASCII)
 #: NCCL lines of a head looked at, and first lines looked at for a pdsh prefix (it is on every
 #: line of such a log): a head is searched in bounded time.
 HEAD_NCCL_LINES = 64
 HEAD_PDSH_LINES = 32
-_SOURCE_FILE = re.compile(r"\.(?:py|pyx|c|cc|cpp|cxx|h|hpp|cu|cuh|rs|go|java|js|ts|so)$",
-                          re.IGNORECASE)
+_SOURCE_FILE = re.compile(
+    r"\.(?:py|pyx|c|cc|cpp|cxx|h|hpp|cu|cuh|rs|go|java|js|ts|so)$", re.IGNORECASE
+)
 
 
 def _host(name: str | None) -> str | None:
@@ -89,8 +95,9 @@ def head_hosts(head: bytes, file_rank: int | None) -> HeadHosts:
     start = 0
     for _ in range(HEAD_PDSH_LINES):
         end = head.find(b"\n", start)
-        m = _HEAD_PDSH.match(head[start : end if end >= 0 else len(head)].decode("utf-8",
-                                                                                 "replace"))
+        m = _HEAD_PDSH.match(
+            head[start : end if end >= 0 else len(head)].decode("utf-8", "replace")
+        )
         if m:
             found.append((start, m.group(1), m.group(2)))
         if end < 0:
@@ -108,8 +115,11 @@ def head_hosts(head: bytes, file_rank: int | None) -> HeadHosts:
 
 
 #: torchrun's error summary: `host : name` and, within the next line, `rank : N (local_rank: M)`.
-_SUMMARY = re.compile(rb"\bhost\s*: (" + _H.encode() + rb")[ \t]*\r?\n[^\n]{0,80}?\n?"
-                      rb"\s*rank\s*: (\d{1,6}) \(local_rank", re.ASCII)
+_SUMMARY = re.compile(
+    rb"\bhost\s*: (" + _H.encode() + rb")[ \t]*\r?\n[^\n]{0,80}?\n?"
+    rb"\s*rank\s*: (\d{1,6}) \(local_rank",
+    re.ASCII,
+)
 #: Bytes kept from the end of one buffer for a summary block cut by the next; ranks kept per job.
 _SUMMARY_CARRY = 512
 SUMMARY_RANKS = 4096
@@ -135,9 +145,12 @@ class SummaryHosts:
         self.carry = block[-_SUMMARY_CARRY:]
 
 
-def first_host(initiating: dict[str, Any] | None, rank: int | None,
-               heads: Mapping[str, HeadHosts],
-               summary: Mapping[int, str] | None = None) -> tuple[str | None, str | None]:
+def first_host(
+    initiating: dict[str, Any] | None,
+    rank: int | None,
+    heads: Mapping[str, HeadHosts],
+    summary: Mapping[int, str] | None = None,
+) -> tuple[str | None, str | None]:
     """The first failure's host and the rule that found it (`line`, `summary`, `file-rank`,
     `job-rank`, `file`), or (None, None)."""
     if initiating and (host := line_host(initiating["text"])):

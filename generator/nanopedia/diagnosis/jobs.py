@@ -164,10 +164,17 @@ def _list(folder: str) -> _Listing:
             elif is_log_name(e.name):
                 link = e.is_symlink()
                 broken = link and not os.path.exists(path)
-                out.skips.append(Skip(path, "unreadable" if broken else "not-regular",
-                                      "a broken symbolic link" if broken
-                                      else "a symbolic link (not followed: it may point outside "
-                                      "the folder)" if link else SKIP_REASONS["not-regular"]))
+                out.skips.append(
+                    Skip(
+                        path,
+                        "unreadable" if broken else "not-regular",
+                        "a broken symbolic link"
+                        if broken
+                        else "a symbolic link (not followed: it may point outside the folder)"
+                        if link
+                        else SKIP_REASONS["not-regular"],
+                    )
+                )
         except OSError as err:
             out.skips.append(Skip(path, "unreadable", err.strerror or str(err)))
     return out
@@ -194,7 +201,8 @@ def _is_run_folder(folder: str, listing: _Listing) -> bool:
         return True
     ranks = [d for d in listing.dirs if _RANK_DIR.fullmatch(d)]
     return bool(ranks) and all(
-        any(os.path.isfile(os.path.join(folder, d, s)) for s in _STD) for d in ranks)
+        any(os.path.isfile(os.path.join(folder, d, s)) for s in _STD) for d in ranks
+    )
 
 
 def _walk(top: str) -> Iterator[Job | Skip]:
@@ -211,8 +219,11 @@ def _walk(top: str) -> Iterator[Job | Skip]:
         if _is_run_folder(folder, listing):
             files, skips = logs_below(folder)
             yield from (Skip(s.path, s.reason, s.detail, folder) for s in skips)
-            yield Job(folder, "torchrun", tuple(files)) if files else \
-                Skip(folder, "no-logs", SKIP_REASONS["no-logs"])
+            yield (
+                Job(folder, "torchrun", tuple(files))
+                if files
+                else Skip(folder, "no-logs", SKIP_REASONS["no-logs"])
+            )
             continue
         paths = [_join(folder, f) for f in listing.logs]
         if any(file_rank(f) is not None for f in listing.logs):
@@ -252,12 +263,16 @@ def _pattern_level(root: str, rel: str, regex: re.Pattern[str]) -> Iterator[Job 
             continue
         files, skips = logs_below(path)
         yield from (Skip(s.path, s.reason, s.detail, path) for s in skips)
-        yield Job(path, "pattern", tuple(files)) if files else \
-            Skip(path, "no-logs", SKIP_REASONS["no-logs"])
+        yield (
+            Job(path, "pattern", tuple(files))
+            if files
+            else Skip(path, "no-logs", SKIP_REASONS["no-logs"])
+        )
 
 
-def find_jobs(paths: Iterable[str | os.PathLike[str]], pattern: str | None = None
-              ) -> Iterator[Job | Skip]:
+def find_jobs(
+    paths: Iterable[str | os.PathLike[str]], pattern: str | None = None
+) -> Iterator[Job | Skip]:
     """The jobs under `paths` (see the module docstring), and what was left out, in a stable
     order: paths as given, each walked in natural order. Raises `TriageError` first, for every
     path that does not exist."""
@@ -269,19 +284,26 @@ def find_jobs(paths: Iterable[str | os.PathLike[str]], pattern: str | None = Non
     return _find(given, pattern, regex)
 
 
-def _find(given: list[str], pattern: str | None, regex: re.Pattern[str] | None
-          ) -> Iterator[Job | Skip]:
+def _find(
+    given: list[str], pattern: str | None, regex: re.Pattern[str] | None
+) -> Iterator[Job | Skip]:
     for path in given:
         if not os.path.isdir(path):
-            yield Job(path, "file", (path,)) if os.path.isfile(path) else \
-                Skip(path, "not-regular", SKIP_REASONS["not-regular"])
+            yield (
+                Job(path, "file", (path,))
+                if os.path.isfile(path)
+                else Skip(path, "not-regular", SKIP_REASONS["not-regular"])
+            )
             continue
         found = False
         for item in _walk_pattern(path, regex) if regex else _walk(path):
             found = found or isinstance(item, Job) or item.reason == "empty-folder"
             yield item
         if not found:
-            detail = (f"nothing below it matches --job-pattern {pattern!r}" if regex
-                      else SKIP_REASONS["no-logs"] + " (*.log, *.out, *.err, *.txt, optionally "
-                      ".gz; --job-pattern names other files)")
+            detail = (
+                f"nothing below it matches --job-pattern {pattern!r}"
+                if regex
+                else SKIP_REASONS["no-logs"] + " (*.log, *.out, *.err, *.txt, optionally "
+                ".gz; --job-pattern names other files)"
+            )
             yield Skip(path, "no-logs", detail)

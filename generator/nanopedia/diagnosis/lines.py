@@ -48,8 +48,9 @@ def line_rank(text: str, file_rank: int | None, at: int = 0) -> int | None:
 NEIGHBOUR_LINES = 3
 
 
-def nearby_rank(buf: bytes, start: int, end: int, text: str, rank_of_file: int | None,
-             offset: int) -> int | None:
+def nearby_rank(
+    buf: bytes, start: int, end: int, text: str, rank_of_file: int | None, offset: int
+) -> int | None:
     """`line_rank` of the text at `offset`, else the file's rank, else the rank of the nearest
     line within `NEIGHBOUR_LINES` that names one (a traceback whose launcher prefix is on its
     other lines), unless the lines before and after at that distance disagree."""
@@ -102,8 +103,9 @@ def timestamp(text: str) -> str | None:
     return f"{mo.zfill(2)}{d}{h}{mi}{s}.{(frac or '').ljust(9, '0')[:9]}"
 
 
-def earlier_timestamp(buf: bytes, start: int, before: bytes = b"",
-                      window: int = TIMESTAMP_WINDOW) -> str | None:
+def earlier_timestamp(
+    buf: bytes, start: int, before: bytes = b"", window: int = TIMESTAMP_WINDOW
+) -> str | None:
     """The timestamp of the nearest earlier line within `window` bytes (traceback lines have none,
     the log line before them usually does); `before` is the text preceding `buf`."""
     head = buf[max(0, start - window) : start]

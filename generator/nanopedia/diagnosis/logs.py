@@ -30,8 +30,9 @@ BUFFER_BYTES = 8 << 20
 MAX_LINE_BYTES = 1 << 20
 
 
-def open_log(path: str, deadline: float | None = None,
-             pipes: bool = False) -> tuple[IO[bytes], IO[bytes]]:
+def open_log(
+    path: str, deadline: float | None = None, pipes: bool = False
+) -> tuple[IO[bytes], IO[bytes]]:
     """The log's bytes and the raw file under them (its position drives the progress bar).
 
     `-` is stdin; gzip is recognised by its magic number, not by the file name. A path is opened
@@ -246,8 +247,9 @@ class Capped(Stream):
     """A gzip stream that stops with `LogTooLarge` past its unpacking limit; a corrupt stream
     raises `OSError` (never `zlib.error`), so the CLI names the file instead of crashing."""
 
-    def __init__(self, stream: IO[bytes], packed: int | None,
-                 under: IO[bytes] | None = None) -> None:
+    def __init__(
+        self, stream: IO[bytes], packed: int | None, under: IO[bytes] | None = None
+    ) -> None:
         self.stream, self.under = stream, under
         self.limit = max(UNPACKED_FLOOR, UNPACKED_RATIO * (packed or 0))
         self.read_bytes = 0
@@ -259,8 +261,10 @@ class Capped(Stream):
             raise OSError(f"not a valid gzip file ({err})") from None
         self.read_bytes += len(data)
         if self.read_bytes > self.limit:
-            raise LogTooLarge(f"it unpacks to more than {self.limit:,} bytes, far more than a "
-                              "real log; unpack it yourself if it is one")
+            raise LogTooLarge(
+                f"it unpacks to more than {self.limit:,} bytes, far more than a "
+                "real log; unpack it yourself if it is one"
+            )
         return data
 
     def __enter__(self) -> Capped:
@@ -323,8 +327,9 @@ def newlines(data: bytes | bytearray | memoryview, start: int, end: int) -> int:
     import numpy
 
     array = numpy.frombuffer(data, numpy.uint8, end - start, start)
-    return sum(int(numpy.count_nonzero(array[i : i + _PIECE] == 10))
-               for i in range(0, len(array), _PIECE))
+    return sum(
+        int(numpy.count_nonzero(array[i : i + _PIECE] == 10)) for i in range(0, len(array), _PIECE)
+    )
 
 
 #: Bytes numpy compares at a time in `newlines` (its scratch array is as many bytes).
@@ -430,8 +435,10 @@ def wrap_width(data: bytes) -> int | None:
     near = {line for line, w in zip(lines, widths, strict=True) if w > width * 9 // 10}
     if 2 * len(seen[width]) < len(near):
         return None
-    if not any(widths[i] == width and same_class(lines[i][-1:], lines[i + 1][:1])
-               for i in range(len(lines) - 1)):
+    if not any(
+        widths[i] == width and same_class(lines[i][-1:], lines[i + 1][:1])
+        for i in range(len(lines) - 1)
+    ):
         return None
     return width
 
@@ -567,8 +574,9 @@ class Transcoded(Stream):
         while not self.done and (size < 0 or len(self.pending) < size):
             chunk = self.stream.read(1 << 20)
             self.done = not chunk
-            self.pending += self.decoder.decode(chunk, final=self.done).encode("utf-8",
-                                                                                 "surrogatepass")
+            self.pending += self.decoder.decode(chunk, final=self.done).encode(
+                "utf-8", "surrogatepass"
+            )
         cut = len(self.pending) if size < 0 else size
         data, self.pending = self.pending[:cut], self.pending[cut:]
         return data

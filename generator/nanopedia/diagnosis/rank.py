@@ -99,8 +99,9 @@ def entry_score(evidence: list[Evidence], shared: set[tuple[str, int]]) -> float
         if (ev.file, ev.line) in shared:
             w = min(w, WEIGHTS["supporting"])
         weight[ev.fingerprint] = max(weight.get(ev.fingerprint, 0.0), w)
-    score = sum(w * (1 + EXTRA_LINE_SHARE * min(len(seen[fp]) - 1, EXTRA_LINES))
-                for fp, w in weight.items())
+    score = sum(
+        w * (1 + EXTRA_LINE_SHARE * min(len(seen[fp]) - 1, EXTRA_LINES)) for fp, w in weight.items()
+    )
     return round(score, 2)
 
 
@@ -122,7 +123,8 @@ def placed(evidence: Iterable[Evidence], shared: set[tuple[str, int]]) -> bool:
     that line add to its score."""
     own = [e for e in evidence if not e.collateral]
     return any(e.indicates == "context" for e in own) and any(
-        e.indicates != "context" and (e.file, e.line) in shared for e in own)
+        e.indicates != "context" and (e.file, e.line) in shared for e in own
+    )
 
 
 def rank_key(c: Candidate) -> tuple[int, int, float, float, int, str]:
@@ -151,14 +153,29 @@ def flight_evidence(report: flight.Report | None, titles: Mapping[str, str]) -> 
     if report is None:
         return []
     files = dict((r, f) for f, r in report.files)
-    return [Evidence(f.entry, titles[f.entry], files.get(f.ranks[0], report.files[0][0]), 0,
-                     f.ranks[0], f.text, FLIGHT_FINGERPRINT, "decisive", None)
-            for f in report.findings if f.entry in titles]
+    return [
+        Evidence(
+            f.entry,
+            titles[f.entry],
+            files.get(f.ranks[0], report.files[0][0]),
+            0,
+            f.ranks[0],
+            f.text,
+            FLIGHT_FINGERPRINT,
+            "decisive",
+            None,
+        )
+        for f in report.findings
+        if f.entry in titles
+    ]
 
 
-def diagnose(scans: list[FileScan], errors: Sequence[elastic.ErrorFile] = (),
-             report: flight.Report | None = None, titles: Mapping[str, str] | None = None
-             ) -> Diagnosis:
+def diagnose(
+    scans: list[FileScan],
+    errors: Sequence[elastic.ErrorFile] = (),
+    report: flight.Report | None = None,
+    titles: Mapping[str, str] | None = None,
+) -> Diagnosis:
     """Rank the entries the scans point to and find the rank where the failure began.
 
     `errors` are the torchelastic error files read (their scans, `scan.scan_error_file`, are
@@ -197,8 +214,17 @@ def diagnose(scans: list[FileScan], errors: Sequence[elastic.ErrorFile] = (),
         benign = all(e.indicates == "benign" for e in found)
         score = entry_score(found, shared)
         strength = tier(found, shared)
-        matches.append(Candidate(entry_id, found[0].title, score, benign, tuple(found), strength,
-                                 strength == 1 and placed(found, shared)))
+        matches.append(
+            Candidate(
+                entry_id,
+                found[0].title,
+                score,
+                benign,
+                tuple(found),
+                strength,
+                strength == 1 and placed(found, shared),
+            )
+        )
     matches.sort(key=rank_key)
     first, rank, reason = _initiating(scans, matches, primary, order)
     if (earliest := _first_error_file(errors, primary, order)) is not None:
@@ -216,20 +242,24 @@ def diagnose(scans: list[FileScan], errors: Sequence[elastic.ErrorFile] = (),
     if any(r is not None for r in spoke):  # a launcher's ranks, once some line names its rank
         known |= {r for s in scans for r in s.ranks}
     silent = tuple(sorted(known - spoke))
-    return Diagnosis(tuple(matches), rank, first, reason, tuple(scans), silent, tuple(errors),
-                     report, root)
+    return Diagnosis(
+        tuple(matches), rank, first, reason, tuple(scans), silent, tuple(errors), report, root
+    )
 
 
 def _root_says(root: int, rank: int) -> str:
     """What torchrun's Root Cause block adds to a first failure found from the evidence."""
     if root == rank:
         return "torchrun's Root Cause block names the same rank"
-    return (f"torchrun's Root Cause block names rank {root}, the first failure its agent "
-            f"observed, but rank {rank}'s error came earlier")
+    return (
+        f"torchrun's Root Cause block names rank {root}, the first failure its agent "
+        f"observed, but rank {rank}'s error came earlier"
+    )
 
 
-def _first_error_file(errors: Sequence[elastic.ErrorFile], primary: list[Evidence],
-                      order: dict[str, int]) -> tuple[Evidence | None, int | None, str] | None:
+def _first_error_file(
+    errors: Sequence[elastic.ErrorFile], primary: list[Evidence], order: dict[str, int]
+) -> tuple[Evidence | None, int | None, str] | None:
     """The first failure by the error files' timestamps: the earliest file's rank, and its
     earliest decisive line (else none: its error may be one no entry knows)."""
     earliest = elastic.first(list(errors))
@@ -237,15 +267,21 @@ def _first_error_file(errors: Sequence[elastic.ErrorFile], primary: list[Evidenc
         return None
     decisive = [f for f in earliest if any(e.file == f.file for e in primary)]
     chosen = min(decisive or earliest, key=lambda f: (f.rank is None, f.rank or 0, f.file))
-    later = sorted((f for f in errors if f.timestamp is not None and f is not chosen),
-                   key=lambda f: (f.timestamp or 0, f.rank or 0))
+    later = sorted(
+        (f for f in errors if f.timestamp is not None and f is not chosen),
+        key=lambda f: (f.timestamp or 0, f.rank or 0),
+    )
     how = f"earliest torchelastic error file: {chosen.file} at {chosen.when}"
     if later:
-        how += f"; next: rank {later[0].rank if later[0].rank is not None else '?'} at " \
-               f"{later[0].when}"
+        how += (
+            f"; next: rank {later[0].rank if later[0].rank is not None else '?'} at {later[0].when}"
+        )
     if len(earliest) > 1:
-        how += f" ({len(earliest)} files of the same second; the one with a decisive line)" \
-            if decisive else f" ({len(earliest)} files of the same second; the lowest rank)"
+        how += (
+            f" ({len(earliest)} files of the same second; the one with a decisive line)"
+            if decisive
+            else f" ({len(earliest)} files of the same second; the lowest rank)"
+        )
     return first_failure([e for e in primary if e.file == chosen.file], order), chosen.rank, how
 
 
@@ -266,14 +302,23 @@ def _initiating(
         reason = f"earliest decisive error ({how})"
         if first.rank is not None:
             return first, first.rank, reason
-        named = first_failure([e for e in primary if e.rank is not None
-                               and (e.entry, e.fingerprint) == (first.entry, first.fingerprint)],
-                              order)
+        named = first_failure(
+            [
+                e
+                for e in primary
+                if e.rank is not None
+                and (e.entry, e.fingerprint) == (first.entry, first.fingerprint)
+            ],
+            order,
+        )
         if named is None:
             return first, None, reason
         where = f"line {named.line}" if named.file == first.file else f"{named.file}:{named.line}"
-        return first, named.rank, (f"{reason}; its rank from {where}, the same error on a line "
-                                   "that names the rank")
+        return (
+            first,
+            named.rank,
+            (f"{reason}; its rank from {where}, the same error on a line that names the rank"),
+        )
     if not matches:
         return None, None, None
     top = list(matches[0].evidence)

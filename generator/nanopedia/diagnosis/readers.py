@@ -84,4 +84,3 @@ class Found:
 
     def report(self) -> flight.Report | None:
         return flight.analyse(self.dumps) if self.dumps else None
-

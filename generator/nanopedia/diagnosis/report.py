@@ -107,10 +107,17 @@ def groups(c: Candidate) -> list[Group]:
     found: dict[tuple[str, bool], list[Evidence]] = {}
     for ev in c.evidence:
         found.setdefault((ev.fingerprint, ev.collateral), []).append(ev)
-    return [Group(fp, lines[0].indicates, collateral,
-                  tuple(sorted({e.rank for e in lines if e.rank is not None})), len(lines),
-                  lines[0])
-            for (fp, collateral), lines in found.items()]
+    return [
+        Group(
+            fp,
+            lines[0].indicates,
+            collateral,
+            tuple(sorted({e.rank for e in lines if e.rank is not None})),
+            len(lines),
+            lines[0],
+        )
+        for (fp, collateral), lines in found.items()
+    ]
 
 
 def ranks_text(ranks: Iterable[int]) -> str:
@@ -130,8 +137,13 @@ def ranks_text(ranks: Iterable[int]) -> str:
 
 
 def _run(run: list[int]) -> str:
-    return str(run[0]) if len(run) == 1 else f"{run[0]}-{run[-1]}" if len(run) > 2 else \
-        f"{run[0]},{run[1]}"
+    return (
+        str(run[0])
+        if len(run) == 1
+        else f"{run[0]}-{run[-1]}"
+        if len(run) > 2
+        else f"{run[0]},{run[1]}"
+    )
 
 
 def shorten(text: str, limit: int = SHOWN_CHARS) -> str:
@@ -146,8 +158,9 @@ def shorten(text: str, limit: int = SHOWN_CHARS) -> str:
 #: and the bidirectional overrides, embeddings and isolates (and the marks), shown as `\uNNNN`:
 #: they reorder what the reader sees (an evidence line displayed as another).
 _CONTROLS = {c: f"\\x{c:02x}" for c in [*range(0x20), 0x7F, *range(0x80, 0xA0)]} | {
-    c: f"\\u{c:04x}" for c in [0x061C, 0x200E, 0x200F, *range(0x202A, 0x202F),
-                                *range(0x2066, 0x206A)]}
+    c: f"\\u{c:04x}"
+    for c in [0x061C, 0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x206A)]
+}
 
 
 def inert(text: str) -> str:
@@ -182,8 +195,9 @@ class Verdict:
 def verdict(result: Diagnosis, entries: Entries, base_url: str | None) -> Verdict:
     """The top candidate with its likely cause, first fix, first failure and link."""
     best = result.matches[0]
-    return Verdict(best, likely(best, entries.get(best.id)), _first(result),
-                   read_link(best.id, base_url))
+    return Verdict(
+        best, likely(best, entries.get(best.id)), _first(result), read_link(best.id, base_url)
+    )
 
 
 def read_link(entry_id: str, base_url: str | None) -> str:
@@ -206,8 +220,10 @@ def _first(result: Diagnosis) -> str | None:
 
 def _fit_text(f: Fit) -> str:
     where = "in" if f.affected else "outside"
-    return (f"{f.package} {f.version} ({f.file}:{f.line}) is {where} the affected range of "
-            f"{f.system}: {f.ranges}")
+    return (
+        f"{f.package} {f.version} ({f.file}:{f.line}) is {where} the affected range of "
+        f"{f.system}: {f.ranges}"
+    )
 
 
 def structured(result: Diagnosis, base_url: str | None) -> list[str]:
@@ -216,8 +232,9 @@ def structured(result: Diagnosis, base_url: str | None) -> list[str]:
     out = []
     if result.error_files:
         out += ["", "torchelastic error files (earliest first):"]
-        for e in sorted(result.error_files, key=lambda e: (e.timestamp is None, e.timestamp or 0,
-                                                            e.rank or 0)):
+        for e in sorted(
+            result.error_files, key=lambda e: (e.timestamp is None, e.timestamp or 0, e.rank or 0)
+        ):
             rank = "?" if e.rank is None else e.rank
             out.append(f"   rank {rank} at {e.when or 'an unknown time'}: {e.file}")
             out.append(f"     {shorten(e.message)}")
@@ -226,14 +243,14 @@ def structured(result: Diagnosis, base_url: str | None) -> list[str]:
         ranks = ranks_text(r for _, r in report.files)
         out += ["", f"flight recorder ({len(report.files)} dumps, ranks {ranks}):"]
         if report.missing:
-            out.append(f"   no dump from ranks {ranks_text(report.missing)} (their part is "
-                       "unknown)")
+            out.append(
+                f"   no dump from ranks {ranks_text(report.missing)} (their part is unknown)"
+            )
         for f in report.findings:
             out.append(f"   {shorten(f.text, 300)}")
             out.append(f"     see {f.entry}: {entry_link(f.entry, base_url)}")
         if not report.findings:
-            out.append("   every rank entered the same collectives (no rank behind, no "
-                       "mismatch)")
+            out.append("   every rank entered the same collectives (no rank behind, no mismatch)")
     return out
 
 
@@ -243,19 +260,21 @@ def first_text(result: Diagnosis) -> list[str]:
     return [f"first failure: {v}"] if v else []
 
 
-def as_text(result: Diagnosis, entries: Entries, base_url: str | None,
-            top: int, seen: Sequence[Seen] = ()) -> str:
+def as_text(
+    result: Diagnosis, entries: Entries, base_url: str | None, top: int, seen: Sequence[Seen] = ()
+) -> str:
     """The terminal report: the verdict on top, then each candidate's evidence by fingerprint,
     then the error files and Flight Recorder findings read."""
     if not result.matches:
-        return "\n".join(["no known failure matched", *first_text(result),
-                          *structured(result, base_url)])
-    return "\n".join([_text(result, entries, base_url, top, seen),
-                      *structured(result, base_url)])
+        return "\n".join(
+            ["no known failure matched", *first_text(result), *structured(result, base_url)]
+        )
+    return "\n".join([_text(result, entries, base_url, top, seen), *structured(result, base_url)])
 
 
-def _text(result: Diagnosis, entries: Entries, base_url: str | None,
-          top: int, seen: Sequence[Seen] = ()) -> str:
+def _text(
+    result: Diagnosis, entries: Entries, base_url: str | None, top: int, seen: Sequence[Seen] = ()
+) -> str:
     v = verdict(result, entries, base_url)
     out = [f"verdict: {v.best.id}: {v.best.title}", f"  confidence: {confidence(v.best)}"]
     if v.first:
@@ -263,9 +282,11 @@ def _text(result: Diagnosis, entries: Entries, base_url: str | None,
         if result.initiating:
             out.append(f"    {shorten(result.initiating.text)}")
     if result.silent_ranks:
-        out.append(f"  silent: rank{'s' * (len(result.silent_ranks) > 1)} "
-                   f"{ranks_text(result.silent_ranks)} (their logs show no error: hung, killed "
-                   "before printing, or fine)")
+        out.append(
+            f"  silent: rank{'s' * (len(result.silent_ranks) > 1)} "
+            f"{ranks_text(result.silent_ranks)} (their logs show no error: hung, killed "
+            "before printing, or fine)"
+        )
     if v.answer:
         out.append(f"  likely cause: {v.answer.cause}")
         out.append(f"  what to do: {v.answer.action} ({v.answer.domain})")
@@ -281,17 +302,22 @@ def _text(result: Diagnosis, entries: Entries, base_url: str | None,
         for g in shown[:SHOWN_GROUPS]:
             tags = g.indicates + (", collateral" if g.collateral else "")
             count = f", {g.lines} lines" if g.lines > 1 else ""
-            out.append(f"   {_where(g)}: {g.fingerprint} ({tags}{count}) "
-                       f"{shorten(g.first.file, 10_000)}:{g.first.line}")
+            out.append(
+                f"   {_where(g)}: {g.fingerprint} ({tags}{count}) "
+                f"{shorten(g.first.file, 10_000)}:{g.first.line}"
+            )
             out.append(f"     {shorten(g.first.text)}")
         if len(shown) > SHOWN_GROUPS:
-            out.append(f"   … {len(shown) - SHOWN_GROUPS} more fingerprint(s) (--format json "
-                       "lists every line)")
+            out.append(
+                f"   … {len(shown) - SHOWN_GROUPS} more fingerprint(s) (--format json "
+                "lists every line)"
+            )
     return "\n".join(out)
 
 
-def as_markdown(result: Diagnosis, entries: Entries, base_url: str | None,
-                top: int, seen: Sequence[Seen] = ()) -> str:
+def as_markdown(
+    result: Diagnosis, entries: Entries, base_url: str | None, top: int, seen: Sequence[Seen] = ()
+) -> str:
     """The same answer for a GitHub issue or a Slack thread."""
     extra = _md_structured(result, base_url)
     if not result.matches:
@@ -304,12 +330,12 @@ def as_markdown(result: Diagnosis, entries: Entries, base_url: str | None,
     if v.first:
         out.append(f"- **First failure:** {_md(v.first)}")
     if result.silent_ranks:
-        out.append(f"- **Silent:** ranks {ranks_text(result.silent_ranks)} (no error in their "
-                   "logs)")
+        out.append(
+            f"- **Silent:** ranks {ranks_text(result.silent_ranks)} (no error in their logs)"
+        )
     if v.answer:
         out.append(f"- **Likely cause:** {_md(v.answer.cause, code=True)}")
-        out.append(f"- **What to do:** `{v.answer.action}` (failure domain: "
-                   f"`{v.answer.domain}`)")
+        out.append(f"- **What to do:** `{v.answer.action}` (failure domain: `{v.answer.domain}`)")
         out.append(f"- **First fix:** {_md(v.answer.fix, code=True)}")
     best = entries.get(v.best.id)
     for f in fits(seen, best) if best else ():
@@ -318,7 +344,9 @@ def as_markdown(result: Diagnosis, entries: Entries, base_url: str | None,
     for c in result.matches[:top]:
         lines = "<br>".join(
             f"{_where(g)}: `{_code(shorten(g.first.text, 100))}`"
-            + (" (collateral)" if g.collateral else "") for g in groups(c)[:3])
+            + (" (collateral)" if g.collateral else "")
+            for g in groups(c)[:3]
+        )
         out.append(f"| `{c.id}`{_label(c)} | {c.score:g} | {lines} |")
     return "\n".join(out + extra)
 
@@ -328,16 +356,21 @@ def _md_structured(result: Diagnosis, base_url: str | None) -> list[str]:
     out: list[str] = []
     if result.error_files:
         out += ["", "**torchelastic error files** (earliest first):", ""]
-        for e in sorted(result.error_files, key=lambda e: (e.timestamp is None, e.timestamp or 0,
-                                                            e.rank or 0)):
+        for e in sorted(
+            result.error_files, key=lambda e: (e.timestamp is None, e.timestamp or 0, e.rank or 0)
+        ):
             rank = "?" if e.rank is None else e.rank
-            out.append(f"- rank {rank} at {_md(e.when or 'an unknown time')}: "
-                       f"`{_code(shorten(e.message, 200))}`")
+            out.append(
+                f"- rank {rank} at {_md(e.when or 'an unknown time')}: "
+                f"`{_code(shorten(e.message, 200))}`"
+            )
     report = result.flight_report
     if report is not None:
         out += ["", f"**Flight Recorder** ({len(report.files)} dumps):", ""]
-        out += [f"- {_md(f.text)}: [`{f.entry}`]({entry_link(f.entry, base_url)})"
-                for f in report.findings] or ["- every rank entered the same collectives"]
+        out += [
+            f"- {_md(f.text)}: [`{f.entry}`]({entry_link(f.entry, base_url)})"
+            for f in report.findings
+        ] or ["- every rank entered the same collectives"]
         if report.missing:
             out.append(f"- no dump from ranks {ranks_text(report.missing)}")
     return out
@@ -356,8 +389,13 @@ def _code(text: str) -> str:
     return text.replace("`", "'").replace("|", "¦")
 
 
-def with_answers(result: Diagnosis, entries: Entries, base_url: str | None,
-                 top: int | None, seen: Sequence[Seen] = ()) -> dict[str, Any]:
+def with_answers(
+    result: Diagnosis,
+    entries: Entries,
+    base_url: str | None,
+    top: int | None,
+    seen: Sequence[Seen] = (),
+) -> dict[str, Any]:
     """`contract.as_json` with each candidate's likely cause, first fix, confidence and the
     versions the log shows set against its affected ranges."""
     out = as_json(result, base_url, top)

@@ -110,18 +110,31 @@ def exception_text(exc: BaseException) -> str:
     return "".join(traceback.format_exception(exc))
 
 
-def from_scans(scans: Sequence[scan.FileScan], entries: Sequence[EntryView],
-               base_url: str | None = None, seen: Sequence[versions.Seen] = (),
-               skipped: Sequence[Problem] = ()) -> Result:
+def from_scans(
+    scans: Sequence[scan.FileScan],
+    entries: Sequence[EntryView],
+    base_url: str | None = None,
+    seen: Sequence[versions.Seen] = (),
+    skipped: Sequence[Problem] = (),
+) -> Result:
     """The result of scans already made (the CLI scans its files with progress and workers)."""
     found = rank.diagnose(list(scans))
-    return Result(found, {e.id: e for e in entries}, base_url,
-                  tuple(seen) if found.matches else (), tuple(skipped))
+    return Result(
+        found,
+        {e.id: e for e in entries},
+        base_url,
+        tuple(seen) if found.matches else (),
+        tuple(skipped),
+    )
 
 
-def from_texts(texts: Sequence[tuple[str, bytes]], entries: Sequence[EntryView],
-               base_url: str | None = None, skipped: Sequence[Problem] = (),
-               deadline: float = DEADLINE) -> Result:
+def from_texts(
+    texts: Sequence[tuple[str, bytes]],
+    entries: Sequence[EntryView],
+    base_url: str | None = None,
+    skipped: Sequence[Problem] = (),
+    deadline: float = DEADLINE,
+) -> Result:
     """Texts held in memory, each `(name, bytes)` diagnosed as one log of that name (a name
     with a rank, `rank3`, gives its lines that rank)."""
     matcher = scan.Matcher(entries)
@@ -134,9 +147,13 @@ def from_texts(texts: Sequence[tuple[str, bytes]], entries: Sequence[EntryView],
     return from_scans(scans, entries, base_url, list(found.values()), skipped)
 
 
-def from_paths(paths: Sequence[str], entries: Sequence[EntryView],
-               base_url: str | None = None, skipped: Sequence[Problem] = (),
-               deadline: float = DEADLINE) -> Result:
+def from_paths(
+    paths: Sequence[str],
+    entries: Sequence[EntryView],
+    base_url: str | None = None,
+    skipped: Sequence[Problem] = (),
+    deadline: float = DEADLINE,
+) -> Result:
     """Log files (plain or `.gz`), one per rank or one combined."""
     matcher = scan.Matcher(entries)
     stop = time.monotonic() + deadline

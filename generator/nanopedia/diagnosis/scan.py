@@ -138,8 +138,9 @@ class DiagnoseTimeout(Exception):
         self.slowest = slowest
         self.file = file
         name = f"'{slowest.entry_id}/{slowest.fingerprint.id}'" if slowest else "none found"
-        super().__init__(f"while reading {file}, the slowest fingerprint on the last buffer was "
-                         f"{name}")
+        super().__init__(
+            f"while reading {file}, the slowest fingerprint on the last buffer was {name}"
+        )
 
     def __reduce__(self) -> tuple[type, tuple[Probe | None, str]]:
         return DiagnoseTimeout, (self.slowest, self.file)  # raised in a worker, re-raised here
@@ -229,6 +230,7 @@ def scan(
 
     A pipe that stays open past the deadline (`logs.Waiting`) ends the input there: what came
     before it is the log, and the scan says so (`open_at_deadline`)."""
+
     def waited() -> bool:
         return bool(getattr(stream, "timed_out", False))
 
@@ -362,8 +364,15 @@ def _merge(name: str, parts: list[_Part], matcher: Matcher) -> FileScan:
         base += part.lines
     for index in range(matcher.root_index, matcher.root_index + 3):
         counts.pop(index, None)
-    return FileScan(name, tuple(evidence), counts, pair_roots(roots[:EVIDENCE_CAP], rank_lines),
-                    base, sum(p.bytes for p in parts), tuple(sorted(ranks)[:MAX_RANKS]))
+    return FileScan(
+        name,
+        tuple(evidence),
+        counts,
+        pair_roots(roots[:EVIDENCE_CAP], rank_lines),
+        base,
+        sum(p.bytes for p in parts),
+        tuple(sorted(ranks)[:MAX_RANKS]),
+    )
 
 
 def pair_roots(roots: list[int], rank_lines: list[tuple[int, int]]) -> tuple[tuple[int, int], ...]:
@@ -378,19 +387,23 @@ def pair_roots(roots: list[int], rank_lines: list[tuple[int, int]]) -> tuple[tup
     return tuple(paired)
 
 
-def scan_error_file(error: ErrorFile, matcher: Matcher, deadline: float | None = None
-                    ) -> FileScan:
+def scan_error_file(error: ErrorFile, matcher: Matcher, deadline: float | None = None) -> FileScan:
     """A torchelastic error file's traceback scanned as a log of its own: each line it matches
     is that rank's evidence (the rank of its folder where the line names none), timed by the
     file's timestamp, so the error files' times decide the first failure. Its line numbers are
     those of the traceback (`extraInfo.py_callstack`), which the file holds as one string."""
     import io
 
-    found = scan(io.BytesIO(error.traceback.encode("utf-8", "replace")), error.file, matcher,
-                 deadline)
+    found = scan(
+        io.BytesIO(error.traceback.encode("utf-8", "replace")), error.file, matcher, deadline
+    )
     stamp = error.sortable
-    evidence = tuple(replace(e, rank=e.rank if e.rank is not None else error.rank,
-                             timestamp=stamp or e.timestamp) for e in found.evidence)
+    evidence = tuple(
+        replace(
+            e, rank=e.rank if e.rank is not None else error.rank, timestamp=stamp or e.timestamp
+        )
+        for e in found.evidence
+    )
     return replace(found, evidence=evidence)
 
 
@@ -453,7 +466,12 @@ _POOL_MATCHER: Matcher | None = None
 
 
 def _scan_segment(
-    path: str, name: str, start: int, end: int, deadline: float | None, matcher: Matcher,
+    path: str,
+    name: str,
+    start: int,
+    end: int,
+    deadline: float | None,
+    matcher: Matcher,
     read: Callable[[IO[bytes], int, int], Iterable[Buffer]] = streamed,
 ) -> _Part:
     """Bytes `start` to `end` of a plain log, the bytes before them giving its first lines their

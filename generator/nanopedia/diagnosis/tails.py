@@ -52,8 +52,14 @@ class _Kept:
 class StreamTail:
     """The tail of one stream (`stdout`, `stderr`); `feed` it bytes as they are read."""
 
-    def __init__(self, name: str, order: Iterator[int], stream_bytes: int = STREAM_BYTES,
-                 rank_bytes: int = RANK_BYTES, max_ranks: int = MAX_RANKS) -> None:
+    def __init__(
+        self,
+        name: str,
+        order: Iterator[int],
+        stream_bytes: int = STREAM_BYTES,
+        rank_bytes: int = RANK_BYTES,
+        max_ranks: int = MAX_RANKS,
+    ) -> None:
         self.name = name
         self._order = order
         self._pending = bytearray()

@@ -41,8 +41,19 @@ from nanopedia.errors import Problem
 if TYPE_CHECKING:
     from nanopedia.model import Entry
 
-__all__ = ["REPEATED", "SCHEMA", "SCHEMA_VERSION", "Options", "Skip", "Summary", "TriageError",
-           "TriageResult", "load_entries", "stream", "triage"]
+__all__ = [
+    "REPEATED",
+    "SCHEMA",
+    "SCHEMA_VERSION",
+    "Options",
+    "Skip",
+    "Summary",
+    "TriageError",
+    "TriageResult",
+    "load_entries",
+    "stream",
+    "triage",
+]
 """The triage API: what a pipeline imports from here (the parts live in jobs and workers)."""
 
 #: Version of the JSON this module writes (`triage.schema.json`).
@@ -119,8 +130,11 @@ class Summary:
                 if item["initiating_host"] and len(hosts) < HOSTS_COUNTED:
                     hosts.add(item["initiating_host"])
             host = item["initiating_host"]
-            if item["domain"] == "infrastructure" and host and (
-                    host in self.infra_hosts or len(self.infra_hosts) < HOSTS_COUNTED):
+            if (
+                item["domain"] == "infrastructure"
+                and host
+                and (host in self.infra_hosts or len(self.infra_hosts) < HOSTS_COUNTED)
+            ):
                 self.infra_hosts.setdefault(host, Counter())[verdict] += 1
         if item["status"] == "unmatched":
             self._gap(item)
@@ -146,45 +160,76 @@ class Summary:
         total = sum(self.status.values())
         matched = self.status["matched"]
         return {
-            "jobs": {"total": total, **{s: self.status[s] for s in
-                                        ("matched", "unmatched", "clean", "skipped")}},
-            "files": {"scanned": self.files, "bytes": self.bytes, "lines": self.lines,
-                      "skipped": sum(self.skip_reasons.values())},
+            "jobs": {
+                "total": total,
+                **{s: self.status[s] for s in ("matched", "unmatched", "clean", "skipped")},
+            },
+            "files": {
+                "scanned": self.files,
+                "bytes": self.bytes,
+                "lines": self.lines,
+                "skipped": sum(self.skip_reasons.values()),
+            },
             "entries": [
-                {"id": i, "title": self.titles[i], "jobs": n,
-                 "share": round(n / matched, 4), "possible": self.possible[i],
-                 "possible_share": round(self.possible[i] / n, 4),
-                 "candidate_jobs": self.candidates[i]}
-                for i, n in sorted(self.verdicts.items(), key=lambda kv: (-kv[1], kv[0]))],
+                {
+                    "id": i,
+                    "title": self.titles[i],
+                    "jobs": n,
+                    "share": round(n / matched, 4),
+                    "possible": self.possible[i],
+                    "possible_share": round(self.possible[i] / n, 4),
+                    "candidate_jobs": self.candidates[i],
+                }
+                for i, n in sorted(self.verdicts.items(), key=lambda kv: (-kv[1], kv[0]))
+            ],
             "actions": [
-                {"domain": d, "action": a, "jobs": n, "hosts": len(self.action_hosts[(d, a)]),
-                 "entries": _counts(self.action_entries[(d, a)])}
-                for (d, a), n in sorted(self.actions.items(), key=lambda kv: (-kv[1], kv[0]))],
+                {
+                    "domain": d,
+                    "action": a,
+                    "jobs": n,
+                    "hosts": len(self.action_hosts[(d, a)]),
+                    "entries": _counts(self.action_entries[(d, a)]),
+                }
+                for (d, a), n in sorted(self.actions.items(), key=lambda kv: (-kv[1], kv[0]))
+            ],
             "infrastructure_hosts": [
                 {"host": h, "jobs": sum(c.values()), "entries": _counts(c)}
-                for h, c in sorted(self.infra_hosts.items(),
-                                   key=lambda kv: (-sum(kv[1].values()), kv[0]))[:INFRA_SHOWN]],
+                for h, c in sorted(
+                    self.infra_hosts.items(), key=lambda kv: (-sum(kv[1].values()), kv[0])
+                )[:INFRA_SHOWN]
+            ],
             "hosts": [
-                {"host": h, "first_failures": sum(c.values()), "jobs": self.host_jobs[h],
-                 "entries": _counts(c)}
-                for h, c in sorted(self.host_first.items(),
-                                   key=lambda kv: (-sum(kv[1].values()), kv[0]))
-                if sum(c.values()) >= REPEATED],
+                {
+                    "host": h,
+                    "first_failures": sum(c.values()),
+                    "jobs": self.host_jobs[h],
+                    "entries": _counts(c),
+                }
+                for h, c in sorted(
+                    self.host_first.items(), key=lambda kv: (-sum(kv[1].values()), kv[0])
+                )
+                if sum(c.values()) >= REPEATED
+            ],
             "ranks": [
                 {"rank": r, "first_failures": sum(c.values()), "entries": _counts(c)}
-                for r, c in sorted(self.rank_first.items(),
-                                   key=lambda kv: (-sum(kv[1].values()), kv[0]))
-                if sum(c.values()) >= REPEATED],
+                for r, c in sorted(
+                    self.rank_first.items(), key=lambda kv: (-sum(kv[1].values()), kv[0])
+                )
+                if sum(c.values()) >= REPEATED
+            ],
             "gaps": [
                 {"text": t, "jobs": n, "example": ex, "job": job, "file": f, "line": ln}
-                for t, (n, ex, job, f, ln) in sorted(self.gaps.items(),
-                                                     key=lambda kv: (-kv[1][0], kv[0]))
-                [:GAPS_SHOWN]],
+                for t, (n, ex, job, f, ln) in sorted(
+                    self.gaps.items(), key=lambda kv: (-kv[1][0], kv[0])
+                )[:GAPS_SHOWN]
+            ],
             "unmatched": self.unmatched,
             "unmatched_more": self.unmatched_more,
-            "skipped": {"by_reason": dict(sorted(self.skip_reasons.items())),
-                        "files": self.skips,
-                        "more": max(0, sum(self.skip_reasons.values()) - len(self.skips))},
+            "skipped": {
+                "by_reason": dict(sorted(self.skip_reasons.items())),
+                "files": self.skips,
+                "more": max(0, sum(self.skip_reasons.values()) - len(self.skips)),
+            },
         }
 
 
@@ -204,12 +249,17 @@ class TriageResult:
     """`{"used": n, "skipped": [problem, ...]}`: the entries the diagnosis could use."""
 
     def as_json(self) -> dict[str, Any]:
-        return {"schema_version": SCHEMA_VERSION, "entries": self.entries,
-                "jobs": list(self.jobs), "summary": self.summary}
+        return {
+            "schema_version": SCHEMA_VERSION,
+            "entries": self.entries,
+            "jobs": list(self.jobs),
+            "summary": self.summary,
+        }
 
 
-def load_entries(entries: str | os.PathLike[str] | Sequence[Entry | EntryView] | None,
-                 store: Store | None = None) -> tuple[list[EntryView], list[Problem]]:
+def load_entries(
+    entries: str | os.PathLike[str] | Sequence[Entry | EntryView] | None, store: Store | None = None
+) -> tuple[list[EntryView], list[Problem]]:
     """The entries to match (default: the encyclopedia the package ships) and the problems of
     those left out, from the compiled catalogue (`store` keeps it between calls)."""
     if entries is not None and not isinstance(entries, (str, os.PathLike)):
@@ -223,11 +273,19 @@ def load_entries(entries: str | os.PathLike[str] | Sequence[Entry | EntryView] |
     return list(found.entries), list(found.skipped)
 
 
-def triage(source: Source, *,
-           entries: str | os.PathLike[str] | Sequence[Entry | EntryView] | None = None,
-           jobs: int | None = None, ray: str | None = None, job_pattern: str | None = None,
-           top: int = TOP, base_url: str | None = None, max_file_bytes: int = MAX_FILE_BYTES,
-           deadline: float = JOB_DEADLINE, store: Store | None = None) -> TriageResult:
+def triage(
+    source: Source,
+    *,
+    entries: str | os.PathLike[str] | Sequence[Entry | EntryView] | None = None,
+    jobs: int | None = None,
+    ray: str | None = None,
+    job_pattern: str | None = None,
+    top: int = TOP,
+    base_url: str | None = None,
+    max_file_bytes: int = MAX_FILE_BYTES,
+    deadline: float = JOB_DEADLINE,
+    store: Store | None = None,
+) -> TriageResult:
     """Triage a fleet and return every job's record with the summary.
 
     `source`: a folder or file, a list of them, or a mapping job name -> lines (or -> {file
@@ -243,10 +301,12 @@ def triage(source: Source, *,
     options = Options(top, base_url, max_file_bytes, deadline)
     summary = Summary()
     records = []
-    for item in stream(source, used, jobs=jobs, ray=ray, job_pattern=job_pattern,
-                       options=options):
+    for item in stream(source, used, jobs=jobs, ray=ray, job_pattern=job_pattern, options=options):
         summary.add(item)
         if not isinstance(item, Skip):
             records.append(item)
-    return TriageResult(tuple(records), summary.as_json(),
-                        {"used": len(used), "skipped": [p.as_dict() for p in left_out]})
+    return TriageResult(
+        tuple(records),
+        summary.as_json(),
+        {"used": len(used), "skipped": [p.as_dict() for p in left_out]},
+    )

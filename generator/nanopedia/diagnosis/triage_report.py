@@ -27,13 +27,33 @@ RANKS_SHOWN = 10
 GAPS_SHOWN = 20
 UNMATCHED_SHOWN = 20
 SKIPS_SHOWN = 50
-CSV_COLUMNS = ("job", "layout", "status", "verdict", "confidence", "score", "initiating_rank",
-               "initiating_host", "host_rule", "files", "bytes", "lines", "skipped_files",
-               "top_error_line", "domain", "action")
+CSV_COLUMNS = (
+    "job",
+    "layout",
+    "status",
+    "verdict",
+    "confidence",
+    "score",
+    "initiating_rank",
+    "initiating_host",
+    "host_rule",
+    "files",
+    "bytes",
+    "lines",
+    "skipped_files",
+    "top_error_line",
+    "domain",
+    "action",
+)
 
 
-def render(fmt: str, items: Iterable[dict[str, Any] | Skip], summary: Summary,
-           entries: dict[str, Any], base_url: str | None) -> Iterator[str]:
+def render(
+    fmt: str,
+    items: Iterable[dict[str, Any] | Skip],
+    summary: Summary,
+    entries: dict[str, Any],
+    base_url: str | None,
+) -> Iterator[str]:
     """The output in `fmt`, in chunks; every item is added to `summary` on the way."""
     if fmt == "json":
         yield from _json(items, summary, entries)
@@ -57,8 +77,9 @@ def _indent(text: str, prefix: str, first: bool = True) -> str:
     return "\n".join((prefix if i or first else "") + line for i, line in enumerate(lines))
 
 
-def _json(items: Iterable[dict[str, Any] | Skip], summary: Summary,
-          entries: dict[str, Any]) -> Iterator[str]:
+def _json(
+    items: Iterable[dict[str, Any] | Skip], summary: Summary, entries: dict[str, Any]
+) -> Iterator[str]:
     yield '{\n  "entries": ' + _indent(_dumps(entries), "  ", first=False) + ',\n  "jobs": ['
     first = True
     for item in items:
@@ -92,13 +113,24 @@ CSV_END = "#end"
 
 
 def _row(job: dict[str, Any], best: dict[str, Any] | None) -> list[Any]:
-    return [job["job"], job["layout"], job["status"], job["verdict"] or "",
-            job["confidence"] or "", best["score"] if best else "",
-            "" if job["initiating_rank"] is None else job["initiating_rank"],
-            job["initiating_host"] or "", job["host_rule"] or "", len(job["files"]),
-            job["bytes"], job["lines"], len(job["skipped"]),
-            job["error_lines"][0]["text"] if job["error_lines"] else "",
-            job["domain"] or "", job["action"] or ""]
+    return [
+        job["job"],
+        job["layout"],
+        job["status"],
+        job["verdict"] or "",
+        job["confidence"] or "",
+        best["score"] if best else "",
+        "" if job["initiating_rank"] is None else job["initiating_rank"],
+        job["initiating_host"] or "",
+        job["host_rule"] or "",
+        len(job["files"]),
+        job["bytes"],
+        job["lines"],
+        len(job["skipped"]),
+        job["error_lines"][0]["text"] if job["error_lines"] else "",
+        job["domain"] or "",
+        job["action"] or "",
+    ]
 
 
 def _csv(items: Iterable[dict[str, Any] | Skip], summary: Summary) -> Iterator[str]:
@@ -143,8 +175,10 @@ def size(n: int) -> str:
 def progress_line(jobs: int, files: int, nbytes: int, seconds: float) -> str:
     """One line of the terminal progress display (the total is not known while walking)."""
     rate = max(seconds, 1e-6)
-    return (f"triage: {jobs:,} jobs, {files:,} files, {size(nbytes)} "
-            f"({jobs / rate:.0f} jobs/s, {nbytes / rate / 1e6:.1f} MB/s)")
+    return (
+        f"triage: {jobs:,} jobs, {files:,} files, {size(nbytes)} "
+        f"({jobs / rate:.0f} jobs/s, {nbytes / rate / 1e6:.1f} MB/s)"
+    )
 
 
 def _plural(n: int, word: str) -> str:
@@ -158,54 +192,77 @@ def _counts(rows: list[dict[str, Any]]) -> str:
 def headline(s: dict[str, Any]) -> str:
     """`4 jobs: 2 matched, 1 unmatched, 0 clean, 1 skipped; 5 files, 1.7 kB`."""
     j, f = s["jobs"], s["files"]
-    return (f"{_plural(j['total'], 'job')}: {j['matched']:,} matched, {j['unmatched']:,} "
-            f"unmatched, {j['clean']:,} clean, {j['skipped']:,} skipped; "
-            f"{_plural(f['scanned'], 'file')}, {size(f['bytes'])}")
+    return (
+        f"{_plural(j['total'], 'job')}: {j['matched']:,} matched, {j['unmatched']:,} "
+        f"unmatched, {j['clean']:,} clean, {j['skipped']:,} skipped; "
+        f"{_plural(f['scanned'], 'file')}, {size(f['bytes'])}"
+    )
 
 
 def as_text(s: dict[str, Any]) -> str:
     """The summary for a terminal."""
     out = [f"nanopedia triage: {headline(s)}"]
     if s["entries"]:
-        out += ["", "entries by jobs (the verdict of each matched job):",
-                "   jobs   share  possible  entry"]
-        out += [f"  {e['jobs']:5,}  {100 * e['share']:5.1f}%  {100 * e['possible_share']:7.0f}%"
-                f"  {e['id']}: {shorten(e['title'], 90)}" for e in s["entries"]]
+        out += [
+            "",
+            "entries by jobs (the verdict of each matched job):",
+            "   jobs   share  possible  entry",
+        ]
+        out += [
+            f"  {e['jobs']:5,}  {100 * e['share']:5.1f}%  {100 * e['possible_share']:7.0f}%"
+            f"  {e['id']}: {shorten(e['title'], 90)}"
+            for e in s["entries"]
+        ]
     if s["actions"]:
         out += ["", "what to do, by failure domain and action (of each matched job's verdict):"]
-        out += [f"  {a['domain']}, {a['action']}: {_plural(a['jobs'], 'job')}"
-                + (f" on {_plural(a['hosts'], 'host')}" if a["hosts"] else "")
-                + f" ({_counts(a['entries'][:3])}{', …' if len(a['entries']) > 3 else ''})"
-                for a in s["actions"]]
+        out += [
+            f"  {a['domain']}, {a['action']}: {_plural(a['jobs'], 'job')}"
+            + (f" on {_plural(a['hosts'], 'host')}" if a["hosts"] else "")
+            + f" ({_counts(a['entries'][:3])}{', …' if len(a['entries']) > 3 else ''})"
+            for a in s["actions"]
+        ]
     if s["infrastructure_hosts"]:
         out += ["", "infrastructure failures by host (check or drain the hosts that repeat):"]
-        out += [f"  {shorten(h['host'], 60)}: {_plural(h['jobs'], 'job')}"
-                f"{' (repeated)' if h['jobs'] >= REPEATED else ''}: {_counts(h['entries'])}"
-                for h in s["infrastructure_hosts"][:HOSTS_SHOWN]]
+        out += [
+            f"  {shorten(h['host'], 60)}: {_plural(h['jobs'], 'job')}"
+            f"{' (repeated)' if h['jobs'] >= REPEATED else ''}: {_counts(h['entries'])}"
+            for h in s["infrastructure_hosts"][:HOSTS_SHOWN]
+        ]
         out += _more(s["infrastructure_hosts"], HOSTS_SHOWN, "host")
     if s["hosts"]:
         out += ["", "first failure on the same host in several jobs:"]
-        out += [f"  {shorten(h['host'], 60)}: {_plural(h['first_failures'], 'job')} (its name "
-                f"is in {h['jobs']:,}): {_counts(h['entries'])}" for h in s["hosts"][:HOSTS_SHOWN]]
+        out += [
+            f"  {shorten(h['host'], 60)}: {_plural(h['first_failures'], 'job')} (its name "
+            f"is in {h['jobs']:,}): {_counts(h['entries'])}"
+            for h in s["hosts"][:HOSTS_SHOWN]
+        ]
         out += _more(s["hosts"], HOSTS_SHOWN, "host")
     if s["ranks"]:
         out += ["", "first failing rank in several jobs:"]
-        out += [f"  rank {r['rank']}: {_plural(r['first_failures'], 'job')}: "
-                f"{_counts(r['entries'])}" for r in s["ranks"][:RANKS_SHOWN]]
+        out += [
+            f"  rank {r['rank']}: {_plural(r['first_failures'], 'job')}: {_counts(r['entries'])}"
+            for r in s["ranks"][:RANKS_SHOWN]
+        ]
         out += _more(s["ranks"], RANKS_SHOWN, "rank")
     unmatched = len(s["unmatched"]) + s["unmatched_more"]
     if unmatched:
-        out += ["", f"jobs no entry matched: {unmatched:,}; their error lines, by jobs "
-                "(numbers, hex, paths collapsed):"]
+        out += [
+            "",
+            f"jobs no entry matched: {unmatched:,}; their error lines, by jobs "
+            "(numbers, hex, paths collapsed):",
+        ]
         for g in s["gaps"][:GAPS_SHOWN]:
             out.append(f"  {_plural(g['jobs'], 'job'):>9}  {shorten(g['text'])}")
-            out.append(f"             e.g. {shorten(g['file'], 120)}:{g['line']}: "
-                       f"{shorten(g['example'], 120)}")
+            out.append(
+                f"             e.g. {shorten(g['file'], 120)}:{g['line']}: "
+                f"{shorten(g['example'], 120)}"
+            )
         out += _more(s["gaps"], GAPS_SHOWN, "line")
         out.append("  per job:")
         for u in s["unmatched"][:UNMATCHED_SHOWN]:
-            lines = "; ".join(f"{shorten(e['text'], 100)} ({e['count']}x)"
-                              for e in u["error_lines"][:2])
+            lines = "; ".join(
+                f"{shorten(e['text'], 100)} ({e['count']}x)" for e in u["error_lines"][:2]
+            )
             out.append(f"    {shorten(u['job'], 120)}: {lines}")
         if unmatched > UNMATCHED_SHOWN:
             out.append(f"    … {unmatched - UNMATCHED_SHOWN:,} more (--format json lists all)")
@@ -214,8 +271,11 @@ def as_text(s: dict[str, Any]) -> str:
 
 
 def _more(rows: list[Any], shown: int, what: str) -> list[str]:
-    return [f"  … {_plural(len(rows) - shown, what)} more (--format json lists all)"] \
-        if len(rows) > shown else []
+    return (
+        [f"  … {_plural(len(rows) - shown, what)} more (--format json lists all)"]
+        if len(rows) > shown
+        else []
+    )
 
 
 def _skips_text(skipped: dict[str, Any]) -> list[str]:
@@ -224,11 +284,15 @@ def _skips_text(skipped: dict[str, Any]) -> list[str]:
         return []
     reasons = ", ".join(f"{r} {n:,}" for r, n in skipped["by_reason"].items())
     out = ["", f"skipped: {total:,} ({reasons}):"]
-    out += [f"  {shorten(k['path'], 200)}: {k['reason']}: {k['detail']}"
-            for k in skipped["files"][:SKIPS_SHOWN]]
+    out += [
+        f"  {shorten(k['path'], 200)}: {k['reason']}: {k['detail']}"
+        for k in skipped["files"][:SKIPS_SHOWN]
+    ]
     if total > SKIPS_SHOWN:
-        out.append(f"  … {total - SKIPS_SHOWN:,} more (--format json names up to "
-                   f"{len(skipped['files']):,}, each job's record its own)")
+        out.append(
+            f"  … {total - SKIPS_SHOWN:,} more (--format json names up to "
+            f"{len(skipped['files']):,}, each job's record its own)"
+        )
     return out
 
 
@@ -244,42 +308,88 @@ def as_markdown(s: dict[str, Any], base_url: str | None) -> str:
     """The summary for an issue, a wiki page or a Slack post."""
     out = [f"## Fleet triage: {_md(headline(s))}"]
     if s["entries"]:
-        out += ["", "### Entries by jobs", "", "| jobs | share | possible only | entry |",
-                "|---:|---:|---:|---|"]
-        out += [f"| {e['jobs']:,} | {100 * e['share']:.1f}% | {100 * e['possible_share']:.0f}% "
-                f"| [{_md(e['id'])}]({entry_link(e['id'], base_url)}): "
-                f"{_md(shorten(e['title'], 90))} |" for e in s["entries"]]
+        out += [
+            "",
+            "### Entries by jobs",
+            "",
+            "| jobs | share | possible only | entry |",
+            "|---:|---:|---:|---|",
+        ]
+        out += [
+            f"| {e['jobs']:,} | {100 * e['share']:.1f}% | {100 * e['possible_share']:.0f}% "
+            f"| [{_md(e['id'])}]({entry_link(e['id'], base_url)}): "
+            f"{_md(shorten(e['title'], 90))} |"
+            for e in s["entries"]
+        ]
     if s["actions"]:
-        out += ["", "### What to do", "", "| domain | action | jobs | hosts | entries |",
-                "|---|---|---:|---:|---|"]
-        out += [f"| {a['domain']} | {a['action']} | {a['jobs']:,} | {a['hosts']:,} | "
-                f"{_md(_counts(a['entries']))} |" for a in s["actions"]]
+        out += [
+            "",
+            "### What to do",
+            "",
+            "| domain | action | jobs | hosts | entries |",
+            "|---|---|---:|---:|---|",
+        ]
+        out += [
+            f"| {a['domain']} | {a['action']} | {a['jobs']:,} | {a['hosts']:,} | "
+            f"{_md(_counts(a['entries']))} |"
+            for a in s["actions"]
+        ]
     if s["infrastructure_hosts"]:
-        out += ["", "### Infrastructure failures by host", "", "| host | jobs | entries |",
-                "|---|---:|---|"]
-        out += [f"| {_md(h['host'])} | {h['jobs']:,} | {_md(_counts(h['entries']))} |"
-                for h in s["infrastructure_hosts"][:HOSTS_SHOWN]]
+        out += [
+            "",
+            "### Infrastructure failures by host",
+            "",
+            "| host | jobs | entries |",
+            "|---|---:|---|",
+        ]
+        out += [
+            f"| {_md(h['host'])} | {h['jobs']:,} | {_md(_counts(h['entries']))} |"
+            for h in s["infrastructure_hosts"][:HOSTS_SHOWN]
+        ]
     if s["hosts"]:
-        out += ["", "### First failure on the same host in several jobs", "",
-                "| host | first failures | jobs naming it | entries |", "|---|---:|---:|---|"]
-        out += [f"| {_md(h['host'])} | {h['first_failures']:,} | {h['jobs']:,} | "
-                f"{_md(_counts(h['entries']))} |" for h in s["hosts"][:HOSTS_SHOWN]]
+        out += [
+            "",
+            "### First failure on the same host in several jobs",
+            "",
+            "| host | first failures | jobs naming it | entries |",
+            "|---|---:|---:|---|",
+        ]
+        out += [
+            f"| {_md(h['host'])} | {h['first_failures']:,} | {h['jobs']:,} | "
+            f"{_md(_counts(h['entries']))} |"
+            for h in s["hosts"][:HOSTS_SHOWN]
+        ]
     if s["ranks"]:
-        out += ["", "### First failing rank in several jobs", "", "| rank | jobs | entries |",
-                "|---:|---:|---|"]
-        out += [f"| {r['rank']} | {r['first_failures']:,} | {_md(_counts(r['entries']))} |"
-                for r in s["ranks"][:RANKS_SHOWN]]
+        out += [
+            "",
+            "### First failing rank in several jobs",
+            "",
+            "| rank | jobs | entries |",
+            "|---:|---:|---|",
+        ]
+        out += [
+            f"| {r['rank']} | {r['first_failures']:,} | {_md(_counts(r['entries']))} |"
+            for r in s["ranks"][:RANKS_SHOWN]
+        ]
     if s["gaps"]:
-        out += ["", "### Failures the encyclopedia does not know yet", "",
-                "| jobs | error line (normalised) | example |", "|---:|---|---|"]
-        out += [f"| {g['jobs']:,} | {_md(g['text'])} | {_md(g['file'])}:{g['line']} |"
-                for g in s["gaps"][:GAPS_SHOWN]]
+        out += [
+            "",
+            "### Failures the encyclopedia does not know yet",
+            "",
+            "| jobs | error line (normalised) | example |",
+            "|---:|---|---|",
+        ]
+        out += [
+            f"| {g['jobs']:,} | {_md(g['text'])} | {_md(g['file'])}:{g['line']} |"
+            for g in s["gaps"][:GAPS_SHOWN]
+        ]
     total = sum(s["skipped"]["by_reason"].values())
     if total:
         out += ["", f"### Skipped: {total:,} files or folders", ""]
-        out += [f"- {_md(k['path'])}: {k['reason']} ({_md(k['detail'])})"
-                for k in s["skipped"]["files"][:SKIPS_SHOWN]]
+        out += [
+            f"- {_md(k['path'])}: {k['reason']} ({_md(k['detail'])})"
+            for k in s["skipped"]["files"][:SKIPS_SHOWN]
+        ]
         if total > SKIPS_SHOWN:
             out.append(f"- … {total - SKIPS_SHOWN:,} more")
     return "\n".join(out)
-

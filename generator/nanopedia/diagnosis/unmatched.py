@@ -36,21 +36,33 @@ INPUT_REASONS = {
 _PREFIX = r"(?:\[[A-Za-z_]*\d{1,6}\]:|\[default\d+\]:|[A-Za-z][\w.-]*\d[\w.-]*: )?"
 _TRACEBACK = re.compile(rf"^(\s*{_PREFIX}\s*)Traceback \(most recent call last\):")
 _FRAME = re.compile(r'^\s*File "([^"]+)", line \d+')
-_EXCEPTION = re.compile(r"^([A-Za-z_][\w.]*(?:Error|Exception|Interrupt|Exit|Warning|Failure|"
-                        r"Fault|Abort|Timeout|[A-Z][a-z]+Error))(?::\s?(.*))?$")
+_EXCEPTION = re.compile(
+    r"^([A-Za-z_][\w.]*(?:Error|Exception|Interrupt|Exit|Warning|Failure|"
+    r"Fault|Abort|Timeout|[A-Z][a-z]+Error))(?::\s?(.*))?$"
+)
 _BARE_EXCEPTION = re.compile(r"^([A-Za-z_][\w.]*)(?::\s(.*))?$")
 _TERMINATE = re.compile(r"terminate called after throwing an instance of '([^']+)'")
 _WHAT = re.compile(r"what\(\):\s*(.*)")
-_SIGNAL_WORDS = {"Segmentation fault": "SIGSEGV", "Bus error": "SIGBUS",
-                 "Floating point exception": "SIGFPE", "Illegal instruction": "SIGILL",
-                 "Aborted (core dumped)": "SIGABRT", "Killed": "SIGKILL"}
-_SIGNAL_TEXT = re.compile(r"(?:^|\s|: )(" + "|".join(re.escape(w) for w in _SIGNAL_WORDS)
-                          + r")(?:\s|$)")
+_SIGNAL_WORDS = {
+    "Segmentation fault": "SIGSEGV",
+    "Bus error": "SIGBUS",
+    "Floating point exception": "SIGFPE",
+    "Illegal instruction": "SIGILL",
+    "Aborted (core dumped)": "SIGABRT",
+    "Killed": "SIGKILL",
+}
+_SIGNAL_TEXT = re.compile(
+    r"(?:^|\s|: )(" + "|".join(re.escape(w) for w in _SIGNAL_WORDS) + r")(?:\s|$)"
+)
 _SIGNAL_NAME = re.compile(r"\bSignal (\d+) \((SIG[A-Z]+)\)|\bsignal (\d+)\b|\b(SIG[A-Z]{3,6})\b")
-_EXITCODE = re.compile(r"exitcode\s*:?\s*(-?\d+)|exit (?:code|status)[ :]+(\d+)|"
-                       r"exited with (?:exit )?code (\d+)")
-_FATAL = re.compile(r"Fatal Python error: .*|^\s*" + _PREFIX + r"\s*\[?F\d{4} \d\d:\d\d:\d\d.*|"
-                    r"CUDA error: .*|NCCL error.*")
+_EXITCODE = re.compile(
+    r"exitcode\s*:?\s*(-?\d+)|exit (?:code|status)[ :]+(\d+)|"
+    r"exited with (?:exit )?code (\d+)"
+)
+_FATAL = re.compile(
+    r"Fatal Python error: .*|^\s*" + _PREFIX + r"\s*\[?F\d{4} \d\d:\d\d:\d\d.*|"
+    r"CUDA error: .*|NCCL error.*"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,8 +120,9 @@ def find(lines: Iterable[str], file: str) -> Found | None:
             if fatal is None:
                 fatal, pending_terminate = _fatal(line, n, file, pending_terminate)
             continue
-        body = line[len(prefix):] if line.startswith(prefix) else \
-            line if not prefix.strip() else None
+        body = (
+            line[len(prefix) :] if line.startswith(prefix) else line if not prefix.strip() else None
+        )
         if body is None:  # another rank's line inside this rank's traceback
             continue
         frame = _FRAME.match(body)
@@ -126,19 +139,22 @@ def find(lines: Iterable[str], file: str) -> Found | None:
         prefix = None  # not a traceback after all: keep looking
     if pending_terminate and fatal is None:
         n, kind = pending_terminate
-        fatal = Found(f"terminate called after throwing an instance of '{kind}'", file, n,
-                      kind, "native code")
+        fatal = Found(
+            f"terminate called after throwing an instance of '{kind}'", file, n, kind, "native code"
+        )
     return fatal
 
 
-def _fatal(line: str, n: int, file: str, terminate: tuple[int, str] | None
-           ) -> tuple[Found | None, tuple[int, str] | None]:
+def _fatal(
+    line: str, n: int, file: str, terminate: tuple[int, str] | None
+) -> tuple[Found | None, tuple[int, str] | None]:
     """A fatal native line, or the `terminate called` line waiting for its `what():`."""
     if terminate:
         what = _WHAT.search(line)
         if what:
-            return Found(what.group(1).strip()[:ERROR_CHARS], file, terminate[0], terminate[1],
-                         "native code"), None
+            return Found(
+                what.group(1).strip()[:ERROR_CHARS], file, terminate[0], terminate[1], "native code"
+            ), None
     m = _TERMINATE.search(line)
     if m:
         return None, (n, m.group(1))
@@ -146,8 +162,9 @@ def _fatal(line: str, n: int, file: str, terminate: tuple[int, str] | None
     words = _SIGNAL_TEXT.search(line)
     if words:
         name = _SIGNAL_WORDS[words.group(1)]
-        return Found(text, file, n, signal_text(int(signal.Signals[name])), "native code"), \
-            terminate
+        return Found(
+            text, file, n, signal_text(int(signal.Signals[name])), "native code"
+        ), terminate
     code = _EXITCODE.search(line)
     if code:
         value = int(next(g for g in code.groups() if g is not None))
@@ -193,10 +210,11 @@ def next_steps(found: Found | None, base_url: str | None) -> list[str]:
     if found and base_url:
         steps.append(f"search: {base_url.rstrip('/')}/search.html?q={quote(_query(found))}")
     elif found:
-        steps.append(f"search: search.html?q={quote(_query(found))} on a Nanopedia site (set "
-                     "base_url in nanopedia.toml for a full link)")
-    steps.append("contribute: nanopedia new ENTRY-ID (entries/README.md says what an entry "
-                 "holds)")
+        steps.append(
+            f"search: search.html?q={quote(_query(found))} on a Nanopedia site (set "
+            "base_url in nanopedia.toml for a full link)"
+        )
+    steps.append("contribute: nanopedia new ENTRY-ID (entries/README.md says what an entry holds)")
     return steps
 
 
@@ -205,8 +223,7 @@ def _query(found: Found) -> str:
     return found.text[:120]
 
 
-def as_json(found: Found | None, problems: dict[str, str], base_url: str | None
-            ) -> dict[str, Any]:
+def as_json(found: Found | None, problems: dict[str, str], base_url: str | None) -> dict[str, Any]:
     """The `unmatched` object of `diagnose --json`."""
     return {
         "error": found.text if found else None,
@@ -214,8 +231,9 @@ def as_json(found: Found | None, problems: dict[str, str], base_url: str | None
         "line": found.line if found else None,
         "class": found.kind if found else None,
         "raised_in": found.raised_in if found else None,
-        "inputs": [{"file": f, "reason": r, "detail": INPUT_REASONS[r]}
-                   for f, r in problems.items()],
+        "inputs": [
+            {"file": f, "reason": r, "detail": INPUT_REASONS[r]} for f, r in problems.items()
+        ],
         "next": next_steps(found, base_url),
     }
 
@@ -256,8 +274,12 @@ def as_text(found: Found | None, problems: dict[str, str], base_url: str | None)
     for file, reason in problems.items():
         out.append(f"  input: {file}: {reason} ({INPUT_REASONS[reason]})")
     if found:
-        out += [f"  error line: {_shown(found.text)}", f"    at {found.file}:{found.line}",
-                f"  class: {found.kind}", f"  raised in: {found.raised_in}"]
+        out += [
+            f"  error line: {_shown(found.text)}",
+            f"    at {found.file}:{found.line}",
+            f"  class: {found.kind}",
+            f"  raised in: {found.raised_in}",
+        ]
     elif not problems:
         out.append("  error line: none found (no traceback, no fatal native line)")
     steps = next_steps(found, base_url)
@@ -274,8 +296,11 @@ def as_markdown(found: Found | None, problems: dict[str, str], base_url: str | N
     for file, reason in problems.items():
         out.append(f"- **Input:** {_md(file)}: `{reason}` ({INPUT_REASONS[reason]})")
     if found:
-        out += [f"- **Error line:** `{_code(found.text)}` ({_md(found.file)}:{found.line})",
-                f"- **Class:** `{_code(found.kind)}`", f"- **Raised in:** {_md(found.raised_in)}"]
+        out += [
+            f"- **Error line:** `{_code(found.text)}` ({_md(found.file)}:{found.line})",
+            f"- **Class:** `{_code(found.kind)}`",
+            f"- **Raised in:** {_md(found.raised_in)}",
+        ]
     out += [f"- **Next:** {_md(step)}" for step in next_steps(found, base_url)]
     return "\n".join(out)
 

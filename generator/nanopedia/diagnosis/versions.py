@@ -29,7 +29,8 @@ MAX_LINE = 400
 _V = r"(\d+(?:\.\d+)+(?:[a-z]+\d*)?(?:\+[\w.]+)?)"
 #: (pattern, package or None for "the first group names it"): each names the version last.
 _PATTERNS: tuple[tuple[re.Pattern[str], str | None], ...] = tuple(
-    (re.compile(p), pkg) for p, pkg in (
+    (re.compile(p), pkg)
+    for p, pkg in (
         (r"^\s*(?:\[pip3?\]\s+)?([A-Za-z][\w.-]*)==" + _V + r"\s*$", None),  # pip freeze
         (r"^\[conda\]\s+([A-Za-z][\w.-]*)\s+" + _V + r"\s", None),  # collect_env's conda list
         (r"PyTorch version(?: \(GPU\?\))?: " + _V, "torch"),  # collect_env, transformers env
@@ -126,9 +127,17 @@ def fits(seen: Sequence[Seen], entry: EntryView | Entry) -> list[Fit]:
         checks = [in_range(s.version, r.introduced, r.fixed) for r in system.affected]
         if all(c is None for c in checks):
             continue
-        out.append(Fit(s.package, s.version, system.name, any(c for c in checks),
-                       "; ".join(r.words for r in system.affected),
-                       s.file, s.line))
+        out.append(
+            Fit(
+                s.package,
+                s.version,
+                system.name,
+                any(c for c in checks),
+                "; ".join(r.words for r in system.affected),
+                s.file,
+                s.line,
+            )
+        )
     return out
 
 
@@ -149,7 +158,7 @@ def read(path: str, name: str, lines: int) -> list[Seen]:
         start = max(EDGE_BYTES, size - EDGE_BYTES)
         under.seek(start)
         tail = under.read(EDGE_BYTES)
-    rest = _lines(tail[tail.find(b"\n") + 1:] if start > EDGE_BYTES else tail, whole=True)
+    rest = _lines(tail[tail.find(b"\n") + 1 :] if start > EDGE_BYTES else tail, whole=True)
     first = lines - len(rest) + 1
     return _merge(find(_lines(head, whole=False), name), find(rest, name, first))
 
@@ -159,7 +168,7 @@ def from_bytes(data: bytes, name: str) -> list[Seen]:
     if len(data) <= 2 * EDGE_BYTES:
         return find(_lines(data, whole=True), name)
     tail = data[-EDGE_BYTES:]
-    rest = _lines(tail[tail.find(b"\n") + 1:], whole=True)
+    rest = _lines(tail[tail.find(b"\n") + 1 :], whole=True)
     first = data.count(b"\n") + (not data.endswith(b"\n")) - len(rest) + 1
     return _merge(find(_lines(data[:EDGE_BYTES], whole=False), name), find(rest, name, first))
 

@@ -78,8 +78,9 @@ class _Tapped(logs.Stream):
     """The head already read, then the rest of the stream; every byte goes to the error-line
     counter and to the reader of torchrun's summaries, and reading stops past `limit` bytes."""
 
-    def __init__(self, head: bytes, stream: IO[bytes], limit: int, tap: ErrorLines,
-                 summary: SummaryHosts) -> None:
+    def __init__(
+        self, head: bytes, stream: IO[bytes], limit: int, tap: ErrorLines, summary: SummaryHosts
+    ) -> None:
         self.head, self.stream, self.limit, self.tap, self.total = head, stream, limit, tap, 0
         self.summary = summary
 
@@ -135,8 +136,9 @@ def _open(path: str, limit: int) -> IO[bytes]:
     if limit and os.path.getsize(path) > limit:
         with logs.open_regular(path) as raw:
             if raw.read(2) != b"\x1f\x8b":
-                raise TooLarge(f"{os.path.getsize(path):,} bytes, more than {limit:,} "
-                               "(--max-file-bytes)")
+                raise TooLarge(
+                    f"{os.path.getsize(path):,} bytes, more than {limit:,} (--max-file-bytes)"
+                )
     return logs.open_log(path)[0]
 
 
@@ -145,8 +147,9 @@ def _read_head(stream: IO[bytes]) -> tuple[bytes, bool]:
     whether the stream ended there."""
     parts: list[bytes] = []
     n = 0
-    while n < HEAD_BYTES or (n < MAX_LINE_BYTES and not any(b"\n" in p or b"\r" in p
-                                                              for p in parts)):
+    while n < HEAD_BYTES or (
+        n < MAX_LINE_BYTES and not any(b"\n" in p or b"\r" in p for p in parts)
+    ):
         data = stream.read(HEAD_BYTES)
         if not data:
             return b"".join(parts), True
@@ -167,12 +170,15 @@ class Worker:
 
     def run(self, job: Job) -> dict[str, Any]:
         """The record of a job of files."""
+
         def opener(path: str) -> Opener:
             return lambda: _open(path, self.options.max_file_bytes)
+
         return self.run_streams(job.name, job.layout, [(p, opener(p)) for p in job.files])
 
-    def run_streams(self, name: str, layout: str,
-                    files: Iterable[tuple[str, Opener]]) -> dict[str, Any]:
+    def run_streams(
+        self, name: str, layout: str, files: Iterable[tuple[str, Opener]]
+    ) -> dict[str, Any]:
         """Scan each file, diagnose them together, and keep what the summary needs."""
         deadline = time.monotonic() + self.options.deadline
         tap = ErrorLines()
@@ -214,8 +220,15 @@ class Worker:
         scans += [scan.scan_error_file(e, self.matcher, deadline) for e in found.errors]
         return self._record(name, layout, scans, skips, heads, tap, summary, found)
 
-    def _structured(self, job: str, file: str, open_file: Opener, found: readers.Found,
-                    tap: ErrorLines, skips: list[Skip]) -> None:
+    def _structured(
+        self,
+        job: str,
+        file: str,
+        open_file: Opener,
+        found: readers.Found,
+        tap: ErrorLines,
+        skips: list[Skip],
+    ) -> None:
         """An error file or Flight Recorder dump of the job read (its size capped before it is
         parsed) into `found`; a JSON file that is neither is passed over, a damaged one skipped
         with its reader's message. An error file's traceback counts for the job's error lines."""
@@ -229,8 +242,9 @@ class Worker:
             item = elastic.parse(data, file) if what == "elastic" else flight.parse(data, file)
         except elastic.ReaderError as err:
             reason = "too-large" if "bytes, more than" in err.message else "unreadable"
-            skips.append(Skip(file, reason, err.message + (f" ({err.hint})" if err.hint else ""),
-                              job))
+            skips.append(
+                Skip(file, reason, err.message + (f" ({err.hint})" if err.hint else ""), job)
+            )
             return
         except (TooLarge, logs.LogTooLarge) as err:
             skips.append(Skip(file, "too-large", str(err), job))
@@ -245,9 +259,17 @@ class Worker:
             tap.feed(item.traceback.encode("utf-8", "replace") + b"\n")
             tap.finish()
 
-    def _record(self, name: str, layout: str, scans: list[scan.FileScan], skips: list[Skip],
-                heads: dict[str, HeadHosts], tap: ErrorLines,
-                summary: SummaryHosts, found: readers.Found | None = None) -> dict[str, Any]:
+    def _record(
+        self,
+        name: str,
+        layout: str,
+        scans: list[scan.FileScan],
+        skips: list[Skip],
+        heads: dict[str, HeadHosts],
+        tap: ErrorLines,
+        summary: SummaryHosts,
+        found: readers.Found | None = None,
+    ) -> dict[str, Any]:
         from nanopedia.diagnosis.report import with_answers
 
         found = found or readers.Found()
@@ -262,32 +284,43 @@ class Worker:
         verdict = next((c for c in result.matches if not c.benign), None)
         best = next((m for m in out["matches"] if verdict and m["id"] == verdict.id), None)
         findings = bool(result.flight_report and result.flight_report.findings)
-        status = "matched" if verdict else "skipped" if not scans and not found.dumps else \
-            "unmatched" if tap.counts or findings else "clean"
-        host, how = first_host(out["initiating"], result.initiating_rank, heads,
-                               summary.by_rank) if verdict else (None, None)
+        status = (
+            "matched"
+            if verdict
+            else "skipped"
+            if not scans and not found.dumps
+            else "unmatched"
+            if tap.counts or findings
+            else "clean"
+        )
+        host, how = (
+            first_host(out["initiating"], result.initiating_rank, heads, summary.by_rank)
+            if verdict
+            else (None, None)
+        )
         named: set[str] = set().union(*(h.hosts for h in heads.values()))
         hosts = sorted(named | ({host} if host else set()))
-        out.update({
-            "job": name,
-            "layout": layout,
-            "status": status,
-            "verdict": verdict.id if verdict else None,
-            "confidence": ("possible" if verdict.possible else "certain") if verdict else None,
-            "domain": best["domain"] if best else None,
-            "action": best["action"] if best else None,
-            "initiating_host": host,
-            "host_rule": how,
-            "hosts": hosts[:HOSTS_KEPT],
-            "bytes": sum(s.bytes for s in scans),
-            "lines": sum(s.lines for s in scans),
-            "skipped": [s.as_json() for s in skips],
-            "error_lines": [] if verdict else tap.top(),
-        })
+        out.update(
+            {
+                "job": name,
+                "layout": layout,
+                "status": status,
+                "verdict": verdict.id if verdict else None,
+                "confidence": ("possible" if verdict.possible else "certain") if verdict else None,
+                "domain": best["domain"] if best else None,
+                "action": best["action"] if best else None,
+                "initiating_host": host,
+                "host_rule": how,
+                "hosts": hosts[:HOSTS_KEPT],
+                "bytes": sum(s.bytes for s in scans),
+                "lines": sum(s.lines for s in scans),
+                "skipped": [s.as_json() for s in skips],
+                "error_lines": [] if verdict else tap.top(),
+            }
+        )
         if not verdict:
             out["initiating_rank"] = out["initiating"] = out["initiating_reason"] = None
         return out
-
 
 
 _WORKER: Worker | None = None
@@ -306,8 +339,9 @@ def _run_job(job: Job) -> dict[str, Any]:
     return _WORKER.run(job)
 
 
-def _local(items: Iterator[Job | Skip], entries: Sequence[EntryView | Entry], options: Options,
-           jobs: int) -> Iterator[dict[str, Any] | Skip]:
+def _local(
+    items: Iterator[Job | Skip], entries: Sequence[EntryView | Entry], options: Options, jobs: int
+) -> Iterator[dict[str, Any] | Skip]:
     """Jobs over a process pool, at most `4 x jobs` in flight, results in job order."""
     if jobs <= 1:
         worker = Worker(entries, options)
@@ -333,8 +367,9 @@ def _import_ray() -> Any:
         import ray
         import ray.data  # noqa: F401
     except ImportError as err:
-        raise TriageError("--ray needs Ray: pip install 'nanopedia[ray]' (or 'ray[data]') "
-                          f"({err})") from None
+        raise TriageError(
+            f"--ray needs Ray: pip install 'nanopedia[ray]' (or 'ray[data]') ({err})"
+        ) from None
     return ray
 
 
@@ -356,12 +391,19 @@ class _RayWorker:
             row = json.loads(str(text))
             job = Job(row["name"], row["layout"], tuple(row["files"]))
             results.append(json.dumps(self.worker.run(job), sort_keys=True))
-        return {"index": numpy.asarray(batch["index"], dtype=numpy.int64),
-                "result": numpy.array(results, dtype=object)}
+        return {
+            "index": numpy.asarray(batch["index"], dtype=numpy.int64),
+            "result": numpy.array(results, dtype=object),
+        }
 
 
-def _ray(items: Iterator[Job | Skip], entries: Sequence[EntryView | Entry], options: Options,
-         jobs: int, address: str) -> Iterator[dict[str, Any] | Skip]:
+def _ray(
+    items: Iterator[Job | Skip],
+    entries: Sequence[EntryView | Entry],
+    options: Options,
+    jobs: int,
+    address: str,
+) -> Iterator[dict[str, Any] | Skip]:
     """Jobs as a Ray Data map on the cluster at `address` (empty: a local instance of `jobs`
     CPUs, no dashboard), `RAY_WINDOW` jobs per dataset, results in job order."""
     import logging
@@ -374,11 +416,16 @@ def _ray(items: Iterator[Job | Skip], entries: Sequence[EntryView | Entry], opti
         if started and address:
             ray.init(address=address, logging_level=logging.WARNING, log_to_driver=False)
         elif started:
-            ray.init(num_cpus=jobs, include_dashboard=False, logging_level=logging.WARNING,
-                     log_to_driver=False)
+            ray.init(
+                num_cpus=jobs,
+                include_dashboard=False,
+                logging_level=logging.WARNING,
+                log_to_driver=False,
+            )
     except (ConnectionError, ValueError, RuntimeError) as err:
-        raise TriageError(f"cannot join the Ray cluster at {address or 'a local instance'}: "
-                          f"{err}") from None
+        raise TriageError(
+            f"cannot join the Ray cluster at {address or 'a local instance'}: {err}"
+        ) from None
     try:
         context = ray.data.DataContext.get_current()
         context.enable_progress_bars = False
@@ -388,22 +435,32 @@ def _ray(items: Iterator[Job | Skip], entries: Sequence[EntryView | Entry], opti
         actors = jobs if not address else max(1, int(ray.cluster_resources().get("CPU", 1)))
         shared = [ray.put(list(entries))]
         while window := [item for _, item in zip(range(RAY_WINDOW), items, strict=False)]:
-            rows = [{"index": i, "job": json.dumps(asdict(item))}
-                    for i, item in enumerate(window) if isinstance(item, Job)]
+            rows = [
+                {"index": i, "job": json.dumps(asdict(item))}
+                for i, item in enumerate(window)
+                if isinstance(item, Job)
+            ]
             done: dict[int, dict[str, Any]] = {}
             ready = iter(range(len(window)))
             pending = next(ready, None)
             if rows:
                 data = ray.data.from_items(rows).map_batches(
-                    _RayWorker, fn_constructor_args=(shared, options), batch_size=RAY_BATCH,
+                    _RayWorker,
+                    fn_constructor_args=(shared, options),
+                    batch_size=RAY_BATCH,
                     compute=ray.data.ActorPoolStrategy(size=min(actors, len(rows))),
-                    batch_format="numpy")
+                    batch_format="numpy",
+                )
                 for row in data.iter_rows():
                     done[int(row["index"])] = json.loads(row["result"])
-                    while pending is not None and (isinstance(window[pending], Skip)
-                                                   or pending in done):
-                        yield cast(Skip, window[pending]) if pending not in done \
+                    while pending is not None and (
+                        isinstance(window[pending], Skip) or pending in done
+                    ):
+                        yield (
+                            cast(Skip, window[pending])
+                            if pending not in done
                             else done.pop(pending)
+                        )
                         pending = next(ready, None)
             while pending is not None:  # a job Ray did not return is a KeyError: a bug
                 item = window[pending]
@@ -414,13 +471,18 @@ def _ray(items: Iterator[Job | Skip], entries: Sequence[EntryView | Entry], opti
             ray.shutdown()
 
 
-Source = (str | os.PathLike[str] | Iterable[str | os.PathLike[str]]
-          | Mapping[str, Any])
+Source = str | os.PathLike[str] | Iterable[str | os.PathLike[str]] | Mapping[str, Any]
 
 
-def stream(source: Source, entries: Sequence[EntryView | Entry], *, jobs: int | None = None,
-           ray: str | None = None, job_pattern: str | None = None,
-           options: Options = Options()) -> Iterator[dict[str, Any] | Skip]:
+def stream(
+    source: Source,
+    entries: Sequence[EntryView | Entry],
+    *,
+    jobs: int | None = None,
+    ray: str | None = None,
+    job_pattern: str | None = None,
+    options: Options = Options(),
+) -> Iterator[dict[str, Any] | Skip]:
     """Job records and skips, one at a time, in job order: `source` is a path, paths, or a
     mapping job name -> lines / {file name: lines} (diagnosed in this process, whatever `jobs`
     and `ray` say). Bad paths, a bad pattern and a missing Ray raise `TriageError` here, before
@@ -436,11 +498,11 @@ def stream(source: Source, entries: Sequence[EntryView | Entry], *, jobs: int | 
     return _local(items, entries, options, workers)
 
 
-def _from_lines(source: Mapping[str, Any], entries: Sequence[EntryView | Entry], options: Options
-                ) -> Iterator[dict[str, Any]]:
+def _from_lines(
+    source: Mapping[str, Any], entries: Sequence[EntryView | Entry], options: Options
+) -> Iterator[dict[str, Any]]:
     worker = Worker(entries, options)
     for name, value in source.items():
         files = value.items() if isinstance(value, Mapping) else [(name, value)]
-        yield worker.run_streams(
-            str(name), "lines",
-            [(str(f), (lambda v=v: Lines(v))) for f, v in files])  # type: ignore[misc]
+        opens = [(str(f), (lambda v=v: Lines(v))) for f, v in files]
+        yield worker.run_streams(str(name), "lines", opens)  # type: ignore[arg-type]

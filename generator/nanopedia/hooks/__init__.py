@@ -29,8 +29,9 @@ DIAGNOSED = "__nanopedia_diagnosed__"
 #: Exceptions that end a program on purpose: no verdict.
 QUIET = (KeyboardInterrupt, SystemExit, GeneratorExit)
 
-_installed: tuple[Callable[..., Any], Callable[..., Any], Callable[..., Any],
-                  Callable[..., Any]] | None = None
+_installed: (
+    tuple[Callable[..., Any], Callable[..., Any], Callable[..., Any], Callable[..., Any]] | None
+) = None
 
 
 def report(exc: BaseException, stream: TextIO | None = None) -> None:
@@ -67,8 +68,9 @@ def install() -> None:
         return
     before_sys, before_thread = sys.excepthook, threading.excepthook
 
-    def excepthook(kind: type[BaseException], value: BaseException,
-                   tb: TracebackType | None) -> None:
+    def excepthook(
+        kind: type[BaseException], value: BaseException, tb: TracebackType | None
+    ) -> None:
         before_sys(kind, value, tb)
         report(value)
 

@@ -18,8 +18,9 @@ except ImportError:  # the older package name
     try:
         from pytorch_lightning.callbacks import Callback
     except ImportError:
-        raise ImportError("nanopedia.hooks.lightning needs PyTorch Lightning: "
-                          "pip install lightning") from None
+        raise ImportError(
+            "nanopedia.hooks.lightning needs PyTorch Lightning: pip install lightning"
+        ) from None
 
 from nanopedia.hooks import report
 

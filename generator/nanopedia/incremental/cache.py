@@ -78,9 +78,11 @@ def stale(base: Path) -> list[Path]:
         found = {p: p.stat().st_mtime_ns for p in base.iterdir() if p.is_dir()}
     except OSError:  # gone, or being changed by another build: collect next time
         return []
-    versions = sorted((p for p in found if len(p.name) == 16 and
-                       all(c in "0123456789abcdef" for c in p.name)),
-                      key=lambda p: (found[p], p.name), reverse=True)
+    versions = sorted(
+        (p for p in found if len(p.name) == 16 and all(c in "0123456789abcdef" for c in p.name)),
+        key=lambda p: (found[p], p.name),
+        reverse=True,
+    )
     return sorted([p for p in found if p.name in _LEGACY] + versions[KEEP_VERSIONS:])
 
 
@@ -104,8 +106,11 @@ def decode(raw: bytes) -> Any:
     The checksum (3 GB/s) catches random damage before the unpickler ever sees it; an error of
     the unpickler itself (a file that passes it by chance) is damage too, whatever its type."""
     view = memoryview(raw)
-    if len(raw) < _HEAD or view[:len(MAGIC)] != MAGIC or \
-            int.from_bytes(view[len(MAGIC):_HEAD], "big") != zlib.crc32(view[_HEAD:]):
+    if (
+        len(raw) < _HEAD
+        or view[: len(MAGIC)] != MAGIC
+        or int.from_bytes(view[len(MAGIC) : _HEAD], "big") != zlib.crc32(view[_HEAD:])
+    ):
         raise Damaged
     try:
         return pickle.loads(view[_HEAD:])

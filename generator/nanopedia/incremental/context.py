@@ -95,8 +95,7 @@ class Context:
         `trash`, pages rendered with `theme`, kept compiled in the cache when `compiled`."""
         self.cache, self.trash = cache, trash
         if theme not in self.templates:
-            self.templates[theme] = Templates(theme, cache.root / "templates" if compiled
-                                              else None)
+            self.templates[theme] = Templates(theme, cache.root / "templates" if compiled else None)
 
     @property
     def build_cache(self) -> Cache:

@@ -36,8 +36,9 @@ def _start(root: Path, *args: str) -> Started | None:
     its workers); None when git is missing."""
     out = tempfile.TemporaryFile()
     try:
-        return subprocess.Popen(["git", "-C", str(root), *args], stdout=out,
-                                stderr=subprocess.DEVNULL), out
+        return subprocess.Popen(
+            ["git", "-C", str(root), *args], stdout=out, stderr=subprocess.DEVNULL
+        ), out
     except OSError:
         out.close()
         return None
@@ -129,8 +130,9 @@ def start(root: Path, since: Walk | None = None) -> Walking:
 class Walking(Mapping[str, Dates]):
     """A walk that may still be under way; as a mapping, the dates of the walk once done."""
 
-    def __init__(self, head: str, done: Walk | None,
-                 log: Started | None = None, since: Walk | None = None) -> None:
+    def __init__(
+        self, head: str, done: Walk | None, log: Started | None = None, since: Walk | None = None
+    ) -> None:
         self.head = head
         """The commit walked from; "" where there is no history."""
         self.read = log is not None

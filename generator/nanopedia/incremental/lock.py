@@ -36,9 +36,12 @@ def lock_timeout(environ: Mapping[str, str] = os.environ) -> float:
     except ValueError:
         seconds = -1.0
     if not 0 <= seconds < float("inf"):
-        fail(TIMEOUT_VARIABLE, "E050",
-             f"{TIMEOUT_VARIABLE} must be seconds, not {raw!r}",
-             "for example 600, or 0 not to wait")
+        fail(
+            TIMEOUT_VARIABLE,
+            "E050",
+            f"{TIMEOUT_VARIABLE} must be seconds, not {raw!r}",
+            "for example 600, or 0 not to wait",
+        )
     return seconds
 
 
@@ -64,8 +67,9 @@ class SiteLock:
                 self.out.parent.mkdir(parents=True, exist_ok=True)
                 fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o666)
             except OSError as err:
-                raise write_error(self.out,
-                                  f"cannot create the output folder: {err.strerror}") from None
+                raise write_error(
+                    self.out, f"cannot create the output folder: {err.strerror}"
+                ) from None
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
@@ -73,13 +77,17 @@ class SiteLock:
                 os.close(fd)
                 if not self.waited:
                     self.waited = True
-                    self.waiting(f"waiting for another build of {self.out.as_posix()}/ "
-                                 f"(pid {holder})")
+                    self.waiting(
+                        f"waiting for another build of {self.out.as_posix()}/ (pid {holder})"
+                    )
                 if time.monotonic() >= deadline:
                     raise write_error(
-                        self.out, f"another build of this site (pid {holder}) was still running "
-                        f"after {self.timeout:g} s", f"let it finish, or stop it; "
-                        f"{TIMEOUT_VARIABLE} sets how many seconds a build waits") from None
+                        self.out,
+                        f"another build of this site (pid {holder}) was still running "
+                        f"after {self.timeout:g} s",
+                        f"let it finish, or stop it; "
+                        f"{TIMEOUT_VARIABLE} sets how many seconds a build waits",
+                    ) from None
                 time.sleep(pause)
                 pause = min(pause * 2, 0.2)
                 continue
@@ -94,8 +102,9 @@ class SiteLock:
         self._fd = fd
         return self
 
-    def __exit__(self, kind: type[BaseException] | None, err: BaseException | None,
-                 tb: TracebackType | None) -> None:
+    def __exit__(
+        self, kind: type[BaseException] | None, err: BaseException | None, tb: TracebackType | None
+    ) -> None:
         if self._fd is not None:
             try:
                 os.unlink(self.path)  # still ours: nobody removes the file of a held lock
@@ -131,8 +140,11 @@ def recover(out: Path) -> bool:
     except OSError:
         return False
     for folder in found:
-        if scratch_owner(folder.name, [f".{out.name}.old-"]) is not None and \
-                (folder / MARKER).is_file() and not folder.is_symlink():
+        if (
+            scratch_owner(folder.name, [f".{out.name}.old-"]) is not None
+            and (folder / MARKER).is_file()
+            and not folder.is_symlink()
+        ):
             try:
                 os.rename(folder, out)
             except OSError:

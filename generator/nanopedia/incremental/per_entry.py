@@ -50,8 +50,9 @@ def entry_key(path: Path) -> str:
     return key(display(path).encode(), hashlib.sha256(raw).digest())
 
 
-def load_one(context: Context,
-             item: tuple[Path, str | None]) -> tuple[Parsed | None, list[Problem], bool]:
+def load_one(
+    context: Context, item: tuple[Path, str | None]
+) -> tuple[Parsed | None, list[Problem], bool]:
     """Parse, validate and render one entry file, or take it from the cache (then True); the
     second item is the key of the file's last version, if any. The key is hashed from the bytes
     read here, not taken from the caller: a file saved in between must not be cached under its
@@ -67,9 +68,19 @@ def load_one(context: Context,
     e = src.entry
     doc = search.document(e)
     text = search.records(doc)
-    one = Parsed(key=k, node=node(src), card=views.card(e, context.markdown), data={
-        "export": exports.export_record(e).encode(), "search": text[0], "text": text[1],
-        "diagnose": exports.diagnose_record(e), "answer": text[2]}, postings=search.postings(doc))
+    one = Parsed(
+        key=k,
+        node=node(src),
+        card=views.card(e, context.markdown),
+        data={
+            "export": exports.export_record(e).encode(),
+            "search": text[0],
+            "text": text[1],
+            "diagnose": exports.diagnose_record(e),
+            "answer": text[2],
+        },
+        postings=search.postings(doc),
+    )
     if not problems:
         frags = views.fragments(e, _highlighted(context, before), context.markdown)
         context.build_cache.put("entries", k, (e, one, frags))
@@ -80,8 +91,13 @@ def cached(context: Context, k: str) -> tuple[Entry, Parsed, dict[str, Any]] | N
     """An entry's cached (entry, what loading it gave, rendered fragments), or None: missing,
     damaged, or not of that shape (the cache is a file anyone can write; never trust its type)."""
     hit = context.build_cache.get("entries", k, tuple)
-    if hit is None or len(hit) != 3 or not isinstance(hit[0], Entry) or \
-            not isinstance(hit[1], Parsed) or not isinstance(hit[2], dict):
+    if (
+        hit is None
+        or len(hit) != 3
+        or not isinstance(hit[0], Entry)
+        or not isinstance(hit[1], Parsed)
+        or not isinstance(hit[2], dict)
+    ):
         return None
     return hit
 
@@ -94,8 +110,11 @@ def _highlighted(context: Context, k: str | None) -> dict[tuple[str, str], str]:
     if hit is None:
         return {}
     entry, _, frags = hit
-    return {(code, language): frags[key]
-            for key, code, language in views.highlighted_sources(entry) if key in frags}
+    return {
+        (code, language): frags[key]
+        for key, code, language in views.highlighted_sources(entry)
+        if key in frags
+    }
 
 
 def reload(path: str, k: str) -> Entry:
@@ -103,9 +122,7 @@ def reload(path: str, k: str) -> Entry:
     never cached for its warnings). Fails when the file no longer has those bytes."""
     src = load_entry(Path(path))[0] if entry_key(Path(path)) == k else None
     if src is None:
-        fail(path, "E042",
-             "the entry changed while the site was being built",
-             "build again")
+        fail(path, "E042", "the entry changed while the site was being built", "build again")
     return src.entry
 
 
@@ -118,8 +135,9 @@ class PageTask:
     inputs: EntryInputs
 
 
-def write_entry_page(context: Context, writer: SiteWriter, config: Config, theme: Path,
-                     task: PageTask) -> str:
+def write_entry_page(
+    context: Context, writer: SiteWriter, config: Config, theme: Path, task: PageTask
+) -> str:
     """Render and write one entry page (in a worker for large corpora); return its path."""
     inputs = task.inputs
     hit = cached(context, inputs.source)

@@ -107,10 +107,16 @@ def _build(request: Request, context: Context) -> Report:
     request = dataclasses.replace(request, jobs=request.jobs or os.cpu_count() or 1)
     out, report = request.out, Report()
     background.settle()  # the state the last build is saving
-    with SiteLock(out, lock_timeout(), request.waiting or _say) as lock, \
-            _cache_root(request) as root:
-        context.use(open_cache(root), root / TRASH if request.use_cache else None,
-                    request.theme, compiled=request.theme == THEME or not request.scratch)
+    with (
+        SiteLock(out, lock_timeout(), request.waiting or _say) as lock,
+        _cache_root(request) as root,
+    ):
+        context.use(
+            open_cache(root),
+            root / TRASH if request.use_cache else None,
+            request.theme,
+            compiled=request.theme == THEME or not request.scratch,
+        )
         for gone in stale(root):
             background.discard(gone)
         # The site as builds that died left it, mended: holding the lock, this one may.
@@ -139,8 +145,11 @@ def _build(request: Request, context: Context) -> Report:
             else:
                 background.discard(writer.garbage)
     report.entries, report.pages = len(loaded.by_id), len(written.keys)
-    report.reused, report.rendered, report.warnings = loaded.reused, written.rendered, \
-        loaded.warnings
+    report.reused, report.rendered, report.warnings = (
+        loaded.reused,
+        written.rendered,
+        loaded.warnings,
+    )
     return report
 
 
@@ -195,18 +204,30 @@ def _inputs(request: Request, context: Context) -> _Seen | None:
     else:
         walking, history, dated_by = None, request.dates, repr(sorted(request.dates.items()))
     dated_by = repr((dated_by, gitdates.fallback()))
-    state, warm = saved.load(context.build_cache, site_key(request.out), context.states) \
-        if request.use_cache and not request.scratch else (None, False)
+    state, warm = (
+        saved.load(context.build_cache, site_key(request.out), context.states)
+        if request.use_cache and not request.scratch
+        else (None, False)
+    )
     listed, changed = request.listed, request.changed
     names = listed.names if listed else entry_names(request.entries)
     trust = set(names) - {p.name for p in changed} if changed is not None and warm else set()
-    stamps, hashes = file_hashes(request.entries, names, state.stamps if state else {}, trust,
-                                  listed)
-    inputs = key(repr((setting, display(request.out), dated_by)).encode(),
-                 tags_hash(request.entries), *(f"{n}\0".encode() + hashes[n] for n in names))
+    stamps, hashes = file_hashes(
+        request.entries, names, state.stamps if state else {}, trust, listed
+    )
+    inputs = key(
+        repr((setting, display(request.out), dated_by)).encode(),
+        tags_hash(request.entries),
+        *(f"{n}\0".encode() + hashes[n] for n in names),
+    )
     same_folder = state is not None and state.folder == folder_id(request.out)
-    current = dict(state.manifest) if trust and state and same_folder else \
-        listed.site if listed else site_files(request.out)
+    current = (
+        dict(state.manifest)
+        if trust and state and same_folder
+        else listed.site
+        if listed
+        else site_files(request.out)
+    )
     if not (request.out / MARKER).exists():
         current = {}
     intact = same_folder and state is not None and current == state.manifest
@@ -222,12 +243,32 @@ def _inputs(request: Request, context: Context) -> _Seen | None:
         previous = {p: k for p, k in state.pages.items() if p in trusted}
         spans = {p: t for p, t in state.spans.items() if p in trusted}
     located = {name: (p, *span) for p, table in spans.items() for name, span in table.items()}
-    last = rewrite.Last(pages=previous, entries={k.node.id: k for k in state.entries.values()},
-                        also=state.also, spans=spans, located=located) if state else \
-        rewrite.Last(pages={}, entries={}, also=None, spans={}, located={})
-    return _Seen(config=config, theme=theme, setting=setting, walking=walking, history=history,
-                 dated_by=dated_by, names=names, stamps=stamps, hashes=hashes, inputs=inputs,
-                 current=current, state=state, last=last)
+    last = (
+        rewrite.Last(
+            pages=previous,
+            entries={k.node.id: k for k in state.entries.values()},
+            also=state.also,
+            spans=spans,
+            located=located,
+        )
+        if state
+        else rewrite.Last(pages={}, entries={}, also=None, spans={}, located={})
+    )
+    return _Seen(
+        config=config,
+        theme=theme,
+        setting=setting,
+        walking=walking,
+        history=history,
+        dated_by=dated_by,
+        names=names,
+        stamps=stamps,
+        hashes=hashes,
+        inputs=inputs,
+        current=current,
+        state=state,
+        last=last,
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -267,18 +308,28 @@ def _load(request: Request, context: Context, seen: _Seen, stack: ExitStack) -> 
         if old is None:
             continue
         stamp = old_stamps.get(name)
-        same = stamp is not None and stamp[3] == seen.hashes[name] and \
-            old.node.path == prefix + name
-        if (same or old.key == key(f"{prefix}{name}".encode(), seen.hashes[name])) and \
-                (not redated or old.dates == gitdates.entry_dates(
-                    seen.history, old.node.id, old.node.aliases, fallback)) and \
-                not (lost and not lost.isdisjoint(old.names)):
+        same = (
+            stamp is not None and stamp[3] == seen.hashes[name] and old.node.path == prefix + name
+        )
+        if (
+            (same or old.key == key(f"{prefix}{name}".encode(), seen.hashes[name]))
+            and (
+                not redated
+                or old.dates
+                == gitdates.entry_dates(seen.history, old.node.id, old.node.aliases, fallback)
+            )
+            and not (lost and not lost.isdisjoint(old.names))
+        ):
             kept[name] = old
     todo = [request.entries / n for n in seen.names if n not in kept]
     # Forked now, while this process is small, the workers also render the pages.
     stack.enter_context(context.workers(request.jobs or 1, len(todo), request.parallel_min))
-    loaded = list(context.map(partial(per_entry.load_one, context), [
-        (p, known[p.name].key if p.name in known else None) for p in todo]))
+    loaded = list(
+        context.map(
+            partial(per_entry.load_one, context),
+            [(p, known[p.name].key if p.name in known else None) for p in todo],
+        )
+    )
     tags, tags_doc, problems = load_tags(request.entries)
     problems += misnamed_files(request.entries)
     parsed: dict[str, Parsed] = {}
@@ -292,36 +343,59 @@ def _load(request: Request, context: Context, seen: _Seen, stack: ExitStack) -> 
         else:
             parsed[path.name] = one
     nodes = [k.node for k in kept.values()] + [p.node for p in parsed.values()]
-    links, linked = _relink(state, known, parsed, nodes, tags) or \
-        link(nodes, tags, tags_doc, frozenset(invalid))
+    links, linked = _relink(state, known, parsed, nodes, tags) or link(
+        nodes, tags, tags_doc, frozenset(invalid)
+    )
     problems = sorted(problems + linked, key=Problem.sort_key)
     if any(p.severity == "error" for p in problems):
         raise NanopediaError(problems)
     fresh: dict[str, dict[str, bytes]] = {}
     for name, one in parsed.items():
-        kept[name], fresh[one.node.id] = _keep(one, gitdates.entry_dates(
-            seen.history, one.node.id, one.node.aliases, fallback))
+        kept[name], fresh[one.node.id] = _keep(
+            one, gitdates.entry_dates(seen.history, one.node.id, one.node.aliases, fallback)
+        )
     postings = {one.node.id: one.postings for one in parsed.values()}
     by_id = {k.node.id: k for k in sorted(kept.values(), key=lambda k: k.node.id)}
-    return _Loaded(links=links, kept=kept, by_id=by_id, fresh=fresh, postings=postings,
-                   warnings=problems, warned={p.location.path for p in problems}, reused=reused)
+    return _Loaded(
+        links=links,
+        kept=kept,
+        by_id=by_id,
+        fresh=fresh,
+        postings=postings,
+        warnings=problems,
+        warned={p.location.path for p in problems},
+        reused=reused,
+    )
 
 
-def _write(request: Request, context: Context, seen: _Seen, loaded: _Loaded,
-           writer: SiteWriter) -> _Written:
+def _write(
+    request: Request, context: Context, seen: _Seen, loaded: _Loaded, writer: SiteWriter
+) -> _Written:
     """Step 3: plan every file, write those whose key changed, and commit the new site; also
     its manifest."""
     site = _site_inputs(request, seen, loaded)
     last = seen.last
-    if seen.state is None or seen.state.tags != site.links.tags or \
-            seen.state.setting != site.setting:  # every page may show them: none kept unseen
+    if (
+        seen.state is None
+        or seen.state.tags != site.links.tags
+        or seen.state.setting != site.setting
+    ):  # every page may show them: none kept unseen
         last = dataclasses.replace(last, also=None)
     written = rewrite.write(context, request, writer, site, last)
     writer.commit(context.trash)
-    manifest = updated_manifest(request.out, seen.current, writer.written, writer.files) \
-        if seen.current else site_files(request.out)
-    return _Written(keys=written.keys, spans=written.spans, also=written.also,
-                    rendered=written.rendered, manifest=manifest, setting=site.setting)
+    manifest = (
+        updated_manifest(request.out, seen.current, writer.written, writer.files)
+        if seen.current
+        else site_files(request.out)
+    )
+    return _Written(
+        keys=written.keys,
+        spans=written.spans,
+        also=written.also,
+        rendered=written.rendered,
+        manifest=manifest,
+        setting=site.setting,
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -350,9 +424,15 @@ def _site_inputs(request: Request, seen: _Seen, loaded: _Loaded) -> rewrite.Site
         config = dataclasses.replace(config, feeds=False)
         setting = _setting(config, request.theme, seen.theme)
     return rewrite.SiteInputs(
-        links=loaded.links, entries=loaded.by_id,
-        cards={i: k.card for i, k in loaded.by_id.items()}, fresh=loaded.fresh, config=config,
-        theme=request.theme, setting=setting, postings=loaded.postings)
+        links=loaded.links,
+        entries=loaded.by_id,
+        cards={i: k.card for i, k in loaded.by_id.items()},
+        fresh=loaded.fresh,
+        config=config,
+        theme=request.theme,
+        setting=setting,
+        postings=loaded.postings,
+    )
 
 
 def _setting(config: Config, theme: Path, version: bytes) -> str:
@@ -361,8 +441,9 @@ def _setting(config: Config, theme: Path, version: bytes) -> str:
     return repr((config, theme, version))
 
 
-def _save(request: Request, context: Context, seen: _Seen, loaded: _Loaded,
-          written: _Written) -> None:
+def _save(
+    request: Request, context: Context, seen: _Seen, loaded: _Loaded, written: _Written
+) -> None:
     """Step 4: remember what was written. The state is locked for saving before the site is
     released, so the next build of it reads this state."""
     cache = context.build_cache
@@ -372,14 +453,29 @@ def _save(request: Request, context: Context, seen: _Seen, loaded: _Loaded,
         return
     where = site_key(request.out)
     state = State(
-        version=saved.VERSION, inputs=seen.inputs, stamps=seen.stamps,
+        version=saved.VERSION,
+        inputs=seen.inputs,
+        stamps=seen.stamps,
         entries={n: k for n, k in loaded.kept.items() if k.node.path not in loaded.warned},
-        pages=written.keys, spans=written.spans, manifest=written.manifest,
-        folder=folder_id(request.out), setting=written.setting, tags=loaded.links.tags,
-        also=written.also, links=dataclasses.replace(loaded.links, nodes={}),
-        dated_by=seen.dated_by)
-    background.later(saved.save, cache, where, state, seen.state,
-                     held=saved.hold(cache, where), remembered=context.states)
+        pages=written.keys,
+        spans=written.spans,
+        manifest=written.manifest,
+        folder=folder_id(request.out),
+        setting=written.setting,
+        tags=loaded.links.tags,
+        also=written.also,
+        links=dataclasses.replace(loaded.links, nodes={}),
+        dated_by=seen.dated_by,
+    )
+    background.later(
+        saved.save,
+        cache,
+        where,
+        state,
+        seen.state,
+        held=saved.hold(cache, where),
+        remembered=context.states,
+    )
 
 
 TRASH = "trash"
@@ -409,13 +505,22 @@ def _walk_key(entries: Path) -> str:
     return key(b"git", str(entries.resolve()).encode())
 
 
-def _relink(state: State | None, known: Mapping[str, Kept], parsed: Mapping[str, Parsed],
-            nodes: list[Node], tags: dict[str, Tag]) -> tuple[Links, list[Problem]] | None:
+def _relink(
+    state: State | None,
+    known: Mapping[str, Kept],
+    parsed: Mapping[str, Parsed],
+    nodes: list[Node],
+    tags: dict[str, Tag],
+) -> tuple[Links, list[Problem]] | None:
     """The last build's links, when no entry was added or removed and none of the loaded ones
     changed what it links to (linking 10,000 entries took a tenth of a second): only the nodes,
     whose positions may have moved, are new."""
-    if state is None or state.links is None or state.tags != tags or \
-            len(nodes) != len(state.links.backlinks):
+    if (
+        state is None
+        or state.links is None
+        or state.tags != tags
+        or len(nodes) != len(state.links.backlinks)
+    ):
         return None
     for name, one in parsed.items():
         old = known.get(name)
@@ -431,5 +536,10 @@ def _relink(state: State | None, known: Mapping[str, Kept], parsed: Mapping[str,
 def _keep(one: Parsed, dates: Dates | None) -> tuple[Kept, dict[str, bytes]]:
     """What the state keeps of a freshly loaded entry, and its records with the dates in."""
     data = dict(one.data, export=exports.with_dates(one.data["export"], dates))
-    return Kept(key=one.key, node=one.node, card=one.card, dates=dates,
-                names=tuple(identity(data[kind]) for kind in KINDS)), data
+    return Kept(
+        key=one.key,
+        node=one.node,
+        card=one.card,
+        dates=dates,
+        names=tuple(identity(data[kind]) for kind in KINDS),
+    ), data

@@ -78,22 +78,29 @@ class Last:
 Make = Callable[[], bytes | Joined]
 
 
-def others(context: Context, site: SiteInputs,
-           same: Mapping[str, str] | None = None) -> Iterator[tuple[str, str, Make]]:
+def others(
+    context: Context, site: SiteInputs, same: Mapping[str, str] | None = None
+) -> Iterator[tuple[str, str, Make]]:
     """Every file of the site but the entry pages: (path, key, how to make it). `same`: the
     last build's keys, when no page of `plan.pages` can show anything new (`shown_alike`)."""
     dates = {i: e.dates for i, e in site.entries.items()}
     templates = context.templates[site.theme]
     for one in plan.pages(site.links, site.cards, dates, site.config):
         k = same.get(one.path) if same is not None else None
-        yield one.path, k or site.key(one.fingerprint()), \
-            partial(lambda p: templates.render(p.page(site.config)), one)
+        yield (
+            one.path,
+            k or site.key(one.fingerprint()),
+            partial(lambda p: templates.render(p.page(site.config)), one),
+        )
     (search_keys, fresh), (texts, fresh_texts) = site.records("search"), site.records("text")
     answers, fresh_answers = site.records("answer")
-    joined = [("entries.json", exports.export(*site.records("export"), site.config)),
-              *search.index_files(search_keys, texts, answers,
-                                  fresh | fresh_texts | fresh_answers, site.links),
-              (exports.DIAGNOSE_DATA, exports.diagnose_data(*site.records("diagnose")))]
+    joined = [
+        ("entries.json", exports.export(*site.records("export"), site.config)),
+        *search.index_files(
+            search_keys, texts, answers, fresh | fresh_texts | fresh_answers, site.links
+        ),
+        (exports.DIAGNOSE_DATA, exports.diagnose_data(*site.records("diagnose"))),
+    ]
     for path, one_file in joined:
         yield path, key(one_file.key()), partial(lambda j: j, one_file)
     ids = list(site.entries)
@@ -102,14 +109,18 @@ def others(context: Context, site: SiteInputs,
         part = ids[shard.start : shard.stop]
         names = [site.entries[i].names[at[0]] + site.entries[i].names[at[1]] for i in part]
         path = search.terms_file(n)
-        yield path, site.key(plan.fingerprint((path, part, names))), \
-            partial(_terms_shard, context, site, n, part, names)
+        yield (
+            path,
+            site.key(plan.fingerprint((path, part, names))),
+            partial(_terms_shard, context, site, n, part, names),
+        )
     for path, data in static_files(site.theme):
         yield path, site.key(plan.fingerprint(path)), partial(lambda d: d, data)
 
 
-def _terms_shard(context: Context, site: SiteInputs, number: int, ids: list[str],
-                 names: list[str]) -> bytes:
+def _terms_shard(
+    context: Context, site: SiteInputs, number: int, ids: list[str], names: list[str]
+) -> bytes:
     """Search index shard `number`. Its entries' postings come from this build or from the
     last build of the shard, kept in the cache under the shard's number and found by the names
     of their records: an edit loads no other entry again."""
@@ -144,14 +155,16 @@ def shown_alike(site: SiteInputs, last: Last) -> bool:
         return False
     for i, k in site.entries.items():
         old = last.entries[i]
-        if old is not k and (old.card.key != k.card.key or old.dates != k.dates or
-                             old.node.linking != k.node.linking):
+        if old is not k and (
+            old.card.key != k.card.key or old.dates != k.dates or old.node.linking != k.node.linking
+        ):
             return False
     return True
 
 
-def affected(site: SiteInputs, last: Last,
-             suggestions: Callable[[], Suggestions]) -> tuple[set[str], set[str]]:
+def affected(
+    site: SiteInputs, last: Last, suggestions: Callable[[], Suggestions]
+) -> tuple[set[str], set[str]]:
     """The entries whose page may show something new of another entry, and those of them whose
     suggestions may change. A changed entry, and for each whose title or links changed, every
     entry that shows it or is shown by it; for each whose links, tags or causes changed, those
@@ -201,23 +214,26 @@ class Written:
     """Files rendered and written (the others were kept)."""
 
 
-def write(context: Context, request: Request, writer: SiteWriter, site: SiteInputs,
-          last: Last) -> Written:
+def write(
+    context: Context, request: Request, writer: SiteWriter, site: SiteInputs, last: Last
+) -> Written:
     """Write every file whose key is not the one it had, keep the others (records of joined
     files are copied from `last.located`)."""
     keys: dict[str, str] = {}
     tasks = []
     suggestions = cache(lambda: Suggestions(site.links))
-    changed, again = (set(site.entries),) * 2 if last.also is None else \
-        affected(site, last, suggestions)
+    changed, again = (
+        (set(site.entries),) * 2 if last.also is None else affected(site, last, suggestions)
+    )
     cards = site.cards
     also: dict[str, tuple[str, ...]] = {}
     for i, kept in site.entries.items():
         path = f"entries/{i}.html"
         old = last.pages.get(path)
         if i in changed or i in site.fresh or old is None or last.also is None:
-            also[i] = suggestions().also(kept.node) if i in again or last.also is None \
-                else last.also[i]
+            also[i] = (
+                suggestions().also(kept.node) if i in again or last.also is None else last.also[i]
+            )
         else:  # nothing it shows changed
             also[i] = last.also[i]
             if writer.keep(path):

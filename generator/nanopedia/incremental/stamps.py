@@ -20,10 +20,13 @@ STAT_TRUST_NS = 2_000_000_000
 """A file modified this recently may change again within its timestamp's tick: hash it anew."""
 
 
-def file_hashes(root: Path, names: list[str],
-                 known: Mapping[str, tuple[int, int, int, bytes]], trust: Collection[str] = (),
-                 listed: Listing | None = None
-                 ) -> tuple[dict[str, tuple[int, int, int, bytes]], dict[str, bytes]]:
+def file_hashes(
+    root: Path,
+    names: list[str],
+    known: Mapping[str, tuple[int, int, int, bytes]],
+    trust: Collection[str] = (),
+    listed: Listing | None = None,
+) -> tuple[dict[str, tuple[int, int, int, bytes]], dict[str, bytes]]:
     """The sha256 of every file's bytes, by name; a file whose size, modification time and inode
     are those of the last build is not read again (measured at 10,000 entries: reading and
     hashing 80 MB was most of an unchanged rebuild); stamps already `listed` are not taken
@@ -74,8 +77,9 @@ def folder_id(out: Path) -> tuple[int, int]:
     return (info.st_dev, info.st_ino)
 
 
-def updated_manifest(out: Path, manifest: dict[str, tuple[int, int]], written: list[str],
-             files: set[str]) -> dict[str, tuple[int, int]]:
+def updated_manifest(
+    out: Path, manifest: dict[str, tuple[int, int]], written: list[str], files: set[str]
+) -> dict[str, tuple[int, int]]:
     """The manifest of the new site: the files written are stat'ed; those kept are links to (or
     copies of) the old site's, with its sizes and modification times."""
     new = {p: v for p, v in manifest.items() if p in files}

@@ -102,8 +102,7 @@ Remembered = dict[Path, tuple[tuple[int, int, int], State]]
 not read back what it wrote (unpickling it took a third of a second at 10,000 entries)."""
 
 
-def load(cache: Cache, k: str,
-         remembered: Remembered | None = None) -> tuple[State | None, bool]:
+def load(cache: Cache, k: str, remembered: Remembered | None = None) -> tuple[State | None, bool]:
     """The last build's state of a site, when it is this version's and complete; and whether
     it is one `remembered` holds (a build of the same context saved it)."""
     path = cache.path("state", k)
@@ -172,8 +171,14 @@ def hold(cache: Cache, k: str) -> int | None:
     return _lock(cache, k, fcntl.LOCK_EX)
 
 
-def save(cache: Cache, k: str, state: State, before: State | None, held: int | None = None,
-         remembered: Remembered | None = None) -> None:
+def save(
+    cache: Cache,
+    k: str,
+    state: State,
+    before: State | None,
+    held: int | None = None,
+    remembered: Remembered | None = None,
+) -> None:
     """Save the state; a bucket of entries all unchanged since `before` is not written again,
     and a bucket replaced is deleted. `held`: the lock `hold` took. The state is kept in
     `remembered` for the next build of the same context."""
@@ -193,8 +198,12 @@ def _write(cache: Cache, k: str, state: State, before: State | None) -> bool:
     old = before.buckets if before is not None and len(before.buckets) == count else None
     sizes = Counter(_bucket(m, count) for m in before.entries) if old and before else Counter()
     for n, part in enumerate(parts):
-        if old is not None and before is not None and sizes[n] == len(part) and \
-                all(before.entries.get(m) is v for m, v in part.items()):
+        if (
+            old is not None
+            and before is not None
+            and sizes[n] == len(part)
+            and all(before.entries.get(m) is v for m, v in part.items())
+        ):
             state.buckets.append(old[n])
             continue
         content = repr(sorted((m, v.key, v.dates) for m, v in part.items())).encode()

@@ -123,11 +123,17 @@ class SiteWriter:
         self.out = out
         if os.path.lexists(out):
             if not out.is_dir():
-                raise write_error(out, "the output path exists and is not a folder",
-                            "choose another path with --out, or remove it first")
+                raise write_error(
+                    out,
+                    "the output path exists and is not a folder",
+                    "choose another path with --out, or remove it first",
+                )
             if not (out / MARKER).exists() and any(out.iterdir()):
-                raise write_error(out, "the output folder exists and is not a Nanopedia site",
-                            "choose an empty folder with --out, or remove it first")
+                raise write_error(
+                    out,
+                    "the output folder exists and is not a Nanopedia site",
+                    "choose an empty folder with --out, or remove it first",
+                )
         try:
             out.parent.mkdir(parents=True, exist_ok=True)
             self.tmp = _scratch(out, "new")
@@ -155,8 +161,9 @@ class SiteWriter:
         except OSError as err:
             raise write_error(self.out, f"cannot write {path}: {err.strerror}") from None
 
-    def write_joined(self, path: str, joined: Joined,
-                     previous: Mapping[str, Span]) -> dict[str, tuple[int, int]]:
+    def write_joined(
+        self, path: str, joined: Joined, previous: Mapping[str, Span]
+    ) -> dict[str, tuple[int, int]]:
         """Write a joined file; a record not made in this build is copied from its span in
         `previous` (the previous site is still in place while a build writes). Runs of records
         that were adjacent before are copied in one call. Return the span of every record."""
@@ -169,6 +176,7 @@ class SiteWriter:
             self.written.append(path)
             try:
                 _reserve(fd, joined, previous)
+
                 def flush() -> None:
                     _write_all(fd, b"".join(buffer))
                     buffer.clear()
@@ -189,8 +197,12 @@ class SiteWriter:
                     data = joined.fresh.get(name)
                     if data is None:
                         site_path, start, length = previous[name]
-                        if run and not first and run[0] == site_path and \
-                                run[1] + run[2] + len(SEPARATOR) == start:
+                        if (
+                            run
+                            and not first
+                            and run[0] == site_path
+                            and run[1] + run[2] + len(SEPARATOR) == start
+                        ):
                             run[2] += len(SEPARATOR) + length
                         else:
                             flush()
@@ -264,8 +276,14 @@ class SiteWriter:
     def _target(self, path: str) -> str:
         """Where `path` goes in the new site's folder, its folder created."""
         parts = path.split("/")
-        if not path or path.startswith("/") or "" in parts or "." in parts or ".." in parts \
-                or "\0" in path:
+        if (
+            not path
+            or path.startswith("/")
+            or "" in parts
+            or "." in parts
+            or ".." in parts
+            or "\0" in path
+        ):
             raise write_error(self.out, f"refusing to write outside the site: {path!r}")
         self._claim(path)
         target = f"{self._tmp}/{path}"
@@ -317,8 +335,9 @@ class SiteWriter:
     def __enter__(self) -> SiteWriter:
         return self
 
-    def __exit__(self, kind: type[BaseException] | None, err: BaseException | None,
-                 tb: TracebackType | None) -> None:
+    def __exit__(
+        self, kind: type[BaseException] | None, err: BaseException | None, tb: TracebackType | None
+    ) -> None:
         if not self._done:
             shutil.rmtree(self.tmp, ignore_errors=True)
 
@@ -328,8 +347,12 @@ def _reserve(fd: int, joined: Joined, previous: Mapping[str, Span]) -> None:
     with its blocks still unallocated, ext4 writes it out first (the rename took 30-80 ms for
     a 112 MB entries.json, and made the next file operations wait on the journal)."""
     records = [n for n in joined.names if n != EMPTY]
-    size = len(joined.head) + len(joined.tail) + len(SEPARATOR) * max(0, len(records) - 1) + \
-        sum(len(joined.fresh[n]) if n in joined.fresh else previous[n][2] for n in records)
+    size = (
+        len(joined.head)
+        + len(joined.tail)
+        + len(SEPARATOR) * max(0, len(records) - 1)
+        + sum(len(joined.fresh[n]) if n in joined.fresh else previous[n][2] for n in records)
+    )
     if size >= RESERVE_MIN:
         try:
             os.posix_fallocate(fd, 0, size)
@@ -343,7 +366,7 @@ RESERVE_MIN = 1 << 20
 def _write_all(fd: int, data: bytes) -> None:
     view = memoryview(data)
     while view:
-        view = view[os.write(fd, view):]
+        view = view[os.write(fd, view) :]
 
 
 def _copy(src: int, dst: int, start: int, length: int) -> None:

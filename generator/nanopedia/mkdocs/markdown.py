@@ -91,8 +91,7 @@ def title(value: str, escape: Callable[[str], str] = text) -> str:
     """A cause's, fix step's, code example's or question's title, as on the site: its code spans
     as code, every other character as typed (escaped by `escape`: `text` for a link, `heading`
     for a heading)."""
-    return "".join(code_span(part) if code else escape(part)
-                   for code, part in title_parts(value))
+    return "".join(code_span(part) if code else escape(part) for code, part in title_parts(value))
 
 
 def url(href: str) -> str:
@@ -123,8 +122,9 @@ def inline(source: str, resolve: Resolve) -> str:
     return _inline(root.children[0], resolve) if root.children else ""
 
 
-def block(source: str, resolve: Resolve, *, nested: bool = False,
-          ids: set[str] | None = None) -> str:
+def block(
+    source: str, resolve: Resolve, *, nested: bool = False, ids: set[str] | None = None
+) -> str:
     """Block entry markdown (paragraphs, lists, tables, code) as safe Python-Markdown blocks.
 
     `nested` is for text that will sit inside a container (a blockquote), where Python-Markdown
@@ -133,12 +133,12 @@ def block(source: str, resolve: Resolve, *, nested: bool = False,
     site); each heading adds its own.
     """
     nodes = SyntaxTreeNode(_MD.parse(source)).children
-    return "\n\n".join(_blocks(nodes, resolve, nested=nested,
-                                ids=set() if ids is None else ids))
+    return "\n\n".join(_blocks(nodes, resolve, nested=nested, ids=set() if ids is None else ids))
 
 
-def _blocks(nodes: list[SyntaxTreeNode], resolve: Resolve, *, nested: bool,
-            ids: set[str]) -> list[str]:
+def _blocks(
+    nodes: list[SyntaxTreeNode], resolve: Resolve, *, nested: bool, ids: set[str]
+) -> list[str]:
     """Each block as a chunk of lines; chunks are separated by a blank line when joined.
 
     Python-Markdown merges two lists that follow each other into one, so an empty comment (which
@@ -223,8 +223,11 @@ def _table(node: SyntaxTreeNode, resolve: Resolve) -> str:
 
 
 def _align(style: str) -> str:
-    return {"text-align:left": ":---", "text-align:right": "---:",
-            "text-align:center": ":---:"}.get(style, "---")
+    return {
+        "text-align:left": ":---",
+        "text-align:right": "---:",
+        "text-align:center": ":---:",
+    }.get(style, "---")
 
 
 def _inline(node: SyntaxTreeNode, resolve: Resolve) -> str:

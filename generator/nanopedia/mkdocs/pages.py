@@ -106,8 +106,9 @@ def environment(templates: Path = TEMPLATES) -> jinja2.Environment:
     )
     env.globals.update(link=_link, anchor=_anchor, section=_section)
     env.filters["quote"] = _quote
-    env.filters["heading"] = lambda value: value if isinstance(value, Md) else \
-        Md(mdx.heading(str(value)))
+    env.filters["heading"] = lambda value: (
+        value if isinstance(value, Md) else Md(mdx.heading(str(value)))
+    )
     return env
 
 
@@ -158,55 +159,113 @@ class _Pages:
         backlinks = self.catalog.backlinks.get(e.id, ())
         view = {
             "title": e.title,
-            "category": {"title": CATEGORY_TITLES[e.category],
-                         "href": f"{_rel(self.layout.index, page)}#{e.category}"},
-            "tags": [{"title": f"#{self.catalog.tags[t].title}",
-                      "href": _rel(self.layout.tag(t), page)}
-                     for t in e.tags if t in self.catalog.tags],
+            "category": {
+                "title": CATEGORY_TITLES[e.category],
+                "href": f"{_rel(self.layout.index, page)}#{e.category}",
+            },
+            "tags": [
+                {"title": f"#{self.catalog.tags[t].title}", "href": _rel(self.layout.tag(t), page)}
+                for t in e.tags
+                if t in self.catalog.tags
+            ],
             "summary": Md(mdx.block(e.summary, resolve, nested=True, ids=ids)),
-            "causes": [{"anchor": f"cause-{c.id}", **_title(c.title),
-                        "answer": f"{DOMAIN_TITLES[c.domain]} · {ACTION_TITLES[c.action]}",
-                        "explanation": block(c.explanation)} for c in e.root_causes],
+            "causes": [
+                {
+                    "anchor": f"cause-{c.id}",
+                    **_title(c.title),
+                    "answer": f"{DOMAIN_TITLES[c.domain]} · {ACTION_TITLES[c.action]}",
+                    "explanation": block(c.explanation),
+                }
+                for c in e.root_causes
+            ],
             "status": {"repros": len(e.repro), "reviewed": e.reviewed},
-            "symptoms": [{"text": inline(s.text), "anchor": f"cause-{s.cause}",
-                          "cause": _title(causes[s.cause].title)["label"] if s.cause in causes
-                          else s.cause}
-                         for s in e.symptoms],
+            "symptoms": [
+                {
+                    "text": inline(s.text),
+                    "anchor": f"cause-{s.cause}",
+                    "cause": _title(causes[s.cause].title)["label"]
+                    if s.cause in causes
+                    else s.cause,
+                }
+                for s in e.symptoms
+            ],
             "mechanism": block(e.mechanism),
-            "systems": [Md(f"<strong>{mdx.inline(a.name, resolve)}</strong>"
-                           + (f" {mdx.inline(a.versions, resolve)}" if a.versions else "")
-                           + (f" ({mdx.code_span(a.package)}: " + "; ".join(
-                               r.words() for r in a.affected) + ")"
-                              if a.package else "")
-                           + (f": {mdx.inline(a.notes, resolve)}" if a.notes else ""))
-                        for a in e.affected_systems],
+            "systems": [
+                Md(
+                    f"<strong>{mdx.inline(a.name, resolve)}</strong>"
+                    + (f" {mdx.inline(a.versions, resolve)}" if a.versions else "")
+                    + (
+                        f" ({mdx.code_span(a.package)}: "
+                        + "; ".join(r.words() for r in a.affected)
+                        + ")"
+                        if a.package
+                        else ""
+                    )
+                    + (f": {mdx.inline(a.notes, resolve)}" if a.notes else "")
+                )
+                for a in e.affected_systems
+            ],
             "confirm": [inline(c) for c in e.confirm],
-            "fix": [{"anchor": f"fix-{i}", **_title(f.title), "detail": block(f.detail),
-                     "causes": [{"label": _title(causes[c].title)["label"],
-                                 "href": f"#cause-{c}"} for c in f.causes if c in causes]}
-                    for i, f in enumerate(e.fix, 1)],
+            "fix": [
+                {
+                    "anchor": f"fix-{i}",
+                    **_title(f.title),
+                    "detail": block(f.detail),
+                    "causes": [
+                        {"label": _title(causes[c].title)["label"], "href": f"#cause-{c}"}
+                        for c in f.causes
+                        if c in causes
+                    ],
+                }
+                for i, f in enumerate(e.fix, 1)
+            ],
             "prevention": [inline(p) for p in e.prevention],
-            "code_examples": [{"anchor": f"example-{i}", **_title(x.title), "stack": x.stack,
-                               "code": Md(mdx.fenced(x.code, x.language)), "why": block(x.why)}
-                              for i, x in enumerate(e.code_examples, 1)],
+            "code_examples": [
+                {
+                    "anchor": f"example-{i}",
+                    **_title(x.title),
+                    "stack": x.stack,
+                    "code": Md(mdx.fenced(x.code, x.language)),
+                    "why": block(x.why),
+                }
+                for i, x in enumerate(e.code_examples, 1)
+            ],
             "checked_with": list(e.checked_with.items()),
-            "repros": [{"anchor": f"repro-{r.id}", **_title(r.title), "stack": r.stack,
-                        "line": reproduced_with(r.ranks, repro_pins()),
-                        "command": Md(mdx.code_span(f"nanopedia verify {e.id}")),
-                        "broken": Md(mdx.fenced(r.broken, "python")),
-                        "fix": Md(mdx.fenced("\n".join(
-                            {"del": "- ", "ins": "+ ", "ctx": "  ", "gap": ""}[kind] + text
-                            for kind, text in fix_lines(r.broken, r.fixed)), "diff"))}
-                       for r in e.repro],
-            "faq": [{"anchor": f"faq-{i}", "question": _title(q.question)["title"],
-                     "answer": block(q.answer)}
-                    for i, q in enumerate(e.faq, 1)],
-            "references": [{"title": r.title, "href": r.url, "kind": r.kind}
-                           for r in e.references],
+            "repros": [
+                {
+                    "anchor": f"repro-{r.id}",
+                    **_title(r.title),
+                    "stack": r.stack,
+                    "line": reproduced_with(r.ranks, repro_pins()),
+                    "command": Md(mdx.code_span(f"nanopedia verify {e.id}")),
+                    "broken": Md(mdx.fenced(r.broken, "python")),
+                    "fix": Md(
+                        mdx.fenced(
+                            "\n".join(
+                                {"del": "- ", "ins": "+ ", "ctx": "  ", "gap": ""}[kind] + text
+                                for kind, text in fix_lines(r.broken, r.fixed)
+                            ),
+                            "diff",
+                        )
+                    ),
+                }
+                for r in e.repro
+            ],
+            "faq": [
+                {
+                    "anchor": f"faq-{i}",
+                    "question": _title(q.question)["title"],
+                    "answer": block(q.answer),
+                }
+                for i, q in enumerate(e.faq, 1)
+            ],
+            "references": [{"title": r.title, "href": r.url, "kind": r.kind} for r in e.references],
             "related": [self.entry_link(i, page) for i in e.related if i in self.catalog.by_id],
             "backlinks": [self.entry_link(i, page) for i in backlinks if i not in e.related],
-            "also": [self.entry_link(i, page)
-                     for i in self.suggestions.also(self.catalog.links.nodes[e.id])],
+            "also": [
+                self.entry_link(i, page)
+                for i in self.suggestions.also(self.catalog.links.nodes[e.id])
+            ],
         }
         return page, self.render("entry.md.j2", entry=view)
 
@@ -216,18 +275,31 @@ class _Pages:
         tag = self.catalog.tags[slug]
         ids: set[str] = set()
         description = Md(mdx.block(tag.description, resolve, ids=ids))
-        entries = [{**self.entry_link(i, page),
-                    "summary": Md(mdx.block(self.catalog.by_id[i].entry.summary, resolve,
-                                            ids=ids))}
-                   for i in self.catalog.by_tag[slug] if i in self.catalog.by_id]
-        view = {"title": f"#{tag.title}", "description": description,
-                "entries": entries, "index": _rel(self.layout.tags_index, page)}
+        entries = [
+            {
+                **self.entry_link(i, page),
+                "summary": Md(mdx.block(self.catalog.by_id[i].entry.summary, resolve, ids=ids)),
+            }
+            for i in self.catalog.by_tag[slug]
+            if i in self.catalog.by_id
+        ]
+        view = {
+            "title": f"#{tag.title}",
+            "description": description,
+            "entries": entries,
+            "index": _rel(self.layout.tags_index, page),
+        }
         return page, self.render("tag.md.j2", tag=view)
 
     def tag_list(self, page: str) -> list[dict[str, Any]]:
-        return [{"title": f"#{tag.title}", "count": len(self.catalog.by_tag[slug]),
-                 "href": _rel(self.layout.tag(slug), page)}
-                for slug, tag in self.catalog.tags.items()]
+        return [
+            {
+                "title": f"#{tag.title}",
+                "count": len(self.catalog.by_tag[slug]),
+                "href": _rel(self.layout.tag(slug), page),
+            }
+            for slug, tag in self.catalog.tags.items()
+        ]
 
     def tags_index(self) -> tuple[str, str]:
         page = self.layout.tags_index
@@ -238,11 +310,19 @@ class _Pages:
         groups: dict[str, list[dict[str, Any]]] = {}
         for src in self.catalog.sources:
             groups.setdefault(src.entry.category, []).append(self.entry_link(src.entry.id, page))
-        categories = [{"anchor": slug, "title": name, "entries": groups[slug]}
-                      for slug, name in CATEGORY_TITLES.items() if slug in groups]
-        return page, self.render("index.md.j2", title=title, count=len(self.catalog.sources),
-                                 categories=categories, tags=self.tag_list(page),
-                                 tags_index=_rel(self.layout.tags_index, page))
+        categories = [
+            {"anchor": slug, "title": name, "entries": groups[slug]}
+            for slug, name in CATEGORY_TITLES.items()
+            if slug in groups
+        ]
+        return page, self.render(
+            "index.md.j2",
+            title=title,
+            count=len(self.catalog.sources),
+            categories=categories,
+            tags=self.tag_list(page),
+            tags_index=_rel(self.layout.tags_index, page),
+        )
 
 
 def pages(catalog: Catalog, layout: Layout, title: str) -> dict[str, str]:

@@ -104,8 +104,9 @@ class NanopediaPlugin(BasePlugin[NanopediaConfig]):
                 "rename it in tags.yaml"
             )
         moved = [self.layout.entry(a) for src in catalog.sources for a in src.entry.aliases]
-        taken = sorted(uri for uri in [*generated, *moved]
-                       if files.get_file_from_path(uri) is not None)
+        taken = sorted(
+            uri for uri in [*generated, *moved] if files.get_file_from_path(uri) is not None
+        )
         if taken:
             raise PluginError(
                 f"nanopedia: {', '.join(taken)} already exist(s) in {config.docs_dir}; the "
@@ -169,12 +170,14 @@ class NanopediaPlugin(BasePlugin[NanopediaConfig]):
             groups.setdefault(src.entry.category, []).append(page(layout.entry(src.entry.id)))
         categories: list[StructureItem] = [
             Section(html.escape(name), groups[slug])
-            for slug, name in CATEGORY_TITLES.items() if slug in groups
+            for slug, name in CATEGORY_TITLES.items()
+            if slug in groups
         ]
         tags: list[StructureItem] = [page(layout.tags_index)]
         tags += [page(layout.tag(slug)) for slug in self.catalog.tags]
-        return Section(html.escape(self.title),
-                       [page(layout.index), *categories, Section("Tags", tags)])
+        return Section(
+            html.escape(self.title), [page(layout.index), *categories, Section("Tags", tags)]
+        )
 
     def _replace(self, items: list[Any], section: Section) -> tuple[list[Any], bool]:
         """The nav without our pages, with `section` where the section index was."""
@@ -215,13 +218,21 @@ class NanopediaPlugin(BasePlugin[NanopediaConfig]):
         for src in self.catalog.sources:
             target = self.generated[self.layout.entry(src.entry.id)]
             for alias in src.entry.aliases:
-                moved = File(self.layout.entry(alias), None, config.site_dir,
-                             config.use_directory_urls)
+                moved = File(
+                    self.layout.entry(alias), None, config.site_dir, config.use_directory_urls
+                )
                 href = get_relative_url(target.url, moved.url)
                 path = Path(moved.abs_dest_path)
                 path.parent.mkdir(parents=True, exist_ok=True)
-                path.write_bytes(render(SitePage(moved.dest_uri, "moved.html", {
-                    "target": {"href": href, "title": src.entry.title}})))
+                path.write_bytes(
+                    render(
+                        SitePage(
+                            moved.dest_uri,
+                            "moved.html",
+                            {"target": {"href": href, "title": src.entry.title}},
+                        )
+                    )
+                )
 
     def on_serve(
         self, server: LiveReloadServer, /, *, config: MkDocsConfig, builder: Any

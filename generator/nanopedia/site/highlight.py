@@ -125,8 +125,9 @@ _CONTINUES_IMPORT = re.compile(r"\s*(?:,|as\b)")
 _CONTINUES_FROM = re.compile(r"\s*import\b")
 
 
-def _python_lines(lexer: Lexer, source: str,
-                  known: dict[str, tuple[str, bool, bool]]) -> list[str] | None:
+def _python_lines(
+    lexer: Lexer, source: str, known: dict[str, tuple[str, bool, bool]]
+) -> list[str] | None:
     """Each line's HTML, or None when the block must be lexed as a whole (a triple-quoted
     string, a continued line, an open f-string expression...)."""
     text = source.removeprefix("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
@@ -149,8 +150,9 @@ def _python_lines(lexer: Lexer, source: str,
     return out
 
 
-def _python_line(lexer: Lexer, line: str,
-                 known: dict[str, tuple[str, bool, bool]]) -> tuple[str, bool, bool]:
+def _python_line(
+    lexer: Lexer, line: str, known: dict[str, tuple[str, bool, bool]]
+) -> tuple[str, bool, bool]:
     """Lex `line` followed by a newline and a space: the lexer is in its root state at the line
     end exactly when the newline comes out as a token of its own (every other state that can
     reach it either resets at it or swallows the space too), except the `import` states, which
@@ -240,7 +242,9 @@ def styles() -> dict[str, str]:
                 decl = _HEX.sub(partial(_readable_match, on=grounds), decl)
                 grouped.setdefault(decl.replace(": ", ":").replace("; ", ";"), []).append(cls)
         out[name] = "\n".join(
-            f"{CSS_SCOPE} .{classes[0]}{{{decl}}}" if len(classes) == 1 else
-            f"{CSS_SCOPE} :is({','.join('.' + c for c in classes)}){{{decl}}}"
-            for decl, classes in grouped.items())
+            f"{CSS_SCOPE} .{classes[0]}{{{decl}}}"
+            if len(classes) == 1
+            else f"{CSS_SCOPE} :is({','.join('.' + c for c in classes)}){{{decl}}}"
+            for decl, classes in grouped.items()
+        )
     return out

@@ -61,8 +61,9 @@ def _rewrite_links(state: StateCore) -> None:
             target = entry_target(href)
             if target is not None:
                 fragment = href.partition("#")[2]
-                tok.attrSet("href", f"{env.entry_base}{target}.html" + (f"#{fragment}" *
-                                                                        bool(fragment)))
+                tok.attrSet(
+                    "href", f"{env.entry_base}{target}.html" + (f"#{fragment}" * bool(fragment))
+                )
         block.children = out
 
 

@@ -52,37 +52,68 @@ class EntryInputs(NamedTuple):
     dates: Dates | None
 
 
-def entry(node: Node, links: Links, cards: Mapping[str, Card], also: tuple[str, ...],
-          source: str, dates: Dates | None) -> tuple[str, EntryInputs]:
+def entry(
+    node: Node,
+    links: Links,
+    cards: Mapping[str, Card],
+    also: tuple[str, ...],
+    source: str,
+    dates: Dates | None,
+) -> tuple[str, EntryInputs]:
     """An entry page's path and inputs; `also` is its 'also tagged' suggestions."""
     return f"entries/{node.id}.html", EntryInputs(
-        source, views.neighbours(node, links, cards, also), dates)
+        source, views.neighbours(node, links, cards, also), dates
+    )
 
 
-def pages(links: Links, cards: Mapping[str, Card], dates: Mapping[str, Dates | None],
-          config: Config) -> Iterator[Planned[Any]]:
+def pages(
+    links: Links, cards: Mapping[str, Card], dates: Mapping[str, Dates | None], config: Config
+) -> Iterator[Planned[Any]]:
     """Every page of the site but the entry pages, in a fixed order."""
-    tag_counts = tuple(views.TagCount(t, tag.title, len(links.by_tag[t]))
-                       for t, tag in links.tags.items())
-    yield Planned("index.html", views.index_page, views.IndexInputs(
-        views.category_lists(cards), tag_counts, views.domain_lists(cards)))
+    tag_counts = tuple(
+        views.TagCount(t, tag.title, len(links.by_tag[t])) for t, tag in links.tags.items()
+    )
+    yield Planned(
+        "index.html",
+        views.index_page,
+        views.IndexInputs(views.category_lists(cards), tag_counts, views.domain_lists(cards)),
+    )
     for slug, tag in links.tags.items():
-        yield Planned(f"tags/{slug}.html", views.tag_page, views.TagInputs(
-            slug, tag.title, tag.description,
-            tuple(filter(None, map(cards.get, links.by_tag[slug])))))
+        yield Planned(
+            f"tags/{slug}.html",
+            views.tag_page,
+            views.TagInputs(
+                slug,
+                tag.title,
+                tag.description,
+                tuple(filter(None, map(cards.get, links.by_tag[slug]))),
+            ),
+        )
     yield Planned("tags/index.html", views.tags_index, tag_counts)
     for alias, current in links.aliases.items():
-        yield Planned(f"entries/{alias}.html", views.redirect_page,
-                      views.RedirectInputs(alias, current, cards[current].title))
+        yield Planned(
+            f"entries/{alias}.html",
+            views.redirect_page,
+            views.RedirectInputs(alias, current, cards[current].title),
+        )
     for one in feed.plan(links, config, dates):  # none when nothing is dated
-        yield Planned(one.path, feed.page,
-                      feed.FeedInputs(one, tuple(cards[i] for i, _ in one.recent)))
+        yield Planned(
+            one.path, feed.page, feed.FeedInputs(one, tuple(cards[i] for i, _ in one.recent))
+        )
     for path, fixed in views.FIXED.items():
         yield Planned(path, _fixed(fixed), None)
     if config.base_url:
-        yield Planned("sitemap.xml", views.sitemap, (
-            "index.html", *(f"tags/{t}.html" for t in links.tags), "tags/index.html",
-            "diagnose.html", *(f"entries/{i}.html" for i in links.nodes)))
+        yield Planned(
+            "sitemap.xml",
+            views.sitemap,
+            (
+                "index.html",
+                *(f"tags/{t}.html" for t in links.tags),
+                "tags/index.html",
+                "diagnose.html",
+                *(f"entries/{i}.html" for i in links.nodes),
+            ),
+        )
 
 
 def _fixed(view: Callable[[Config], Page]) -> Callable[[None, Config], Page]:
@@ -117,8 +148,9 @@ def _walk(value: object, out: Callable[[str], None]) -> None:
                 out("card " + item.key)
             elif inner in _LEAF:
                 out(repr(item))
-            elif inner is tuple and len(item) == 2 and type(item[0]) is str \
-                    and type(item[1]) is str:
+            elif (
+                inner is tuple and len(item) == 2 and type(item[0]) is str and type(item[1]) is str
+            ):
                 out(repr(item))  # an (id, title) pair: one part, as unambiguous as two
             else:
                 _walk(item, out)

@@ -55,12 +55,20 @@ class Templates:
             template = self.environment.get_template(page.template)
             return template.render(page.context).encode("utf-8")
         except jinja2.TemplateSyntaxError as err:
-            fail(f"theme/templates/{err.name or page.template}", "E040",
-                 err.message or str(err), at=(err.lineno, 1))
+            fail(
+                f"theme/templates/{err.name or page.template}",
+                "E040",
+                err.message or str(err),
+                at=(err.lineno, 1),
+            )
         except jinja2.TemplateError as err:
             name, line = _template_line(err, self.theme, page.template)
-            fail(f"theme/templates/{name}", "E040", f"{err} (while rendering {page.path})",
-                 at=(line, 1 if line else 0))
+            fail(
+                f"theme/templates/{name}",
+                "E040",
+                f"{err} (while rendering {page.path})",
+                at=(line, 1 if line else 0),
+            )
 
 
 class _Compiled(jinja2.FileSystemBytecodeCache):

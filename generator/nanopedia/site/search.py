@@ -84,8 +84,7 @@ SHARD_FIELDS = ("tags", "summary", "symptoms", "causes")
 #: Fields of the records that hold lists (the items one per line).
 LIST_FIELDS = ("errors", "mentions", "aliases", "tags", "symptoms", "causes")
 #: Fields of the serialized index, in MiniSearch's field-id order (`search.js` reads them).
-INDEXED_FIELDS = ("title", "errors", "mentions", "aliases", "tags", "symptoms", "causes",
-                  "summary")
+INDEXED_FIELDS = ("title", "errors", "mentions", "aliases", "tags", "symptoms", "causes", "summary")
 #: Words too common to rank by: dropped from documents and queries alike (`search.js` reads them).
 STOP_WORDS = frozenset(
     "a an and are as at be but by for from has have in into is it its of on or than that the "
@@ -125,37 +124,41 @@ _NOT_SLUG = re.compile(r"[^a-z0-9]+")
 #: The end of a summary's first sentence: a stop, then a space or the end.
 _SENTENCE_END = re.compile(r"[.!?](?=\s|$)")
 #: Unicode punctuation (P*) and separators (Z*), with CR and LF: MiniSearch's token separators.
-_SEPARATOR = re.compile("[" + (
-    r"\x0a\x0d\x20-\x23\x25-\x2a\x2c-\x2f\x3a\x3b\x3f\x40\x5b-\x5d\x5f\x7b\x7d\xa0\xa1\xa7\xab"
-    r"\xb6\xb7\xbb\xbf\u037e\u0387\u055a-\u055f\u0589\u058a\u05be\u05c0\u05c3\u05c6"
-    r"\u05f3\u05f4\u0609\u060a\u060c\u060d\u061b\u061d-\u061f\u066a-\u066d\u06d4\u0700-\u070d"
-    r"\u07f7-\u07f9\u0830-\u083e\u085e\u0964\u0965\u0970\u09fd\u0a76\u0af0\u0c77\u0c84\u0df4"
-    r"\u0e4f\u0e5a\u0e5b\u0f04-\u0f12\u0f14\u0f3a-\u0f3d\u0f85\u0fd0-\u0fd4\u0fd9\u0fda"
-    r"\u104a-\u104f\u10fb\u1360-\u1368\u1400\u166e\u1680\u169b\u169c\u16eb-\u16ed\u1735\u1736"
-    r"\u17d4-\u17d6\u17d8-\u17da\u1800-\u180a\u1944\u1945\u1a1e\u1a1f\u1aa0-\u1aa6"
-    r"\u1aa8-\u1aad\u1b5a-\u1b60\u1b7d\u1b7e\u1bfc-\u1bff\u1c3b-\u1c3f\u1c7e\u1c7f"
-    r"\u1cc0-\u1cc7\u1cd3\u2000-\u200a\u2010-\u2029\u202f-\u2043\u2045-\u2051\u2053-\u205f"
-    r"\u207d\u207e\u208d\u208e\u2308-\u230b\u2329\u232a\u2768-\u2775\u27c5\u27c6\u27e6-\u27ef"
-    r"\u2983-\u2998\u29d8-\u29db\u29fc\u29fd\u2cf9-\u2cfc\u2cfe\u2cff\u2d70\u2e00-\u2e2e"
-    r"\u2e30-\u2e4f\u2e52-\u2e5d\u3000-\u3003\u3008-\u3011\u3014-\u301f\u3030\u303d\u30a0"
-    r"\u30fb\ua4fe\ua4ff\ua60d-\ua60f\ua673\ua67e\ua6f2-\ua6f7\ua874-\ua877\ua8ce\ua8cf"
-    r"\ua8f8-\ua8fa\ua8fc\ua92e\ua92f\ua95f\ua9c1-\ua9cd\ua9de\ua9df\uaa5c-\uaa5f\uaade\uaadf"
-    r"\uaaf0\uaaf1\uabeb\ufd3e\ufd3f\ufe10-\ufe19\ufe30-\ufe52\ufe54-\ufe61\ufe63\ufe68"
-    r"\ufe6a\ufe6b\uff01-\uff03\uff05-\uff0a\uff0c-\uff0f\uff1a\uff1b\uff1f\uff20\uff3b-\uff3d"
-    r"\uff3f\uff5b\uff5d\uff5f-\uff65\U00010100-\U00010102\U0001039f\U000103d0\U0001056f"
-    r"\U00010857\U0001091f\U0001093f\U00010a50-\U00010a58\U00010a7f\U00010af0-\U00010af6"
-    r"\U00010b39-\U00010b3f\U00010b99-\U00010b9c\U00010ead\U00010f55-\U00010f59"
-    r"\U00010f86-\U00010f89\U00011047-\U0001104d\U000110bb\U000110bc\U000110be-\U000110c1"
-    r"\U00011140-\U00011143\U00011174\U00011175\U000111c5-\U000111c8\U000111cd\U000111db"
-    r"\U000111dd-\U000111df\U00011238-\U0001123d\U000112a9\U0001144b-\U0001144f"
-    r"\U0001145a\U0001145b\U0001145d\U000114c6\U000115c1-\U000115d7\U00011641-\U00011643"
-    r"\U00011660-\U0001166c\U000116b9\U0001173c-\U0001173e\U0001183b\U00011944-\U00011946"
-    r"\U000119e2\U00011a3f-\U00011a46\U00011a9a-\U00011a9c\U00011a9e-\U00011aa2"
-    r"\U00011c41-\U00011c45\U00011c70\U00011c71\U00011ef7\U00011ef8\U00011fff"
-    r"\U00012470-\U00012474\U00012ff1\U00012ff2\U00016a6e\U00016a6f\U00016af5"
-    r"\U00016b37-\U00016b3b\U00016b44\U00016e97-\U00016e9a\U00016fe2\U0001bc9f"
-    r"\U0001da87-\U0001da8b\U0001e95e\U0001e95f"
-) + "]+")
+_SEPARATOR = re.compile(
+    "["
+    + (
+        r"\x0a\x0d\x20-\x23\x25-\x2a\x2c-\x2f\x3a\x3b\x3f\x40\x5b-\x5d\x5f\x7b\x7d\xa0\xa1\xa7\xab"
+        r"\xb6\xb7\xbb\xbf\u037e\u0387\u055a-\u055f\u0589\u058a\u05be\u05c0\u05c3\u05c6"
+        r"\u05f3\u05f4\u0609\u060a\u060c\u060d\u061b\u061d-\u061f\u066a-\u066d\u06d4\u0700-\u070d"
+        r"\u07f7-\u07f9\u0830-\u083e\u085e\u0964\u0965\u0970\u09fd\u0a76\u0af0\u0c77\u0c84\u0df4"
+        r"\u0e4f\u0e5a\u0e5b\u0f04-\u0f12\u0f14\u0f3a-\u0f3d\u0f85\u0fd0-\u0fd4\u0fd9\u0fda"
+        r"\u104a-\u104f\u10fb\u1360-\u1368\u1400\u166e\u1680\u169b\u169c\u16eb-\u16ed\u1735\u1736"
+        r"\u17d4-\u17d6\u17d8-\u17da\u1800-\u180a\u1944\u1945\u1a1e\u1a1f\u1aa0-\u1aa6"
+        r"\u1aa8-\u1aad\u1b5a-\u1b60\u1b7d\u1b7e\u1bfc-\u1bff\u1c3b-\u1c3f\u1c7e\u1c7f"
+        r"\u1cc0-\u1cc7\u1cd3\u2000-\u200a\u2010-\u2029\u202f-\u2043\u2045-\u2051\u2053-\u205f"
+        r"\u207d\u207e\u208d\u208e\u2308-\u230b\u2329\u232a\u2768-\u2775\u27c5\u27c6\u27e6-\u27ef"
+        r"\u2983-\u2998\u29d8-\u29db\u29fc\u29fd\u2cf9-\u2cfc\u2cfe\u2cff\u2d70\u2e00-\u2e2e"
+        r"\u2e30-\u2e4f\u2e52-\u2e5d\u3000-\u3003\u3008-\u3011\u3014-\u301f\u3030\u303d\u30a0"
+        r"\u30fb\ua4fe\ua4ff\ua60d-\ua60f\ua673\ua67e\ua6f2-\ua6f7\ua874-\ua877\ua8ce\ua8cf"
+        r"\ua8f8-\ua8fa\ua8fc\ua92e\ua92f\ua95f\ua9c1-\ua9cd\ua9de\ua9df\uaa5c-\uaa5f\uaade\uaadf"
+        r"\uaaf0\uaaf1\uabeb\ufd3e\ufd3f\ufe10-\ufe19\ufe30-\ufe52\ufe54-\ufe61\ufe63\ufe68"
+        r"\ufe6a\ufe6b\uff01-\uff03\uff05-\uff0a\uff0c-\uff0f\uff1a\uff1b\uff1f\uff20\uff3b-\uff3d"
+        r"\uff3f\uff5b\uff5d\uff5f-\uff65\U00010100-\U00010102\U0001039f\U000103d0\U0001056f"
+        r"\U00010857\U0001091f\U0001093f\U00010a50-\U00010a58\U00010a7f\U00010af0-\U00010af6"
+        r"\U00010b39-\U00010b3f\U00010b99-\U00010b9c\U00010ead\U00010f55-\U00010f59"
+        r"\U00010f86-\U00010f89\U00011047-\U0001104d\U000110bb\U000110bc\U000110be-\U000110c1"
+        r"\U00011140-\U00011143\U00011174\U00011175\U000111c5-\U000111c8\U000111cd\U000111db"
+        r"\U000111dd-\U000111df\U00011238-\U0001123d\U000112a9\U0001144b-\U0001144f"
+        r"\U0001145a\U0001145b\U0001145d\U000114c6\U000115c1-\U000115d7\U00011641-\U00011643"
+        r"\U00011660-\U0001166c\U000116b9\U0001173c-\U0001173e\U0001183b\U00011944-\U00011946"
+        r"\U000119e2\U00011a3f-\U00011a46\U00011a9a-\U00011a9c\U00011a9e-\U00011aa2"
+        r"\U00011c41-\U00011c45\U00011c70\U00011c71\U00011ef7\U00011ef8\U00011fff"
+        r"\U00012470-\U00012474\U00012ff1\U00012ff2\U00016a6e\U00016a6f\U00016af5"
+        r"\U00016b37-\U00016b3b\U00016b44\U00016e97-\U00016e9a\U00016fe2\U0001bc9f"
+        r"\U0001da87-\U0001da8b\U0001e95e\U0001e95f"
+    )
+    + "]+"
+)
 _UNSAFE = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028", "\u2029": "\\u2029"}
 _UNSAFE_RE = re.compile("[<>&\u2028\u2029]")
 
@@ -210,7 +213,7 @@ def answer(summary: str) -> str:
     first = summary[: end.end()] if end else summary
     if len(first) <= ANSWER_MAX:
         return first
-    return first[: ANSWER_MAX].rsplit(" ", 1)[0] + " …"
+    return first[:ANSWER_MAX].rsplit(" ", 1)[0] + " …"
 
 
 def _unique(items: Iterable[str]) -> list[str]:
@@ -236,8 +239,12 @@ def document(entry: Entry) -> Document:
     symptoms = [inline_text(s.text) for s in entry.symptoms]
 
     def logged(decisive: bool) -> list[str]:
-        return [_one_line(_LOG_PREFIX.sub("", line)) for fp in entry.fingerprints
-                if (fp.indicates == "decisive") == decisive for line in fp.must_match]
+        return [
+            _one_line(_LOG_PREFIX.sub("", line))
+            for fp in entry.fingerprints
+            if (fp.indicates == "decisive") == decisive
+            for line in fp.must_match
+        ]
 
     errors = _unique(title_quotes(entry.title) + logged(True))
     quoted = [code for _, spans in symptoms for code in spans]
@@ -290,8 +297,10 @@ def compact_id(entry_id: str, title: str) -> str:
 def _packed(values: Mapping[str, object], names: Sequence[str]) -> str:
     """Fields `names` of a document as one string: fields apart by a tab, list items by a line
     break (values are put on one line, so neither occurs in them; empty items are left out)."""
-    return "\t".join("\n".join(filter(None, map(_one_line, v))) if isinstance(v, list)
-                     else _one_line(str(v)) for v in (values[name] for name in names))
+    return "\t".join(
+        "\n".join(filter(None, map(_one_line, v))) if isinstance(v, list) else _one_line(str(v))
+        for v in (values[name] for name in names)
+    )
 
 
 def records(doc: Document) -> tuple[bytes, bytes, bytes]:
@@ -300,9 +309,11 @@ def records(doc: Document) -> tuple[bytes, bytes, bytes]:
     values = dict(zip(KEY_FIELDS + TEXT_FIELDS, doc[0] + doc[1], strict=True))
     title = _one_line(str(values["title"]))
     values |= {"title": title, "id": compact_id(str(values["id"]), title)}
-    return (script_json(_packed(values, RECORD_FIELDS)).encode(),
-            script_json(_packed(values, SHARD_FIELDS)).encode(),
-            script_json(answer(str(values["summary"]))).encode())
+    return (
+        script_json(_packed(values, RECORD_FIELDS)).encode(),
+        script_json(_packed(values, SHARD_FIELDS)).encode(),
+        script_json(answer(str(values["summary"]))).encode(),
+    )
 
 
 def _field_value(value: object) -> str:
@@ -323,8 +334,9 @@ def postings(doc: Document) -> Postings:
             if term and term not in STOP_WORDS:
                 fields = counts.setdefault(term, {})
                 fields[field_id] = fields.get(field_id, 0) + 1
-    return tuple(lengths), {t: tuple(x for pair in f.items() for x in pair)
-                            for t, f in counts.items()}
+    return tuple(lengths), {
+        t: tuple(x for pair in f.items() for x in pair) for t, f in counts.items()
+    }
 
 
 def _number(value: float) -> float | int:
@@ -371,8 +383,13 @@ def terms_file(number: int) -> str:
 def terms_script(number: int, ids: Sequence[str], entries: Sequence[Postings]) -> bytes:
     """Index shard `number` as a script. V8 parses a large literal given to `JSON.parse` faster
     than the same object written as code."""
-    text = json.dumps(serialized(ids, entries), sort_keys=True, separators=(",", ":"),
-                      ensure_ascii=False).replace("\\", "\\\\").replace("'", "\\'")
+    text = (
+        json.dumps(
+            serialized(ids, entries), sort_keys=True, separators=(",", ":"), ensure_ascii=False
+        )
+        .replace("\\", "\\\\")
+        .replace("'", "\\'")
+    )
     literal = _UNSAFE_RE.sub(lambda m: _UNSAFE[m.group()], text)
     head = f"(window.{INDEX_GLOBAL}=window.{INDEX_GLOBAL}||[])[{number}]=JSON.parse('"
     return f"{head}{literal}');\n".encode()
@@ -383,8 +400,13 @@ def shards(count: int) -> list[range]:
     return [range(i, min(i + SHARD_SIZE, count)) for i in range(0, count, SHARD_SIZE)]
 
 
-def index_files(keys: Sequence[str], texts: Sequence[str], answers: Sequence[str],
-                fresh: Mapping[str, bytes], links: Links) -> Iterator[tuple[str, Joined]]:
+def index_files(
+    keys: Sequence[str],
+    texts: Sequence[str],
+    answers: Sequence[str],
+    fresh: Mapping[str, bytes],
+    links: Links,
+) -> Iterator[tuple[str, Joined]]:
     """The joined scripts (`index.js`, `answers.js`, text shards) from every entry's three
     `records` (named, in the id order of `links`; `fresh` has the bytes of those made in this
     build).
@@ -408,13 +430,19 @@ def index_files(keys: Sequence[str], texts: Sequence[str], answers: Sequence[str
         "version": FORMAT_VERSION,
     }
     # "docs" sorts first among the keys, so the object is its records between a head and a tail
-    yield INDEX_FILE, Joined(f'window.{GLOBAL}={{"docs":['.encode(), keys, fresh,
-                             f"],{script_json(rest)[1:]};\n".encode())
+    yield (
+        INDEX_FILE,
+        Joined(
+            f'window.{GLOBAL}={{"docs":['.encode(),
+            keys,
+            fresh,
+            f"],{script_json(rest)[1:]};\n".encode(),
+        ),
+    )
     yield ANSWERS_FILE, Joined(f"window.{ANSWERS_GLOBAL}=[".encode(), answers, fresh, b"];\n")
     for n, shard in enumerate(parts):
         head = f"(window.{TEXT_GLOBAL}=window.{TEXT_GLOBAL}||[])[{n}]=["
-        yield shard_file(n), Joined(head.encode(), texts[shard.start : shard.stop], fresh,
-                                    b"];\n")
+        yield shard_file(n), Joined(head.encode(), texts[shard.start : shard.stop], fresh, b"];\n")
 
 
 def catalog_index(catalog: Catalog) -> Iterator[tuple[str, bytes]]:
@@ -427,5 +455,7 @@ def catalog_index(catalog: Catalog) -> Iterator[tuple[str, bytes]]:
         yield path, b"".join(made_file.parts())
     ids = [e.id for e in catalog.entries]
     for n, shard in enumerate(shards(len(docs))):
-        yield terms_file(n), terms_script(n, ids[shard.start : shard.stop],
-                                          [postings(docs[i]) for i in shard])
+        yield (
+            terms_file(n),
+            terms_script(n, ids[shard.start : shard.stop], [postings(docs[i]) for i in shard]),
+        )

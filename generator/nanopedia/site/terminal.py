@@ -55,8 +55,7 @@ def blocks(text: str, width: int, indent: str = "") -> list[str]:
 
 
 def _more(tokens: list[Token], i: int) -> bool:
-    return any(t.type == "paragraph_open" or t.type.endswith("list_open")
-               for t in tokens[i + 1:])
+    return any(t.type == "paragraph_open" or t.type.endswith("list_open") for t in tokens[i + 1 :])
 
 
 def _plain(token: Token) -> str:
@@ -90,9 +89,13 @@ def fill(text: str, width: int, first: str = "", rest: str = "") -> list[str]:
     broken, never left to overflow)."""
     out: list[str] = []
     for part in text.split("\n"):
-        out += textwrap.wrap(" ".join(part.split()), max(width, MIN_WIDTH),
-                             initial_indent=first, subsequent_indent=rest,
-                             break_on_hyphens=False) or [first.rstrip()]
+        out += textwrap.wrap(
+            " ".join(part.split()),
+            max(width, MIN_WIDTH),
+            initial_indent=first,
+            subsequent_indent=rest,
+            break_on_hyphens=False,
+        ) or [first.rstrip()]
         first = rest
     return out
 
@@ -113,15 +116,20 @@ def entry_text(entry: Entry, width: int, link: str | None) -> str:
     out += ["", "Root causes"]
     for n, cause in enumerate(entry.root_causes, 1):
         lead = f"  {n}. "
-        out += fill(f"{plain(cause.title)} [{cause.domain}, {cause.action}]", width, lead,
-                    " " * len(lead))
+        out += fill(
+            f"{plain(cause.title)} [{cause.domain}, {cause.action}]", width, lead, " " * len(lead)
+        )
     out += ["", "Fix"]
     for n, step in enumerate(entry.fix, 1):
         lead = f"  {n}. "
         out += fill(plain(step.title), width, lead, " " * len(lead))
         named = [plain(causes[c].title) for c in step.causes if c in causes]
-        out += fill("for: " + ("; ".join(named) if named else "every cause"), width,
-                    " " * len(lead), " " * (len(lead) + 2))
+        out += fill(
+            "for: " + ("; ".join(named) if named else "every cause"),
+            width,
+            " " * len(lead),
+            " " * (len(lead) + 2),
+        )
         out += blocks(step.detail, width, " " * len(lead))
     out += ["", "How to confirm"]
     for item in entry.confirm:

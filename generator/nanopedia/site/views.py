@@ -107,8 +107,11 @@ class Card(NamedTuple):
     """A hash of the other fields: how a page's key counts the card (`plan.fingerprint`)."""
 
 
-def fragments(entry: Entry, highlighted: Mapping[tuple[str, str], str] | None = None,
-              markdown: Markdown | None = None) -> dict[str, str]:
+def fragments(
+    entry: Entry,
+    highlighted: Mapping[tuple[str, str], str] | None = None,
+    markdown: Markdown | None = None,
+) -> dict[str, str]:
     """Every markdown field rendered, and every code example highlighted, keyed by field path;
     `highlighted` has code already highlighted, by (code, language); `markdown` is the build's
     renderer (None: one that remembers nothing).
@@ -123,20 +126,27 @@ def fragments(entry: Entry, highlighted: Mapping[tuple[str, str], str] | None = 
         out[dotted(where)] = render_inline(text, page) if inline else render(text, page)
     for name, code, language in highlighted_sources(entry):
         done = highlighted.get((code, language)) if highlighted else None
-        out[name] = done or (markdown.highlighter.code(code, language) if markdown
-                             else highlight.code(code, language))
+        out[name] = done or (
+            markdown.highlighter.code(code, language)
+            if markdown
+            else highlight.code(code, language)
+        )
     return out
 
 
 def highlighted_sources(entry: Entry) -> list[tuple[str, str, str]]:
     """(fragment key, code, language) of everything an entry page highlights: the code
     examples, each repro's broken script and each line of its fix (`fix_lines`)."""
-    out: list[tuple[str, str, str]] = [(f"code_examples[{i}].code", x.code, x.language)
-           for i, x in enumerate(entry.code_examples)]
+    out: list[tuple[str, str, str]] = [
+        (f"code_examples[{i}].code", x.code, x.language) for i, x in enumerate(entry.code_examples)
+    ]
     for i, r in enumerate(entry.repro):
         out.append((f"repro[{i}].broken", r.broken, "python"))
-        out += [(f"repro[{i}].fix[{j}]", text, "python")
-                for j, (kind, text) in enumerate(fix_lines(r.broken, r.fixed)) if kind != "gap"]
+        out += [
+            (f"repro[{i}].fix[{j}]", text, "python")
+            for j, (kind, text) in enumerate(fix_lines(r.broken, r.fixed))
+            if kind != "gap"
+        ]
     return out
 
 
@@ -165,17 +175,22 @@ def reproduced_with(ranks: int, pins: Mapping[str, str]) -> str:
 
 def card(entry: Entry, markdown: Markdown | None = None) -> Card:
     domains = {c.domain for c in entry.root_causes}
-    fields = (entry.id, entry.title, entry.category, tuple(entry.tags),
-              render(entry.summary, PageEnv("../entries/", markdown=markdown)), entry.summary,
-              tuple(d for d in DOMAIN_TITLES if d in domains))
+    fields = (
+        entry.id,
+        entry.title,
+        entry.category,
+        tuple(entry.tags),
+        render(entry.summary, PageEnv("../entries/", markdown=markdown)),
+        entry.summary,
+        tuple(d for d in DOMAIN_TITLES if d in domains),
+    )
     return Card(*fields, identity(repr(fields).encode()))
 
 
 def _site(config: Config, root: str, path: str, title: str, description: str) -> dict[str, Any]:
     """What the base template needs on every page."""
     return {
-        "site": {"title": config.title, "description": config.description,
-                 "feeds": config.feeds},
+        "site": {"title": config.title, "description": config.description, "feeds": config.feeds},
         "page": {
             "title": title,
             "description": description,
@@ -204,18 +219,23 @@ class Neighbours:
     """(id, title) of the 'also tagged' suggestions."""
 
 
-def neighbours(node: Node, links: Links, cards: Mapping[str, Card],
-               also: Iterable[str]) -> Neighbours:
+def neighbours(
+    node: Node, links: Links, cards: Mapping[str, Card], also: Iterable[str]
+) -> Neighbours:
     """What an entry page shows of others; `also` is `Suggestions.also` of the entry."""
-    return Neighbours({t: links.tags[t].title for t in node.tags if t in links.tags},
-                      [(i, cards[i].title) for i in node.related if i in cards],
-                      [(i, cards[i].title) for i in links.backlinks.get(node.id, ())
-                       if i not in node.related],  # listed once, under related
-                      [(i, cards[i].title) for i in also])
+    return Neighbours(
+        {t: links.tags[t].title for t in node.tags if t in links.tags},
+        [(i, cards[i].title) for i in node.related if i in cards],
+        [
+            (i, cards[i].title) for i in links.backlinks.get(node.id, ()) if i not in node.related
+        ],  # listed once, under related
+        [(i, cards[i].title) for i in also],
+    )
 
 
-def entry_page(e: Entry, near: Neighbours, config: Config, frags: dict[str, str],
-               dates: Dates | None = None) -> Page:
+def entry_page(
+    e: Entry, near: Neighbours, config: Config, frags: dict[str, str], dates: Dates | None = None
+) -> Page:
     """The entry page in the 3 a.m. reading order."""
     root = "../"
     md = {k: Markup(v) for k, v in frags.items()}
@@ -229,51 +249,99 @@ def entry_page(e: Entry, near: Neighbours, config: Config, frags: dict[str, str]
     context["entry"] = {
         "id": e.id,
         "title": e.title,
-        "category": {"slug": e.category, "title": CATEGORY_TITLES[e.category],
-                     "href": f"{root}index.html#{e.category}"},
-        "tags": [{"slug": t, "title": title, "href": f"{root}tags/{t}.html"}
-                 for t, title in near.tags.items()],
+        "category": {
+            "slug": e.category,
+            "title": CATEGORY_TITLES[e.category],
+            "href": f"{root}index.html#{e.category}",
+        },
+        "tags": [
+            {"slug": t, "title": title, "href": f"{root}tags/{t}.html"}
+            for t, title in near.tags.items()
+        ],
         "summary": md["summary"],
-        "causes": [{"anchor": f"cause-{c.id}", "title": _title(c.title),
-                    "domain": c.domain, "domain_title": DOMAIN_TITLES[c.domain],
-                    "action": c.action, "action_title": ACTION_TITLES[c.action],
-                    "explanation": md[f"root_causes[{i}].explanation"]}
-                   for i, c in enumerate(e.root_causes)],
-        "symptoms": [{"text": md[f"symptoms[{i}].text"], "cause_anchor": f"cause-{s.cause}",
-                      "cause_title": _title(causes[s.cause].title) if s.cause in causes
-                      else s.cause}
-                     for i, s in enumerate(e.symptoms)],
+        "causes": [
+            {
+                "anchor": f"cause-{c.id}",
+                "title": _title(c.title),
+                "domain": c.domain,
+                "domain_title": DOMAIN_TITLES[c.domain],
+                "action": c.action,
+                "action_title": ACTION_TITLES[c.action],
+                "explanation": md[f"root_causes[{i}].explanation"],
+            }
+            for i, c in enumerate(e.root_causes)
+        ],
+        "symptoms": [
+            {
+                "text": md[f"symptoms[{i}].text"],
+                "cause_anchor": f"cause-{s.cause}",
+                "cause_title": _title(causes[s.cause].title) if s.cause in causes else s.cause,
+            }
+            for i, s in enumerate(e.symptoms)
+        ],
         "mechanism": md["mechanism"],
-        "systems": [{"name": md[f"affected_systems[{i}].name"],
-                     "package": a.package,
-                     "ranges": [r.words() for r in a.affected],
-                     "versions": md.get(f"affected_systems[{i}].versions"),
-                     "notes": md.get(f"affected_systems[{i}].notes")}
-                    for i, a in enumerate(e.affected_systems)],
+        "systems": [
+            {
+                "name": md[f"affected_systems[{i}].name"],
+                "package": a.package,
+                "ranges": [r.words() for r in a.affected],
+                "versions": md.get(f"affected_systems[{i}].versions"),
+                "notes": md.get(f"affected_systems[{i}].notes"),
+            }
+            for i, a in enumerate(e.affected_systems)
+        ],
         "confirm": [md[f"confirm[{i}]"] for i in range(len(e.confirm))],
-        "fix": [{"anchor": f"fix-{i + 1}", "title": _title(f.title),
-                 "causes": [{"anchor": f"cause-{c}", "title": _title(causes[c].title)}
-                            for c in f.causes if c in causes],
-                 "detail": md[f"fix[{i}].detail"]}
-                for i, f in enumerate(e.fix)],
+        "fix": [
+            {
+                "anchor": f"fix-{i + 1}",
+                "title": _title(f.title),
+                "causes": [
+                    {"anchor": f"cause-{c}", "title": _title(causes[c].title)}
+                    for c in f.causes
+                    if c in causes
+                ],
+                "detail": md[f"fix[{i}].detail"],
+            }
+            for i, f in enumerate(e.fix)
+        ],
         "prevention": [md[f"prevention[{i}]"] for i in range(len(e.prevention))],
-        "code_examples": [{"anchor": f"example-{i + 1}", "title": _title(x.title),
-                           "stack": x.stack,
-                           "language": x.language, "code": md[f"code_examples[{i}].code"],
-                           "why": md[f"code_examples[{i}].why"]}
-                          for i, x in enumerate(e.code_examples)],
+        "code_examples": [
+            {
+                "anchor": f"example-{i + 1}",
+                "title": _title(x.title),
+                "stack": x.stack,
+                "language": x.language,
+                "code": md[f"code_examples[{i}].code"],
+                "why": md[f"code_examples[{i}].why"],
+            }
+            for i, x in enumerate(e.code_examples)
+        ],
         "checked_with": list(e.checked_with.items()),
         "status": {"repros": len(e.repro), "reviewed": e.reviewed},
-        "repros": [{"anchor": f"repro-{r.id}", "title": _title(r.title), "stack": r.stack,
-                    "broken": md[f"repro[{i}].broken"],
-                    "fix": [(kind, md.get(f"repro[{i}].fix[{j}]", text))
-                            for j, (kind, text) in enumerate(fix_lines(r.broken, r.fixed))],
-                    "silent": r.expect == "warning",
-                    "line": reproduced_with(r.ranks, repro_pins()),
-                    "command": f"nanopedia verify {e.id}"}
-                   for i, r in enumerate(e.repro)],
-        "faq": [{"anchor": f"faq-{i + 1}", "question": _title(q.question),
-                 "answer": md[f"faq[{i}].answer"]} for i, q in enumerate(e.faq)],
+        "repros": [
+            {
+                "anchor": f"repro-{r.id}",
+                "title": _title(r.title),
+                "stack": r.stack,
+                "broken": md[f"repro[{i}].broken"],
+                "fix": [
+                    (kind, md.get(f"repro[{i}].fix[{j}]", text))
+                    for j, (kind, text) in enumerate(fix_lines(r.broken, r.fixed))
+                ],
+                "silent": r.expect == "warning",
+                "line": reproduced_with(r.ranks, repro_pins()),
+                "command": f"nanopedia verify {e.id}",
+            }
+            for i, r in enumerate(e.repro)
+        ],
+        "faq": [
+            {
+                "anchor": f"faq-{i + 1}",
+                "question": _title(q.question),
+                "answer": md[f"faq[{i}].answer"],
+            }
+            for i, q in enumerate(e.faq)
+        ],
         "references": [{"title": r.title, "url": r.url, "kind": r.kind} for r in e.references],
         "related": related,
         "backlinks": backlinks,
@@ -281,9 +349,14 @@ def entry_page(e: Entry, near: Neighbours, config: Config, frags: dict[str, str]
         "edit_url": f"{config.repo_url.rstrip('/')}/{e.id}.yaml" if config.repo_url else None,
         "dates": dates.as_dict() if dates else None,
     }
-    filled = {"code-examples": e.code_examples, "reproduce": e.repro, "faq": e.faq,
-              "related": related,
-              "referenced-by": backlinks, "also-tagged": also}
+    filled = {
+        "code-examples": e.code_examples,
+        "reproduce": e.repro,
+        "faq": e.faq,
+        "related": related,
+        "referenced-by": backlinks,
+        "also-tagged": also,
+    }
     context["sections"] = [{"anchor": a, "title": t} for a, t in SECTIONS if filled.get(a, True)]
     return Page(f"entries/{e.id}.html", "entry.html", context)
 
@@ -342,21 +415,31 @@ def index_page(inputs: IndexInputs, config: Config) -> Page:
     """Home: what Nanopedia is, entries by category, tags with counts."""
     context = _site(config, "", "index.html", config.title, config.description)
     context["categories"] = [
-        {"slug": slug, "title": CATEGORY_TITLES[slug],
-         "entries": [(f"entries/{i}.html", title) for i, title in listed]}
-        for slug, listed in inputs.categories]
+        {
+            "slug": slug,
+            "title": CATEGORY_TITLES[slug],
+            "entries": [(f"entries/{i}.html", title) for i, title in listed],
+        }
+        for slug, listed in inputs.categories
+    ]
     context["domains"] = [
-        {"slug": f"domain-{slug}", "title": DOMAIN_TITLES[slug],
-         "entries": [(f"entries/{i}.html", title) for i, title in listed]}
-        for slug, listed in inputs.domains]
+        {
+            "slug": f"domain-{slug}",
+            "title": DOMAIN_TITLES[slug],
+            "entries": [(f"entries/{i}.html", title) for i, title in listed],
+        }
+        for slug, listed in inputs.domains
+    ]
     context["tags"] = _tag_list(inputs.tags, "tags/")
     context["count"] = sum(len(listed) for _, listed in inputs.categories)
     return Page("index.html", "index.html", context)
 
 
 def _tag_list(tags: tuple[TagCount, ...], prefix: str) -> list[dict[str, Any]]:
-    return [{"slug": t.slug, "title": t.title, "count": t.entries, "href": f"{prefix}{t.slug}.html"}
-            for t in tags]
+    return [
+        {"slug": t.slug, "title": t.title, "count": t.entries, "href": f"{prefix}{t.slug}.html"}
+        for t in tags
+    ]
 
 
 class TagInputs(NamedTuple):
@@ -371,12 +454,15 @@ class TagInputs(NamedTuple):
 def tag_page(inputs: TagInputs, config: Config) -> Page:
     """A tag's title and description from the registry, then its entries with summaries."""
     slug = inputs.slug
-    context = _site(config, "../", f"tags/{slug}.html", f"#{inputs.title}",
-                    _plain(inputs.description))
-    context["tag"] = {"slug": slug, "title": inputs.title,
-                      "description": Markup(render(inputs.description, PageEnv("../entries/"))),
-                      "entries": [{**_link(c, "../"), "summary": Markup(c.summary)}
-                                  for c in inputs.members]}
+    context = _site(
+        config, "../", f"tags/{slug}.html", f"#{inputs.title}", _plain(inputs.description)
+    )
+    context["tag"] = {
+        "slug": slug,
+        "title": inputs.title,
+        "description": Markup(render(inputs.description, PageEnv("../entries/"))),
+        "entries": [{**_link(c, "../"), "summary": Markup(c.summary)} for c in inputs.members],
+    }
     return Page(f"tags/{slug}.html", "tag.html", context)
 
 
@@ -410,8 +496,13 @@ def not_found_page(config: Config) -> Page:
 
 def search_page(config: Config) -> Page:
     """The results page (`search.html?q=...`): `search.js` fills it in the browser."""
-    context = _site(config, "", "search.html", "Search",
-                    "Search every entry by title, exact error message, tag, symptom or cause.")
+    context = _site(
+        config,
+        "",
+        "search.html",
+        "Search",
+        "Search every entry by title, exact error message, tag, symptom or cause.",
+    )
     return Page("search.html", "search.html", context)
 
 
@@ -433,13 +524,22 @@ DIAGNOSE_BUDGET_S = 120
 
 def diagnose_page(config: Config) -> Page:
     """`diagnose.html`: paste or drop a log; the matching runs in the reader's browser."""
-    context = _site(config, "", "diagnose.html", "Diagnose a log",
-                    "Paste a training log and see the entries that explain it, the lines that "
-                    "prove it and the rank that failed first, without the log leaving the browser.")
+    context = _site(
+        config,
+        "",
+        "diagnose.html",
+        "Diagnose a log",
+        "Paste a training log and see the entries that explain it, the lines that "
+        "prove it and the rank that failed first, without the log leaving the browser.",
+    )
     context["budget"] = DIAGNOSE_BUDGET_S
     return Page("diagnose.html", "diagnose.html", context)
 
 
-FIXED = {"diagnose.html": diagnose_page, "404.html": not_found_page, "search.html": search_page,
-         "static/pygments.css": stylesheet}
+FIXED = {
+    "diagnose.html": diagnose_page,
+    "404.html": not_found_page,
+    "search.html": search_page,
+    "static/pygments.css": stylesheet,
+}
 """The pages that show the settings alone, by path."""
