@@ -106,6 +106,10 @@ class Evidence:
     """Fixed characters in the fingerprint's pattern (`literal_length`): breaks ties."""
     collateral: bool = False
     """Judged a consequence of another entry's decisive failure in this diagnosis."""
+    span: tuple[int, int] | None = None
+    """Characters of `text` the fingerprint matched (start, end), so a report that cuts the line
+    keeps the matched words in view; None when no pattern located it (a Flight Recorder
+    finding)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -281,13 +285,13 @@ def _scan_part(
         view = memoryview(data)[:length]
         hits = matcher.set.Match(view) or []
         buf = bytes(view) if hits else b""  # a buffer with hits is read from a copy, lines and all
-        located: list[tuple[int, int]] = []  # (offset, probe index)
+        located: list[tuple[int, int, int]] = []  # (offset, probe index, end of the match)
         for index in hits:
             if counts.get(index, 0) >= EVIDENCE_CAP and index != rank_at:
                 continue
             regex, pos = matcher.regexes[index], 0
             while (m := regex.search(buf, pos)) is not None:
-                located.append((m.start(), index))
+                located.append((m.start(), index, m.end()))
                 pos = buf.find(b"\n", m.start()) + 1  # one hit per line, as the browser does
                 if index != rank_at:
                     counts[index] = counts.get(index, 0) + 1
@@ -297,7 +301,7 @@ def _scan_part(
                     break
         located.sort()
         line, pos = line_base, 0
-        for offset, index in located:
+        for offset, index, match_end in located:
             line += buf.count(b"\n", pos, offset)
             pos = offset
             start = buf.rfind(b"\n", 0, offset) + 1
@@ -330,6 +334,7 @@ def _scan_part(
                     consequence=probe.fingerprint.collateral,
                     specificity=matcher.specificity[index],
                     timestamp=timestamp(text) or earlier_timestamp(buf, start, tail),
+                    span=_span(buf, start, offset, match_end, text),
                 )
             )
         line_base = line + newlines(data, pos, length)  # lines past the last hit
@@ -340,6 +345,16 @@ def _scan_part(
             raise DiagnoseTimeout(matcher.slowest(bytes(view[: 1 << 20])), name)
     evidence.sort(key=lambda e: e.line)
     return _Part(evidence, counts, roots, rank_lines, ranks, line_base, total)
+
+
+def _span(buf: bytes, start: int, offset: int, end: int, line: str) -> tuple[int, int]:
+    """The match at bytes `offset` to `end` of `buf` as characters of the evidence text (the
+    decoded `line` that begins at byte `start`, stripped and cut to `TEXT_CHARS`)."""
+    lead = len(line) - len(line.lstrip())
+    first = len(buf[start:offset].decode("utf-8", "replace")) - lead
+    last = first + len(buf[offset:end].decode("utf-8", "replace"))
+    shown = min(len(line.strip()), TEXT_CHARS)
+    return max(0, min(first, shown)), max(0, min(last, shown))
 
 
 def _merge(name: str, parts: list[_Part], matcher: Matcher) -> FileScan:
