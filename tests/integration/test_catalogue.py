@@ -14,7 +14,7 @@ import pytest
 from conftest import ROOT
 
 from nanopedia.content.corpus import gather
-from nanopedia.diagnosis import catalogue, contract, rank, report, scan, versions
+from nanopedia.diagnosis import catalogue, contract, rank, report, scan, text_report, versions
 from nanopedia.errors import Problem
 from nanopedia.incremental.catalogue import FolderStore
 
@@ -87,7 +87,7 @@ def test_diagnose_output_is_the_same_as_from_the_loaded_entries(
                 Path(p).read_text(encoding="utf-8", errors="replace").splitlines(), p
             )
         ]
-        for fmt in (report.as_text, report.as_markdown):
+        for fmt in (text_report.as_text, report.as_markdown):
             assert fmt(after, views, None, 3, seen) == fmt(before, loaded, None, 3, seen), case.name
         assert json.dumps(
             report.with_answers(after, views, None, None, seen), sort_keys=True

@@ -48,7 +48,7 @@ def test_gzip_and_stdin(cli, tmp_path: Path, monkeypatch) -> None:
     assert json.loads(run.out)["matches"][0]["evidence"][0]["line"] == 1001
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BufferedReader(io.BytesIO(ERROR))))
     run = cli("diagnose", "-")
-    assert run.code == 0 and "rank 3: " in run.out and " <stdin>:1\n" in run.out
+    assert run.code == 0 and "rank 3: " in run.out and "evidence (lines of <stdin>):" in run.out
 
 
 def test_exit_codes(cli, tmp_path: Path) -> None:
@@ -90,13 +90,14 @@ def test_when_nothing_matches_the_error_line_its_class_origin_and_next_step(
     assert run.code == 1
     assert run.out.splitlines() == [
         "no known failure matched",
-        "  error line: RuntimeError: shape '[4, -1]' is invalid for input of size 30",
-        f"    at {log}:7",
+        f"  error line at {log}:7:",
+        "    RuntimeError: shape '[4, -1]' is invalid for input of size 30",
         "  class: RuntimeError",
         "  raised in: library torch",
-        "  next: search: https://np.example/search.html?q=RuntimeError%3A%20shape%20%27%5B4%2C"
-        "%20-1%5D%27%20is%20invalid%20for%20input%20of%20size%2030",
-        "        contribute: nanopedia new ENTRY-ID (entries/README.md says what an entry holds)",
+        "  next: search the site for the error line:",
+        "    https://np.example/search.html?q=RuntimeError%3A+shape+%27%5B4%2C+-1%5D%27",
+        "  next: contribute: nanopedia new ENTRY-ID (entries/README.md says what an entry",
+        "    holds)",
     ]
     run = cli("diagnose", "--json", str(log))
     assert run.code == 1
@@ -129,7 +130,7 @@ def test_empty_binary_and_unterminated_inputs_are_named(
     log.write_bytes(data)
     run = cli("diagnose", str(log))
     assert run.code == 1
-    assert f"  input: {log}: {reason} (" in run.out
+    assert f"input: {log}: {reason} (" in " ".join(run.out.split())
     out = json.loads(cli("diagnose", "--json", str(log)).out)
     assert [(i["file"], i["reason"]) for i in out["unmatched"]["inputs"]] == [(str(log), reason)]
 
@@ -202,7 +203,9 @@ def test_nearest_timestamp_of_any_format_decides_the_first_failure(cli) -> None:
     )
 
 
-def test_evidence_beats_torchruns_root_cause_block_in_text_json_and_timeline(cli) -> None:
+def test_evidence_beats_torchruns_root_cause_block_in_text_json_and_timeline(
+    cli, monkeypatch
+) -> None:
     """Rank 3 hit a CUDA OOM first (timestamps); ranks 0-2 timed out in the collective later;
     torchrun's Root Cause block names rank 0, the first failure its agent observed. The verdict,
     the JSON and the evidence the timeline draws all name rank 3, and say why the block is
@@ -215,9 +218,11 @@ def test_evidence_beats_torchruns_root_cause_block_in_text_json_and_timeline(cli
     assert "rank 3's error came earlier" in out["initiating_reason"]
     timed = [e for m in out["matches"] for e in m["evidence"] if e["timestamp"]]
     assert min(timed, key=lambda e: e["timestamp"])["rank"] == 3  # the timeline's earliest
-    text = cli("diagnose", log).out
-    first = next(line for line in text.splitlines() if "first failure:" in line)
-    assert "rank 3 at " in first and "rank 0" not in first.split("(")[0]
+    monkeypatch.setenv("COLUMNS", "400")  # the log's path on one line
+    text = cli("diagnose", log).out.splitlines()
+    assert f"  first failure: rank 3 at {log}:13" in text  # the verdict box
+    why = text[text.index("why:") :]
+    assert any("Root Cause block names rank 0" in line for line in why)
     row = cli("triage", "--format", "csv", log).out.splitlines()[1].split(",")
     assert row[6:9] == ["3", "gpu-node-07", "summary"]  # torchrun's summary still gives the host
 

@@ -9,7 +9,7 @@ import json
 from conftest import FIXTURES
 
 from nanopedia.content.corpus import gather
-from nanopedia.diagnosis import report, scan, versions
+from nanopedia.diagnosis import report, scan, text_report, versions
 from nanopedia.diagnosis.rank import Diagnosis, diagnose
 
 ERROR = "RuntimeError: expected scalar type BFloat16 but found Float"
@@ -24,27 +24,32 @@ def _diagnosis(lines: list[str]) -> tuple[Diagnosis, dict]:
 
 def test_text_leads_with_the_verdict_cause_fix_and_link() -> None:
     result, entries = _diagnosis([f"[rank{r}]: {ERROR}" for r in (0, 1, 3, 4, 5, 6, 7)])
-    text = report.as_text(result, entries, None, 5).splitlines()
-    assert text[0] == "verdict: alpha-failure: Alpha failure under FSDP"
-    assert text[1].startswith("  confidence: certain")
-    assert text[2].startswith("  first failure: rank 0 at job.log:1")
+    text = text_report.as_text(result, entries, None, 5).splitlines()
+    assert text[:3] == [
+        "verdict: alpha-failure: Alpha failure under FSDP",
+        "  confidence: certain",
+        "  first failure: rank 0 at job.log:1",
+    ]
     assert "  likely cause: Model code casts to self.dtype" in text
     assert "  what to do: fix-code (workload)" in text
     assert "  first fix: Cast from the activation dtype" in text
     assert "  read: nanopedia show alpha-failure" in text  # no base URL: a command that works
-    linked = report.as_text(result, entries, "https://np.example/", 5).splitlines()
+    linked = text_report.as_text(result, entries, "https://np.example/", 5).splitlines()
     assert "  read: https://np.example/entries/alpha-failure.html" in linked
-    grouped = [line for line in text if "scalar-type" in line]
-    assert grouped == ["   ranks 0,1,3-7: scalar-type (decisive, 7 lines) job.log:1"]
+    grouped = [line for line in text if line.startswith("   ranks")]
+    assert grouped == ["   ranks 0,1,3-7: scalar-type (decisive, 7 lines) line 1, shown above"]
 
 
 def test_long_lines_are_cut_visibly_and_escapes_never_reach_the_terminal() -> None:
-    hostile = f"[rank0]: {ERROR} \x1b]0;pwned\x07\x1b[2J\x1b]52;c;ZXZpbA==\x07" + "x" * 400
+    hostile = f"[rank0]: \x1b]0;pwned\x07\x1b[2J {ERROR}"
     result, entries = _diagnosis([hostile])
-    text = report.as_text(result, entries, None, 5)
-    assert "\x1b" not in text and "\x07" not in text and "\\x1b]0;pwned" in text
+    text = text_report.as_text(result, entries, None, 5)
+    assert "\x1b" not in text and "\x07" not in text and "0;pwned\\x07 RuntimeError" in text
+    result, entries = _diagnosis([hostile + " " + "x" * 400])
+    text = text_report.as_text(result, entries, None, 5)
+    assert "\x1b" not in text and "\x07" not in text
     shown = [line for line in text.splitlines() if "expected scalar type" in line]
-    assert shown and all(len(line.strip()) <= report.SHOWN_CHARS for line in shown)
+    assert shown and all(len(line) <= text_report.WIDTH for line in shown)
     assert all(line.endswith("…") for line in shown)
     whole = report.with_answers(result, entries, None, None)["matches"][0]["evidence"][0]["text"]
     assert whole.endswith("x" * 400)  # JSON keeps the line whole (json.dumps escapes controls)
@@ -125,6 +130,21 @@ def test_the_fix_given_is_the_first_step_for_the_likely_cause() -> None:
     )
 
 
+def test_a_cause_no_step_is_for_gets_no_fix_rather_than_another_causes_step() -> None:
+    """The verdict never offers the fix of a cause it did not find (#32): with no step for the
+    likely cause, every format says so and the JSON's fix is null."""
+    result, entries = _diagnosis([ERROR])
+    entry = _two_causes(entries["alpha-failure"])
+    entry = entry.model_copy(update={"fix": entry.fix[:1]})  # a step for bad-gpu only
+    entries = {**entries, "alpha-failure": entry}
+    assert report.likely(result.matches[0], entry) == report.Answer(
+        "Model code casts to self.dtype", None, "workload", "fix-code"
+    )
+    assert f"  first fix: {report.NO_FIX}" in text_report.as_text(result, entries, None, 5)
+    assert report.with_answers(result, entries, None, None)["matches"][0]["fix"] is None
+    assert f"- **First fix:** {report.NO_FIX}" in report.as_markdown(result, entries, None, 5)
+
+
 def test_a_step_that_names_no_cause_serves_every_cause() -> None:
     result, entries = _diagnosis([ERROR])
     entry = _two_causes(entries["alpha-failure"])
@@ -147,19 +167,19 @@ def test_ranks_whose_logs_show_nothing_are_named(tmp_path) -> None:
         scans.append(scan.scan(io.BytesIO(text.encode()), f"attempt_0/{rank}/stderr.log", matcher))
     result = diagnose(scans)
     assert result.silent_ranks == (0, 1, 3)
-    assert "  silent: ranks 0,1,3 (their logs show no error" in report.as_text(
-        result, entries, None, 5
+    assert "  silent: ranks 0,1,3 (their logs show no error: hung, killed before printing," in (
+        text_report.as_text(result, entries, None, 5).splitlines()
     )
 
 
 def test_the_verdict_says_whether_the_version_the_log_shows_is_affected() -> None:
     result, entries = _diagnosis(["PyTorch version: 1.11.0", ERROR])
     old = versions.find(["PyTorch version: 1.11.0"], "job.log")
-    text = report.as_text(result, entries, None, 5, old)
+    text = text_report.as_text(result, entries, None, 5, old)
     assert (
-        "  version: torch 1.11.0 (job.log:1) is outside the affected range of PyTorch FSDP1: "
-        "from 1.12"
-    ) in text.splitlines()
+        "  version: torch 1.11.0 (job.log:1) is outside the affected range of PyTorch\n"
+        "    FSDP1: from 1.12"
+    ) in text
     new = versions.find(["[pip3] torch==2.4.0"], "job.log")
     out = report.with_answers(result, entries, None, None, new)
     assert out["versions"] == [

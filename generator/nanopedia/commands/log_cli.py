@@ -28,7 +28,15 @@ def run_diagnose(args: argparse.Namespace) -> int:
     root = Path(args.entries) if args.entries else locate_entries()
     if not root.is_dir():
         fail(str(root), "E050", "no such entries directory", "pass --entries DIR")
-    from nanopedia.diagnosis import catalogue, rank, report, scan, unmatched, versions
+    from nanopedia.diagnosis import (
+        catalogue,
+        rank,
+        report,
+        scan,
+        text_report,
+        unmatched,
+        versions,
+    )
     from nanopedia.incremental.catalogue import user_store
 
     compiled = catalogue.load(root, user_store())
@@ -92,9 +100,10 @@ def run_diagnose(args: argparse.Namespace) -> int:
         if missed:
             out["unmatched"] = unmatched.as_json(missed[1], missed[0], base_url)
         print(json.dumps(out, indent=2, sort_keys=True, ensure_ascii=False))
+    elif missed and fmt == "markdown":
+        print(unmatched.as_markdown(missed[1], missed[0], base_url))
     elif missed:
-        render = unmatched.as_markdown if fmt == "markdown" else unmatched.as_text
-        print(render(missed[1], missed[0], base_url))
+        print(unmatched.as_text(missed[1], missed[0], base_url, text_report.columns()))
     elif fmt == "markdown":
         print(report.as_markdown(result, by_id, base_url, args.top, seen))
     elif fmt == "github":
@@ -102,7 +111,7 @@ def run_diagnose(args: argparse.Namespace) -> int:
 
         print(for_diagnosis(result, by_id, base_url, args.top))
     else:
-        print(report.as_text(result, by_id, base_url, args.top, seen))
+        print(text_report.as_text(result, by_id, base_url, args.top, seen, text_report.columns()))
     return 0 if result.matches or (flight and flight.findings) else 1
 
 

@@ -219,6 +219,7 @@ def _verdict(
 
     data = tails.merged()
     from nanopedia.commands.log_cli import _config_base_url
+    from nanopedia.diagnosis import text_report
 
     result = nanopedia.diagnose(
         data, args.entries, name=OUTPUT_NAME, base_url=args.base_url or _config_base_url()
@@ -242,7 +243,10 @@ def _verdict(
     shown = f"the last {len(data):,} bytes of its output"
     lines = [""]
     if result.matches:
-        lines += [f"nanopedia: the command {how}; the verdict on {shown}:", result.as_text(TOP)]
+        lines += [
+            f"nanopedia: the command {how}; the verdict on {shown}:",
+            result.as_text(TOP, text_report.columns()),
+        ]
     else:
         lines.append(f"nanopedia: the command {how}; no known failure matched {shown}")
     if folder:

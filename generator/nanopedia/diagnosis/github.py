@@ -20,7 +20,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from nanopedia.diagnosis.rank import Diagnosis
-from nanopedia.diagnosis.report import Entries, shorten, with_answers
+from nanopedia.diagnosis.report import NO_FIX, Entries, shorten, with_answers
 
 #: Characters of a log line shown in a message (GitHub cuts long annotations anyway).
 SHOWN_CHARS = 300
@@ -90,7 +90,7 @@ def for_json(
         lines += [
             f"likely cause: {best['cause']}",
             f"what to do: {best['action']} ({best['domain']})",
-            f"first fix: {best['fix']}",
+            f"first fix: {best['fix'] or NO_FIX}",
         ]
     lines.append(f"read: {best['url']}")
     level = "notice" if best["benign"] else "error"

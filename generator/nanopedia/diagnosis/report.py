@@ -1,10 +1,11 @@
 """The answer `nanopedia diagnose` prints: the verdict first, then the evidence, grouped by rank.
 
 An engineer pastes this into an incident channel, so the first lines say what failed, how sure
-the match is, where it began, the likely cause, the first fix step and where to read more; then the
-evidence, one line per fingerprint with the ranks that printed it (`ranks 0,1,3-7`), repeats
-collapsed and long lines cut with a visible `…`. Text for a terminal, Markdown for a GitHub or
-Slack paste, JSON (every line whole) for a program.
+the match is, where it began, the likely cause, the fix step for that cause and where to read
+more; then the evidence, one line per fingerprint with the ranks that printed it (`ranks
+0,1,3-7`), repeats collapsed and long lines cut with a visible `…`. Markdown for a GitHub or
+Slack paste and JSON (every line whole) for a program are made here; text for a terminal, from
+the same verdict, in `text_report`.
 """
 
 from __future__ import annotations
@@ -58,37 +59,49 @@ CONFIDENCE = {
 }
 
 
+#: What a verdict says for the fix when no step of the entry's fix is for the likely cause.
+NO_FIX = "no step of the entry's fix is for this cause: read the entry"
+
+
 class Answer(NamedTuple):
-    """What a verdict says to do: the likely cause, the fix step for it, and the cause's failure
-    domain and action (entries/README.md, "Failure domain and action")."""
+    """What a verdict says to do: the likely cause, the fix step for it (None when the entry
+    has none for it), and the cause's failure domain and action (entries/README.md, "Failure
+    domain and action")."""
 
     cause: str
-    fix: str
+    fix: str | None
     domain: str
     action: str
 
 
 def answer(cause: CauseView | RootCause, entry: EntryView | Entry) -> Answer:
-    """The answer for one root cause of `entry`: the first fix step that applies to it (names
-    it, or names no cause and so applies to every cause), else the first step."""
+    """The answer for one root cause of `entry`: the first fix step for it (one that names it,
+    or names no cause and so serves every cause). A step for another cause is never given."""
     steps = view(entry).fixes
-    step = next((f for f in steps if not f.causes or cause.id in f.causes), steps[0])
-    return Answer(cause.title, step.title, cause.domain, cause.action)
+    step = next((f for f in steps if not f.causes or cause.id in f.causes), None)
+    return Answer(cause.title, step.title if step else None, cause.domain, cause.action)
 
 
-def likely(c: Candidate, entry: EntryView | Entry | None) -> Answer | None:
-    """The answer for the root cause the candidate's strongest own line points to (collateral
-    lines last), else for the entry's first root cause."""
-    if entry is None:
-        return None
-    entry = view(entry)
+def pointed_cause(c: Candidate, entry: EntryView) -> tuple[CauseView, Evidence] | None:
+    """The root cause of `entry` that the candidate's strongest own line points to (collateral
+    lines last), with that line; None when no line points to one."""
     causes = {rc.id: rc for rc in entry.causes}
     pointed = {fp.id: fp.cause for fp in entry.fingerprints}
     for ev in sorted(c.evidence, key=lambda e: (e.collateral, STRENGTH.index(e.indicates))):
         cause = pointed.get(ev.fingerprint)
         if cause in causes:
-            return answer(causes[cause], entry)
-    return answer(entry.causes[0], entry)
+            return causes[cause], ev
+    return None
+
+
+def likely(c: Candidate, entry: EntryView | Entry | None) -> Answer | None:
+    """The answer for the root cause the candidate's strongest own line points to
+    (`pointed_cause`), else for the entry's first root cause."""
+    if entry is None:
+        return None
+    entry = view(entry)
+    found = pointed_cause(c, entry)
+    return answer(found[0] if found else entry.causes[0], entry)
 
 
 def confidence_word(c: Candidate) -> str:
@@ -150,14 +163,14 @@ def shorten(text: str, limit: int = SHOWN_CHARS) -> str:
     """`text` made printable (a log's escape sequences must not drive the reader's terminal:
     a title change, a cleared screen, a clipboard write) and cut to `limit` characters with a
     visible `…`."""
-    text = text.translate(_CONTROLS)
+    text = text.translate(CONTROLS)
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 #: C0 and C1 control characters and DEL, shown as `\xNN` instead of being sent to a terminal;
 #: and the bidirectional overrides, embeddings and isolates (and the marks), shown as `\uNNNN`:
 #: they reorder what the reader sees (an evidence line displayed as another).
-_CONTROLS = {c: f"\\x{c:02x}" for c in [*range(0x20), 0x7F, *range(0x80, 0xA0)]} | {
+CONTROLS = {c: f"\\x{c:02x}" for c in [*range(0x20), 0x7F, *range(0x80, 0xA0)]} | {
     c: f"\\u{c:04x}"
     for c in [0x061C, 0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x206A)]
 }
@@ -175,7 +188,8 @@ def inert(text: str) -> str:
 _WWW = re.compile(r"www\.", re.IGNORECASE)
 
 
-def _where(g: Group) -> str:
+def group_ranks(g: Group) -> str:
+    """`ranks 0,1,3-7`: the ranks that printed a group's lines (`rank ?` when none said)."""
     if not g.ranks:
         return "rank ?"
     return f"rank{'s' * (len(g.ranks) > 1)} {ranks_text(g.ranks)}"
@@ -218,7 +232,8 @@ def _first(result: Diagnosis) -> str | None:
     return f"rank {rank}{where} ({result.initiating_reason})"
 
 
-def _fit_text(f: Fit) -> str:
+def fit_text(f: Fit) -> str:
+    """A version the log shows, set against the affected range of a system."""
     where = "in" if f.affected else "outside"
     return (
         f"{f.package} {f.version} ({f.file}:{f.line}) is {where} the affected range of "
@@ -226,93 +241,11 @@ def _fit_text(f: Fit) -> str:
     )
 
 
-def structured(result: Diagnosis, base_url: str | None) -> list[str]:
-    """The lines of the structured evidence: each rank's error file (earliest first) and what
-    the Flight Recorder dumps show, each finding with the entry that explains it."""
-    out = []
-    if result.error_files:
-        out += ["", "torchelastic error files (earliest first):"]
-        for e in sorted(
-            result.error_files, key=lambda e: (e.timestamp is None, e.timestamp or 0, e.rank or 0)
-        ):
-            rank = "?" if e.rank is None else e.rank
-            out.append(f"   rank {rank} at {e.when or 'an unknown time'}: {e.file}")
-            out.append(f"     {shorten(e.message)}")
-    report = result.flight_report
-    if report is not None:
-        ranks = ranks_text(r for _, r in report.files)
-        out += ["", f"flight recorder ({len(report.files)} dumps, ranks {ranks}):"]
-        if report.missing:
-            out.append(
-                f"   no dump from ranks {ranks_text(report.missing)} (their part is unknown)"
-            )
-        for f in report.findings:
-            out.append(f"   {shorten(f.text, 300)}")
-            out.append(f"     see {f.entry}: {entry_link(f.entry, base_url)}")
-        if not report.findings:
-            out.append("   every rank entered the same collectives (no rank behind, no mismatch)")
-    return out
-
-
 def first_text(result: Diagnosis) -> list[str]:
-    """The first failure as `structured` evidence decided it when no entry matched."""
+    """The first failure as the error files or the Flight Recorder dumps decided it when no
+    entry matched."""
     v = _first(result)
     return [f"first failure: {v}"] if v else []
-
-
-def as_text(
-    result: Diagnosis, entries: Entries, base_url: str | None, top: int, seen: Sequence[Seen] = ()
-) -> str:
-    """The terminal report: the verdict on top, then each candidate's evidence by fingerprint,
-    then the error files and Flight Recorder findings read."""
-    if not result.matches:
-        return "\n".join(
-            ["no known failure matched", *first_text(result), *structured(result, base_url)]
-        )
-    return "\n".join([_text(result, entries, base_url, top, seen), *structured(result, base_url)])
-
-
-def _text(
-    result: Diagnosis, entries: Entries, base_url: str | None, top: int, seen: Sequence[Seen] = ()
-) -> str:
-    v = verdict(result, entries, base_url)
-    out = [f"verdict: {v.best.id}: {v.best.title}", f"  confidence: {confidence(v.best)}"]
-    if v.first:
-        out.append(f"  first failure: {shorten(v.first, 10_000)}")  # a file name: printable
-        if result.initiating:
-            out.append(f"    {shorten(result.initiating.text)}")
-    if result.silent_ranks:
-        out.append(
-            f"  silent: rank{'s' * (len(result.silent_ranks) > 1)} "
-            f"{ranks_text(result.silent_ranks)} (their logs show no error: hung, killed "
-            "before printing, or fine)"
-        )
-    if v.answer:
-        out.append(f"  likely cause: {v.answer.cause}")
-        out.append(f"  what to do: {v.answer.action} ({v.answer.domain})")
-        out.append(f"  first fix: {v.answer.fix}")
-    best = entries.get(v.best.id)
-    for f in fits(seen, best) if best else ():
-        out.append(f"  version: {shorten(_fit_text(f), 200)}")
-    out.append(f"  read: {v.link}")
-    for n, c in enumerate(result.matches[:top], 1):
-        out.append("")
-        out.append(f"{n}. {c.id}{_label(c)}: score {c.score:g}")
-        shown = groups(c)
-        for g in shown[:SHOWN_GROUPS]:
-            tags = g.indicates + (", collateral" if g.collateral else "")
-            count = f", {g.lines} lines" if g.lines > 1 else ""
-            out.append(
-                f"   {_where(g)}: {g.fingerprint} ({tags}{count}) "
-                f"{shorten(g.first.file, 10_000)}:{g.first.line}"
-            )
-            out.append(f"     {shorten(g.first.text)}")
-        if len(shown) > SHOWN_GROUPS:
-            out.append(
-                f"   … {len(shown) - SHOWN_GROUPS} more fingerprint(s) (--format json "
-                "lists every line)"
-            )
-    return "\n".join(out)
 
 
 def as_markdown(
@@ -336,14 +269,14 @@ def as_markdown(
     if v.answer:
         out.append(f"- **Likely cause:** {_md(v.answer.cause, code=True)}")
         out.append(f"- **What to do:** `{v.answer.action}` (failure domain: `{v.answer.domain}`)")
-        out.append(f"- **First fix:** {_md(v.answer.fix, code=True)}")
+        out.append(f"- **First fix:** {_md(v.answer.fix or NO_FIX, code=True)}")
     best = entries.get(v.best.id)
     for f in fits(seen, best) if best else ():
-        out.append(f"- **Version:** {_md(_fit_text(f))}")
+        out.append(f"- **Version:** {_md(fit_text(f))}")
     out += ["", "| candidate | score | evidence |", "|---|---|---|"]
     for c in result.matches[:top]:
         lines = "<br>".join(
-            f"{_where(g)}: `{_code(shorten(g.first.text, 100))}`"
+            f"{group_ranks(g)}: `{_code(shorten(g.first.text, 100))}`"
             + (" (collateral)" if g.collateral else "")
             for g in groups(c)[:3]
         )
@@ -352,7 +285,8 @@ def as_markdown(
 
 
 def _md_structured(result: Diagnosis, base_url: str | None) -> list[str]:
-    """`structured` for Markdown: a list of the error files, one of the findings."""
+    """The error files read (earliest first) and the Flight Recorder's findings, as Markdown
+    lists."""
     out: list[str] = []
     if result.error_files:
         out += ["", "**torchelastic error files** (earliest first):", ""]
@@ -381,7 +315,7 @@ def _md(text: str, code: bool = False) -> str:
     `code`, the code spans of an entry's titles are kept."""
     for ch in "\\*_[]<>|#~" + ("" if code else "`"):
         text = text.replace(ch, "\\" + ch)
-    return inert(text.translate(_CONTROLS))
+    return inert(text.translate(CONTROLS))
 
 
 def _code(text: str) -> str:

@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from nanopedia.diagnosis import github, rank, report, scan, versions
+from nanopedia.diagnosis import github, rank, report, scan, text_report, versions
 from nanopedia.diagnosis.catalogue import EntryView
 from nanopedia.diagnosis.rank import Candidate, Diagnosis
 from nanopedia.diagnosis.scan import Evidence
@@ -91,9 +91,11 @@ class Result:
         out["skipped_entries"] = [p.as_dict() for p in self.skipped]
         return out
 
-    def as_text(self, top: int = 5) -> str:
-        """The terminal report, verdict first."""
-        return report.as_text(self.diagnosis, self.entries, self.base_url, top, self.seen)
+    def as_text(self, top: int = 5, width: int = text_report.WIDTH) -> str:
+        """The terminal report, verdict first, fitted to `width` columns."""
+        return text_report.as_text(
+            self.diagnosis, self.entries, self.base_url, top, self.seen, width
+        )
 
     def as_markdown(self, top: int = 5) -> str:
         """The report for a GitHub issue or a Slack thread."""

@@ -17,7 +17,7 @@ import signal
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import quote, quote_plus
 
 from nanopedia.diagnosis.jobs import HEAD_BYTES, SKIP_REASONS
 
@@ -26,6 +26,8 @@ SEARCH_BYTES = 256 << 20
 #: Characters of the error line kept.
 ERROR_CHARS = 300
 
+#: The way on for a contributor, in every format.
+CONTRIBUTE = "contribute: nanopedia new ENTRY-ID (entries/README.md says what an entry holds)"
 #: Inputs that are no log, with what `triage` calls them (jobs.SKIP_REASONS) and "empty".
 INPUT_REASONS = {
     "empty": "no bytes at all: nothing to diagnose",
@@ -214,7 +216,7 @@ def next_steps(found: Found | None, base_url: str | None) -> list[str]:
             f"search: search.html?q={quote(_query(found))} on a Nanopedia site (set "
             "base_url in nanopedia.toml for a full link)"
         )
-    steps.append("contribute: nanopedia new ENTRY-ID (entries/README.md says what an entry holds)")
+    steps.append(CONTRIBUTE)
     return steps
 
 
@@ -268,24 +270,56 @@ def _clean(lines: list[str]) -> Iterable[str]:
     return (_CSI.sub("", line) for line in lines)
 
 
-def as_text(found: Found | None, problems: dict[str, str], base_url: str | None) -> str:
-    """The terminal answer when no entry matched."""
+def as_text(
+    found: Found | None, problems: dict[str, str], base_url: str | None, width: int = 80
+) -> str:
+    """The terminal answer when no entry matched, fitted to `width` columns (at least
+    `text_report.MIN_WIDTH`): the error line wrapped, the search link whole on a line."""
+    from nanopedia.diagnosis.text_report import MAX_PIECES, MIN_WIDTH
+    from nanopedia.site.wrapping import cut, fill
+
+    width = max(width, MIN_WIDTH)
     out = ["no known failure matched"]
+
+    def prose(text: str) -> None:
+        out.extend(cut(line, width) for line in fill(_printable(text), width, "  ", "    "))
+
     for file, reason in problems.items():
-        out.append(f"  input: {file}: {reason} ({INPUT_REASONS[reason]})")
+        prose(f"input: {file}: {reason} ({INPUT_REASONS[reason]})")
     if found:
-        out += [
-            f"  error line: {_shown(found.text)}",
-            f"    at {found.file}:{found.line}",
-            f"  class: {found.kind}",
-            f"  raised in: {found.raised_in}",
-        ]
+        prose(f"error line at {found.file}:{found.line}:")
+        lines = fill(_printable(found.text), width, "    ", "    ")
+        if len(lines) > MAX_PIECES:
+            lines = [*lines[: MAX_PIECES - 1], cut(lines[MAX_PIECES - 1] + " …", width)]
+        out += lines
+        prose(f"class: {found.kind}")
+        prose(f"raised in: {found.raised_in}")
+        where = "the site" if base_url else "a Nanopedia site"
+        hint = "" if base_url else " (set base_url in nanopedia.toml for a full link)"
+        prose(f"next: search {where} for the error line{hint}:")
+        out.append("    " + search_link(found, base_url, width - 4))
     elif not problems:
-        out.append("  error line: none found (no traceback, no fatal native line)")
-    steps = next_steps(found, base_url)
-    out.append(f"  next: {steps[0]}")
-    out += [f"        {step}" for step in steps[1:]]
+        prose("error line: none found (no traceback, no fatal native line)")
+    prose(f"next: {CONTRIBUTE}")
     return "\n".join(out)
+
+
+def search_link(found: Found, base_url: str | None, room: int) -> str:
+    """The site's search for the error line, the query cut at a word so that the link fits
+    `room` columns (a link broken over lines cannot be opened); the first word at least."""
+    base = f"{base_url.rstrip('/')}/search.html?q=" if base_url else "search.html?q="
+    words = _query(found).split(" ")
+    for n in range(len(words), 0, -1):
+        link = base + quote_plus(" ".join(words[:n]))
+        if len(link) <= room:
+            break
+    return link
+
+
+def _printable(text: str) -> str:
+    from nanopedia.diagnosis.report import CONTROLS
+
+    return text.translate(CONTROLS)
 
 
 def as_markdown(found: Found | None, problems: dict[str, str], base_url: str | None) -> str:
@@ -303,9 +337,3 @@ def as_markdown(found: Found | None, problems: dict[str, str], base_url: str | N
         ]
     out += [f"- **Next:** {_md(step)}" for step in next_steps(found, base_url)]
     return "\n".join(out)
-
-
-def _shown(text: str) -> str:
-    from nanopedia.diagnosis.report import shorten
-
-    return shorten(text, 200)

@@ -50,7 +50,11 @@ def report(exc: BaseException, stream: TextIO | None = None) -> None:
         name = f"<exception rank{rank}>" if rank.isdigit() else "<exception>"
         result = nanopedia.diagnose(exc, name=name)
         if result.matches:
-            text = f"nanopedia: the verdict on {type(exc).__name__}:\n{result.as_text(TOP)}"
+            from nanopedia.diagnosis.text_report import columns
+
+            text = (
+                f"nanopedia: the verdict on {type(exc).__name__}:\n{result.as_text(TOP, columns())}"
+            )
         else:
             text = f"nanopedia: no known failure matched {type(exc).__name__}"
         print(f"\n{text}", file=out, flush=True)

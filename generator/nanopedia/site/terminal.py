@@ -6,17 +6,15 @@ Pure: an entry and a width in, text out; the command measures the terminal and p
 
 from __future__ import annotations
 
-import textwrap
 from typing import TYPE_CHECKING
 
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
+from nanopedia.site.wrapping import MIN_WIDTH, cut, fill
+
 if TYPE_CHECKING:
     from nanopedia.model import Entry
-
-#: Narrowest width laid out (a narrower terminal wraps what it is given).
-MIN_WIDTH = 40
 
 _PARSER = MarkdownIt("commonmark")
 
@@ -82,27 +80,6 @@ def plain(text: str) -> str:
     """Inline Markdown as plain text on one line."""
     token = _PARSER.parseInline(text)[0]
     return " ".join(_plain(token).split())
-
-
-def fill(text: str, width: int, first: str = "", rest: str = "") -> list[str]:
-    """`text` wrapped to `width` columns after the given indents (a word wider than the line is
-    broken, never left to overflow)."""
-    out: list[str] = []
-    for part in text.split("\n"):
-        out += textwrap.wrap(
-            " ".join(part.split()),
-            max(width, MIN_WIDTH),
-            initial_indent=first,
-            subsequent_indent=rest,
-            break_on_hyphens=False,
-        ) or [first.rstrip()]
-        first = rest
-    return out
-
-
-def cut(line: str, width: int) -> str:
-    """One line cut to `width` columns with a visible `…`."""
-    return line if len(line) <= width else line[: width - 1] + "…"
 
 
 def entry_text(entry: Entry, width: int, link: str | None) -> str:
