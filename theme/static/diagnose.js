@@ -1,6 +1,9 @@
 /*
  * Nanopedia diagnosis page (diagnose.html): paste a log or choose files; a worker matches them.
  *
+ * A log pasted into a search box comes with "Diagnose this log" in sessionStorage and is
+ * diagnosed at once (carried()).
+ *
  * Runs from file:// under a CSP that forbids every connection: the fingerprints come from
  * diagnose-data.js (it sets self.NanopediaDiagnoseData) and the worker from the source of the
  * function diagnose-worker.js defines, turned into a blob: URL. Files go to the worker as Blobs,
@@ -31,6 +34,9 @@
   var STALL_MS = 5000;
   /* Pastes and drops of more characters than this go to the worker as a Blob. */
   var LARGE_PASTE = 1000000;
+  /* Where a search box leaves a log pasted into it ("Diagnose this log", search.js): this tab's
+     sessionStorage, which never leaves the browser. */
+  var CARRIED = 'nanopedia:diagnose-log';
   /* Lanes drawn in the timeline (its text list names every rank). */
   var MAX_LANES = 64;
   /* Marks drawn per lane after the first. */
@@ -570,6 +576,17 @@
     return true;
   }
 
+  /* The log a search box carried here, taken once (a reload does not run it again). */
+  function carried() {
+    try {
+      var value = window.sessionStorage.getItem(CARRIED);
+      window.sessionStorage.removeItem(CARRIED);
+      return value;
+    } catch {
+      return null;  /* storage off: nothing was carried */
+    }
+  }
+
   function wire() {
     stop();
     pasted = null;
@@ -622,6 +639,13 @@
       });
     });
     setState('idle', '');
+    var log = carried();
+    if (log && log.length > LARGE_PASTE) {
+      takeText(log);
+    } else if (log) {
+      text.value = log;
+      start([{ name: 'pasted log', path: 'pasted log', blob: new Blob([log]) }]);
+    }
   }
 
   /* A file dropped anywhere else would make the browser open it in place of this page (text

@@ -61,6 +61,13 @@
   var FUZZY_MAX = 40;
   /* Characters of a query searched: a paste past them (a whole log) adds nothing but time. */
   var QUERY_MAX = 4096;
+  /* A paste of at least LOG_LINES non-blank lines with one of a log's marks (an error word, a
+     traceback, a clock time, a rank prefix) is a log: the box offers to diagnose it on the
+     diagnose page. The text goes there in this tab's sessionStorage under CARRIED (diagnose.js
+     takes it), never in a URL: nothing leaves the browser, and the log stays out of history. */
+  var LOG_LINES = 3;
+  var LOG_MARK = /error|exception|traceback|warn|fatal|fail|abort|killed|signal|timed? ?out|\[rank\d|\d\d:\d\d:\d\d/i;
+  var CARRIED = 'nanopedia:diagnose-log';
 
   var engine = null;
   var pending = [];
@@ -699,6 +706,32 @@
     a.textContent = '#' + tag[1] + ' (' + tag[2] + (tag[2] === 1 ? ' entry)' : ' entries)');
   }
 
+  /* The non-blank lines of a pasted text, when it reads as a log (LOG_LINES, LOG_MARK). */
+  function logLines(text) {
+    var lines = text.split(/\r\n|\r|\n/).filter(function (line) { return line.trim(); });
+    return lines.length >= LOG_LINES && LOG_MARK.test(text) ? lines.length : 0;
+  }
+
+  /* The offer to diagnose a pasted log, first in the list: following it leaves the text in
+     sessionStorage for diagnose.js. Where the browser refuses to keep it (too large, storage
+     off), the first click says so instead, and the next one opens the page to paste it in. */
+  function addDiagnose(batch, form, log) {
+    var a = option(batch, form.getAttribute('data-diagnose'), 'search-diagnose');
+    a.textContent = 'Diagnose this log (' + log.lines + ' lines) on the diagnose page; it ' +
+      'stays in this browser';
+    a.addEventListener('click', function (ev) {
+      if (log.refused) return;
+      try {
+        window.sessionStorage.setItem(CARRIED, log.text);
+      } catch (err) {
+        log.refused = true;
+        ev.preventDefault();
+        a.textContent = 'This browser would not keep the log for the diagnose page (' +
+          err.name + '); choose this again to open the page, and paste the log there';
+      }
+    });
+  }
+
   function resultsHref(form, text) {
     return form.getAttribute('data-results') + '?q=' + encodeURIComponent(text);
   }
@@ -712,6 +745,9 @@
     var active = -1;
     var shownFor = null;
     var renders = 0;
+    /* A log pasted into the box ({text, lines, value}: what the box held after the paste): it is
+       offered for diagnosis while the box still holds it. */
+    var log = null;
 
     function options() { return list.querySelectorAll('[role=option]'); }
 
@@ -738,6 +774,7 @@
 
     function update() {
       var text = input.value.trim();
+      if (log && log.value === null) log.value = text;
       if (text === shownFor) return;
       if (!text) {
         shownFor = text;
@@ -781,6 +818,12 @@
         list.appendChild(batch.items);
       }
       list.textContent = '';
+      var offered = log && log.value === text;
+      if (offered) {
+        var offer = { list: list, items: document.createDocumentFragment() };
+        addDiagnose(offer, form, log);
+        list.appendChild(offer.items);
+      }
       var unquoted = hits.unquoted && shown.length > 0;
       if (unquoted) {
         /* Seen above the results; the status line says it to assistive technology (a listbox
@@ -797,7 +840,8 @@
         setTimeout(function () { if (turn === renders) add(shown.slice(now), true); }, 0);
       }
       var count = hits.length === 1 ? '1 entry' : hits.length + ' entries';
-      say(text ? (unquoted ? UNQUOTED + ' ' : '') + count + ' found for “' + text + '”' : '');
+      say(text ? (offered ? 'A pasted log: the first option diagnoses it. ' : '') +
+        (unquoted ? UNQUOTED + ' ' : '') + count + ' found for “' + text + '”' : '');
       show(page || list.children.length > 0);
     }
 
@@ -821,6 +865,12 @@
       if (opt) opt.click();
     }
 
+    input.addEventListener('paste', function (ev) {
+      var text = ev.clipboardData ? ev.clipboardData.getData('text/plain') : '';
+      var lines = logLines(text);
+      log = lines ? { text: text, lines: lines, value: null } : null;
+      shownFor = null;  /* the same text pasted again is offered again */
+    });
     input.addEventListener('input', update);
     input.addEventListener('focus', function () {
       withEngine(form, function () {}, function () {});
