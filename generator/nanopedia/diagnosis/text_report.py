@@ -185,6 +185,7 @@ class _Page:
     def log_line(
         self, text: str, spans: Sequence[tuple[int, int]], indent: str, where: str
     ) -> None:
+        """A log line cut to fit around `spans` (`excerpt`), remembered as shown `where`."""
         self.shown[text] = where
         self.lines += [indent + p for p in excerpt(text, spans, self.width - len(indent))]
 

@@ -20,6 +20,9 @@ from typing import Any
 from urllib.parse import quote, quote_plus
 
 from nanopedia.diagnosis.jobs import HEAD_BYTES, SKIP_REASONS
+from nanopedia.diagnosis.report import CONTROLS
+from nanopedia.diagnosis.text_report import MAX_PIECES, MIN_WIDTH, WIDTH
+from nanopedia.site.wrapping import cut, fill
 
 #: Bytes of a log read when looking for its first error (the whole log of any usual size).
 SEARCH_BYTES = 256 << 20
@@ -271,24 +274,21 @@ def _clean(lines: list[str]) -> Iterable[str]:
 
 
 def as_text(
-    found: Found | None, problems: dict[str, str], base_url: str | None, width: int = 80
+    found: Found | None, problems: dict[str, str], base_url: str | None, width: int = WIDTH
 ) -> str:
     """The terminal answer when no entry matched, fitted to `width` columns (at least
-    `text_report.MIN_WIDTH`): the error line wrapped, the search link whole on a line."""
-    from nanopedia.diagnosis.text_report import MAX_PIECES, MIN_WIDTH
-    from nanopedia.site.wrapping import cut, fill
-
+    `MIN_WIDTH`): the error line wrapped, the search link whole on a line."""
     width = max(width, MIN_WIDTH)
     out = ["no known failure matched"]
 
     def prose(text: str) -> None:
-        out.extend(cut(line, width) for line in fill(_printable(text), width, "  ", "    "))
+        out.extend(cut(line, width) for line in fill(text.translate(CONTROLS), width, "  ", "    "))
 
     for file, reason in problems.items():
         prose(f"input: {file}: {reason} ({INPUT_REASONS[reason]})")
     if found:
         prose(f"error line at {found.file}:{found.line}:")
-        lines = fill(_printable(found.text), width, "    ", "    ")
+        lines = fill(found.text.translate(CONTROLS), width, "    ", "    ")
         if len(lines) > MAX_PIECES:
             lines = [*lines[: MAX_PIECES - 1], cut(lines[MAX_PIECES - 1] + " …", width)]
         out += lines
@@ -314,12 +314,6 @@ def search_link(found: Found, base_url: str | None, room: int) -> str:
         if len(link) <= room:
             break
     return link
-
-
-def _printable(text: str) -> str:
-    from nanopedia.diagnosis.report import CONTROLS
-
-    return text.translate(CONTROLS)
 
 
 def as_markdown(found: Found | None, problems: dict[str, str], base_url: str | None) -> str:
