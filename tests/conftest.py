@@ -101,6 +101,22 @@ def bwrap() -> None:
 
 
 @pytest.fixture(scope="session")
+def slurm_cluster(catalogue_cache: Path) -> Iterator[Any]:
+    """A real Slurm on 127.0.0.1 (tests/slurmtools.py) for the whole test session, with
+    contrib/slurm/epilog.sh as its Epilog. Required in CI; elsewhere, without Slurm, a test
+    that needs it skips, saying why."""
+    import slurmtools
+
+    why = slurmtools.missing()
+    if why:
+        if slurmtools.REQUIRED:
+            pytest.fail(f"{why} (CI or NANOPEDIA_REQUIRE_SLURM: .ci/run installs Slurm)")
+        pytest.skip(why)
+    with slurmtools.running(catalogue_cache) as cluster:
+        yield cluster
+
+
+@pytest.fixture(scope="session")
 def browser() -> Iterator[Any]:
     """One headless Chromium for the whole test session."""
     if not Path(CHROMIUM).exists():
