@@ -299,8 +299,8 @@ class Cluster:
             if proc.poll() is None:
                 proc.terminate()
         for proc in self.daemons.values():
-            try:
-                proc.wait(timeout=15)
+            try:  # a slurmd that was frozen may never finish its shutdown
+                proc.wait(timeout=5)
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait(timeout=15)

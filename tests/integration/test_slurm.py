@@ -125,13 +125,16 @@ def test_a_node_that_stops_answering_is_named_slurm_node_failure(
     )
     output = tmp_path / f"slurm-{job}.out"
     running(slurm_cluster, job, output)
+    # Frozen while it still launches the step, nano4 would fail the launch (srun gives up, the
+    # job ends FAILED) instead of the running job: wait until its slurmd is done with it.
     deadline = time.monotonic() + 60
-    while f"{job}.0" not in slurm_cluster.command("squeue", "-h", "-s", "-j", str(job)).stdout:
-        assert time.monotonic() < deadline, "the srun step did not start"
+    launched = "Finish processing RPC: REQUEST_LAUNCH_TASKS"
+    while launched not in (slurm_cluster.folder / "slurmd-nano4.log").read_text():
+        assert time.monotonic() < deadline, "nano4 did not launch the srun step"
         time.sleep(0.2)
     try:
         slurm_cluster.freeze("nano4")
-        slurm_cluster.wait(job, ["NODE_FAIL"], timeout=90)
+        slurm_cluster.wait(job, ["NODE_FAIL"], timeout=120)
     finally:
         slurm_cluster.thaw("nano4")
     text = output.read_text()
