@@ -4,8 +4,9 @@ The public API, imported on first use so that `nanopedia` (the console script) s
 
 - `gather(folder)`: every entry of a folder loaded, validated and linked, with its problems;
 - `build(Request(entries, out, ...))`: the site, incrementally (`Request`: what to build);
-- `diagnose(source, entries=None)`: the entries log text, log files or an exception point at,
-  best first, as `diagnose --format json` shows them (`Result`);
+- `diagnose(source, entries=None)`: the entries log text, log files, run folders (error files,
+  Flight Recorder dumps) or an exception point at, best first, as `diagnose --format json` shows
+  them (`Result`);
 - `Problem`: the one located error type every stage reports through.
 """
 
@@ -40,13 +41,17 @@ def diagnose(
     """Diagnose against the shipped encyclopedia (or the entries folder `entries`; entries that
     fail to load are left out, named in `Result.skipped`).
 
-    `source` is what to read: log text (`str` or `bytes`), a log file (a `Path`), several log
-    files (a list of paths or path strings: one per rank, or one combined), or an exception,
-    read as the traceback Python prints for it (`traceback.format_exception`). A `str` is
-    always text, never a path: pass `Path("job.log")` or `["job.log"]` for a file. `name` is
-    what evidence lines of a text or an exception cite as their file (`rank3` gives them rank
-    3); `base_url` is where the links point. The catalogue is the CLI's compiled one (cached).
-    `Result.as_json()` is what `nanopedia diagnose --format json` prints.
+    `source` is what to read: log text (`str` or `bytes`), a path, or a list of paths (path
+    strings too), or an exception, read as the traceback Python prints for it
+    (`traceback.format_exception`). Paths are read as `nanopedia diagnose` reads them: log
+    files (one per rank, or one combined), torchelastic error files (`error.json`), Flight
+    Recorder JSON dumps (`rank3.json`), and run folders (every log, error file and dump below
+    them); an error file or dump that cannot be read raises `NanopediaError`, each located. A
+    `str` is always text, never a path: pass `Path("job.log")` or `["job.log"]` for a file.
+    `name` is what evidence lines of a text or an exception cite as their file (`rank3` gives
+    them rank 3); `base_url` is where the links point. The catalogue is the CLI's compiled one
+    (cached). `Result.as_json()` is what `nanopedia diagnose --format json` prints for the same
+    input, `unmatched` included.
     """
     from nanopedia.diagnosis import catalogue, result
     from nanopedia.incremental.catalogue import user_store

@@ -17,8 +17,7 @@ from pathlib import Path
 import pytest
 from conftest import ROOT
 
-from nanopedia.commands.log_cli import _unmatched
-from nanopedia.diagnosis import catalogue, rank, report, scan, text_report, unmatched, versions
+from nanopedia.diagnosis import catalogue, report, result, scan, text_report
 from nanopedia.diagnosis.catalogue import EntryView
 from nanopedia.diagnosis.rank import Diagnosis
 from nanopedia.incremental.catalogue import FolderStore
@@ -40,22 +39,13 @@ def compiled(tmp_path_factory: pytest.TempPathFactory) -> tuple[scan.Matcher, di
     return scan.Matcher(views), {e.id: e for e in views}
 
 
-def diagnosed(case: Case, tmp_path: Path, matcher: scan.Matcher, entries: dict) -> tuple:
-    """What `diagnose` prints a case from: its result, versions seen and (when nothing
-    matched) its error line, each log named as tests/logs names it."""
+def diagnosed(case: Case, tmp_path: Path, matcher: scan.Matcher, entries: dict) -> result.Result:
+    """What `diagnose` prints a case from (`Result.as_text`, as `run_diagnose` prints it:
+    the report, or the error line when nothing matched), each log named as tests/logs names
+    it."""
     paths = [str(p) for p in materialise(case, tmp_path)]
     scans = [scan.scan_file(p, matcher, name=rel) for p, rel in zip(paths, case.logs, strict=True)]
-    result = rank.diagnose(scans)
-    seen = versions.read_all(paths, scans) if result.matches else []
-    missed = None if result.matches else _unmatched(paths, scans)
-    return result, seen, missed
-
-
-def render(result: Diagnosis, entries: dict, seen: list, missed: tuple | None, width: int) -> str:
-    """The text `run_diagnose` prints for these (its own choice between the two reports)."""
-    if missed is not None:
-        return unmatched.as_text(missed[1], missed[0], None, width)
-    return text_report.as_text(result, entries, None, TOP, seen, width)
+    return result.from_scans(paths, scans, list(entries.values()), matcher=matcher)
 
 
 def plain(title: str) -> str:
@@ -168,10 +158,10 @@ def test_every_labelled_log_reads_in_a_terminal_of_60_and_80_columns(
     case: Case, compiled, tmp_path: Path
 ) -> None:
     matcher, entries = compiled
-    result, seen, missed = diagnosed(case, tmp_path, matcher, entries)
+    found = diagnosed(case, tmp_path, matcher, entries)
     for width in WIDTHS:
-        text = render(result, entries, seen, missed, width)
-        assert problems(text, result, entries, width) == [], f"{width} columns:\n{text}"
+        text = found.as_text(TOP, width)
+        assert problems(text, found.diagnosis, entries, width) == [], f"{width} columns:\n{text}"
 
 
 @pytest.mark.parametrize(

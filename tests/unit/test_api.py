@@ -82,3 +82,61 @@ def test_diagnose_says_what_it_reads_and_a_string_is_text() -> None:
         nanopedia.diagnose(42)  # type: ignore[arg-type]
     assert nanopedia.diagnose(str(LOGS / "fsdp-mp-torchrun.log")).matches == ()
     assert nanopedia.diagnose(b"").verdict is None
+
+
+ELASTIC = LOGS / "elastic"
+FLIGHT = LOGS / "flight"
+UNKNOWN = (
+    "step 1\nTraceback (most recent call last):\n"
+    '  File "train.py", line 3, in <module>\n'
+    "FrobnicatorError: the frobnicator stalled\n"
+)
+
+
+def test_diagnose_reads_a_run_folder_and_flight_recorder_dumps() -> None:
+    run = nanopedia.diagnose(ELASTIC / "two-errors")
+    assert (run.verdict, run.initiating_rank) == ("shape-mismatch", 1)
+    assert run.initiating_reason.startswith("earliest torchelastic error file: ")
+    assert [e.rank for e in run.diagnosis.error_files] == [0, 1]
+    dumps = nanopedia.diagnose([str(FLIGHT / "skip" / f"rank{r}.json") for r in (0, 1)])
+    assert dumps.verdict == "training-hang-no-error"
+    (finding,) = dumps.diagnosis.flight_report.findings
+    assert (finding.kind, finding.ranks) == ("behind", (1,))
+
+
+def test_diagnose_refuses_a_damaged_error_file_located(tmp_path: Path) -> None:
+    from nanopedia.errors import NanopediaError
+
+    bad = tmp_path / "attempt_0" / "1" / "error.json"
+    bad.parent.mkdir(parents=True)
+    bad.write_text('{"message": ')
+    with pytest.raises(NanopediaError) as err:
+        nanopedia.diagnose(tmp_path)
+    (problem,) = err.value.problems
+    assert (problem.location.path, problem.code) == (str(bad), "E050")
+    assert "not valid JSON" in problem.message
+
+
+@pytest.mark.parametrize(
+    "case", ["matched", "unmatched", "binary", "error-files", "dumps", "log-and-dumps"]
+)
+def test_the_apis_json_is_the_clis_for_the_same_input(cli, tmp_path: Path, case: str) -> None:
+    """`nanopedia.diagnose(paths).as_json(top)` is what `diagnose --format json --top` prints,
+    the `unmatched` object of a log no entry knows included."""
+    (tmp_path / "unknown.log").write_text(UNKNOWN)
+    (tmp_path / "binary.log").write_bytes(b"\0ELF\n")
+    dumps = [str(FLIGHT / "mismatch" / f"rank{r}.json") for r in (0, 1)]
+    paths = {
+        "matched": [str(LOGS / "fsdp-mp-torchrun.log")],
+        "unmatched": [str(tmp_path / "unknown.log")],
+        "binary": [str(tmp_path / "binary.log"), str(tmp_path / "unknown.log")],
+        "error-files": [str(ELASTIC / "two-errors")],
+        "dumps": dumps,
+        "log-and-dumps": [str(tmp_path / "unknown.log"), *dumps],
+    }[case]
+    ran = cli("diagnose", *paths, "--format", "json", "--top", "3")
+    assert nanopedia.diagnose(paths).as_json(3) == json.loads(ran.out)
+    if case in ("unmatched", "binary"):
+        missed = json.loads(ran.out)["unmatched"]
+        assert missed["error"] == "FrobnicatorError: the frobnicator stalled"
+        assert [i["reason"] for i in missed["inputs"]] == (["binary"] if case == "binary" else [])

@@ -50,6 +50,28 @@ def test_the_earliest_timestamp_is_the_first_failure_not_the_listing_order() -> 
     assert [f.rank for f in elastic.first(files)] == [1]
 
 
+def test_torchruns_copy_of_the_first_failures_file_is_that_ranks_one_failure() -> None:
+    """torchrun copies the first failure's error file to its own TORCHELASTIC_ERROR_FILE (a
+    path with no rank folder): read beside the rank's file, in either order, it is one failure,
+    kept as the rank's; two ranks that raised the same error stay two."""
+    ranked = _error(ELASTIC / "two-errors" / "attempt_0" / "1" / "error.json")
+    other = _error(ELASTIC / "two-errors" / "attempt_0" / "0" / "error.json")
+    data = (ELASTIC / "two-errors" / "attempt_0" / "1" / "error.json").read_bytes()
+    copy = elastic.parse(data, "nanopedia-run-x/error.json")
+    assert copy.rank is None
+    for order in ([copy, other, ranked], [ranked, other, copy]):
+        found = readers.Found()
+        for item in order:
+            found.add(item)
+        assert sorted(e.rank for e in found.errors if e.rank is not None) == [0, 1]
+        assert len(found.errors) == 2
+    twin = elastic.parse(data, "run/attempt_0/3/error.json")
+    both = readers.Found()
+    for item in (ranked, twin):
+        both.add(item)
+    assert [e.rank for e in both.errors] == [1, 3]
+
+
 def test_the_plain_message_form_with_a_top_level_timestamp() -> None:
     e = elastic.parse(
         b'{"message": "SIGSEGV in worker", "timestamp": 1796483106}', "run/attempt_2/5/error.json"

@@ -28,15 +28,7 @@ def run_diagnose(args: argparse.Namespace) -> int:
     root = Path(args.entries) if args.entries else locate_entries()
     if not root.is_dir():
         fail(str(root), "E050", "no such entries directory", "pass --entries DIR")
-    from nanopedia.diagnosis import (
-        catalogue,
-        rank,
-        report,
-        scan,
-        text_report,
-        unmatched,
-        versions,
-    )
+    from nanopedia.diagnosis import catalogue, readers, report, result, scan, text_report
     from nanopedia.incremental.catalogue import user_store
 
     compiled = catalogue.load(root, user_store())
@@ -48,7 +40,8 @@ def run_diagnose(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
     matcher = scan.Matcher(usable)
-    logs, found = _gather(args.logs)
+    logs, found = readers.gather(args.logs)
+    found.raise_problems()
     sizes = []
     for raw in logs:
         try:
@@ -85,90 +78,27 @@ def run_diagnose(args: argparse.Namespace) -> int:
         finally:
             if shown:
                 print(file=sys.stderr)
-    scans += [scan.scan_error_file(e, matcher, deadline) for e in found.errors]
-    result = rank.diagnose(scans, found.errors, found.report(), {e.id: e.title for e in usable})
-    by_id = {e.id: e for e in usable}
-    seen = versions.read_all(logs, scans[: len(logs)]) if result.matches else []
-    base_url = args.base_url or _config_base_url()
+    res = result.from_scans(
+        logs,
+        scans,
+        usable,
+        found,
+        matcher=matcher,
+        stop=deadline,
+        base_url=args.base_url or _config_base_url(),
+        skipped=skipped,
+    )
     fmt = "json" if args.json else args.format
-    flight = result.flight_report
-    told = bool(result.error_files or flight)
-    missed = None if result.matches or told else _unmatched(logs, scans[: len(logs)])
     if fmt == "json":
-        out = report.with_answers(result, by_id, base_url, args.top, seen)
-        out["skipped_entries"] = [p.as_dict() for p in skipped]
-        if missed:
-            out["unmatched"] = unmatched.as_json(missed[1], missed[0], base_url)
-        print(json.dumps(out, indent=2, sort_keys=True, ensure_ascii=False))
-    elif missed and fmt == "markdown":
-        print(unmatched.as_markdown(missed[1], missed[0], base_url))
-    elif missed:
-        print(unmatched.as_text(missed[1], missed[0], base_url, text_report.columns()))
+        print(json.dumps(res.as_json(args.top), indent=2, sort_keys=True, ensure_ascii=False))
     elif fmt == "markdown":
-        print(report.as_markdown(result, by_id, base_url, args.top, seen))
-    elif fmt == "github":
-        from nanopedia.diagnosis.github import for_diagnosis
-
-        print(for_diagnosis(result, by_id, base_url, args.top))
+        print(res.as_markdown(args.top))
+    elif fmt == "github" and not res.missed:
+        print(res.as_github(args.top))
     else:
-        print(text_report.as_text(result, by_id, base_url, args.top, seen, text_report.columns()))
-    return 0 if result.matches or (flight and flight.findings) else 1
-
-
-def _gather(paths: list[str]) -> tuple[list[str], Any]:
-    """The logs among `paths`, and the error files and Flight Recorder dumps read from the rest
-    (a folder: every log, error file and dump below it). Every file that cannot be read as
-    what it is fails, all together, with its located E050 problem."""
-    from nanopedia.diagnosis import jobs, readers
-    from nanopedia.diagnosis.elastic import ReaderError
-    from nanopedia.errors import problem
-
-    found = readers.Found()
-    logs: list[str] = []
-    problems = []
-    for raw in paths:
-        files = [raw]
-        if raw != "-" and os.path.isdir(raw):
-            files, _ = jobs.logs_below(raw)
-            if not files:
-                problems.append(
-                    problem(
-                        raw,
-                        "E050",
-                        "no logs, torchelastic error files or "
-                        "Flight Recorder dumps below this folder",
-                    )
-                )
-        for path in files:
-            what = "log" if path == "-" else readers.sniff(path)
-            if what == "log":
-                logs.append(path)
-                continue
-            try:
-                found.add(readers.read_file(path, what))
-            except ReaderError as err:
-                problems.append(problem(path, "E050", err.message, err.hint))
-    if problems:
-        raise NanopediaError(problems)
-    return logs, found
-
-
-def _unmatched(paths: list[str], scans: list[Any]) -> tuple[dict[str, str], Any]:
-    """When nothing matched: each input that is no log (by name), and the first error line of
-    the logs, in the order given."""
-    from nanopedia.diagnosis import unmatched
-
-    problems: dict[str, str] = {}
-    found = None
-    for raw, one in zip(paths, scans, strict=True):
-        try:
-            problem, error = unmatched.read(raw, one.file)
-        except (OSError, EOFError):
-            continue
-        if problem:
-            problems[one.file] = problem
-        found = found or error
-    return problems, found
+        print(res.as_text(args.top, text_report.columns()))
+    flight = res.diagnosis.flight_report
+    return 0 if res.matches or (flight and flight.findings) else 1
 
 
 def _progress(name: str, size: int) -> Callable[[int], None]:

@@ -1,11 +1,15 @@
 """The structured evidence beside a job's logs, read from disk: torchelastic error files
 (`elastic`) and Flight Recorder dumps (`flight`). The thin wrapper: which file is which, and
 each read with its size capped before a byte is parsed; the readers themselves take bytes.
+`gather` sorts what `diagnose`, `nanopedia.diagnose()` and `nanopedia run` are given (files and
+run folders) into logs to scan and the evidence read from the rest.
 """
 
 from __future__ import annotations
 
+import os
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import PurePath
 from typing import IO, Literal
@@ -80,7 +84,66 @@ class Found:
     problems: list[ReaderError] = field(default_factory=list)
 
     def add(self, item: elastic.ErrorFile | flight.Dump) -> None:
-        (self.errors if isinstance(item, elastic.ErrorFile) else self.dumps).append(item)  # type: ignore[arg-type]
+        """Keep `item`; an error file that repeats another's exception and time, one of them
+        in no rank folder, is one failure: torchrun copies the first failure's file to its own
+        `TORCHELASTIC_ERROR_FILE` (which `nanopedia run` sets), and the rank's copy is kept."""
+        if isinstance(item, flight.Dump):
+            self.dumps.append(item)
+            return
+        same = (item.message, item.traceback, item.timestamp)
+        for n, known in enumerate(self.errors):
+            if (known.message, known.traceback, known.timestamp) != same:
+                continue
+            if known.rank is None and item.rank is not None:
+                self.errors[n] = item
+                return
+            if item.rank is None:
+                return
+        self.errors.append(item)
 
     def report(self) -> flight.Report | None:
         return flight.analyse(self.dumps) if self.dumps else None
+
+    def raise_problems(self) -> None:
+        """Fail with every file that could not be read as what it is, each a located E050
+        problem with the reader's hint (as `diagnose` fails on an unreadable log)."""
+        if self.problems:
+            from nanopedia.errors import NanopediaError, problem
+
+            raise NanopediaError(
+                [problem(e.name, "E050", e.message, e.hint) for e in self.problems]
+            )
+
+
+def gather(paths: Sequence[str], every_file: bool = False) -> tuple[list[str], Found]:
+    """The logs among `paths` (`-`: standard input), and the error files and Flight Recorder
+    dumps read from the rest; a folder gives every log, error file and dump below it (with
+    `every_file`, every file below it is looked at, as a file given by name is: a dump whose
+    name has no `.json`). What cannot be read as what it is, and a folder with nothing to read,
+    is in `Found.problems`, by name."""
+    from nanopedia.diagnosis import jobs  # it names evidence files with this module
+
+    found = Found()
+    logs: list[str] = []
+    for raw in paths:
+        files = [raw]
+        if raw != "-" and os.path.isdir(raw):
+            files, _ = jobs.logs_below(raw, every_file)
+            if not files:
+                found.problems.append(
+                    ReaderError(
+                        raw,
+                        "no logs, torchelastic error files or Flight Recorder dumps below "
+                        "this folder",
+                    )
+                )
+        for path in files:
+            what = "log" if path == "-" else sniff(path)
+            if what == "log":
+                logs.append(path)
+                continue
+            try:
+                found.add(read_file(path, what))
+            except ReaderError as err:
+                found.problems.append(err)
+    return logs, found

@@ -2,9 +2,11 @@
 
 `diagnose --format json` prints `Result.as_json()`; the text, Markdown and GitHub reports are
 `as_text`, `as_markdown` and `as_github`; the launcher wrapper (`nanopedia run`) and the exception
-hooks print `as_text` of a result made here from the text they hold. So every way a verdict
-reaches a person says the same thing. Only values come in: the caller loads the catalogue (with
-its cache) and hands over its entries.
+hooks print `as_text` of a result made here from the text they hold. Every result is put together
+by `from_scans`, whoever scanned the logs: the error files and dumps read beside them, the
+versions, and what the logs show when nothing matched. So every way a verdict reaches a person
+says the same thing. Only values come in: the caller loads the catalogue (with its cache) and
+hands over its entries.
 """
 
 from __future__ import annotations
@@ -16,7 +18,16 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from nanopedia.diagnosis import github, rank, report, scan, text_report, versions
+from nanopedia.diagnosis import (
+    github,
+    rank,
+    readers,
+    report,
+    scan,
+    text_report,
+    unmatched,
+    versions,
+)
 from nanopedia.diagnosis.catalogue import EntryView
 from nanopedia.diagnosis.rank import Candidate, Diagnosis
 from nanopedia.diagnosis.scan import Evidence
@@ -28,6 +39,10 @@ DEADLINE = 300.0
 TEXT_NAME = "<text>"
 #: The name of an exception's traceback text.
 EXCEPTION_NAME = "<exception>"
+
+Log = str | tuple[str, bytes]
+"""A log read again for its versions and first error line: a file's path (`-`, standard input,
+is read once, by the scan), or a text held in memory as `(name, bytes)`."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,6 +59,9 @@ class Result:
     """The package versions the logs show, first sighting of each."""
     skipped: tuple[Problem, ...] = ()
     """Entry files left out of the catalogue, with their first problem."""
+    missed: unmatched.Missed | None = None
+    """When nothing matched and no error file or dump was read: the logs' first error line and
+    the inputs that are no logs (the JSON's `unmatched`)."""
 
     @property
     def matches(self) -> tuple[Candidate, ...]:
@@ -89,16 +107,22 @@ class Result:
         """What `diagnose --format json` prints (`top` candidates, None: all)."""
         out = report.with_answers(self.diagnosis, self.entries, self.base_url, top, self.seen)
         out["skipped_entries"] = [p.as_dict() for p in self.skipped]
+        if self.missed:
+            out["unmatched"] = unmatched.as_json(self.missed, self.base_url)
         return out
 
     def as_text(self, top: int = 5, width: int = text_report.WIDTH) -> str:
         """The terminal report, verdict first, fitted to `width` columns."""
+        if self.missed:
+            return unmatched.as_text(self.missed, self.base_url, width)
         return text_report.as_text(
             self.diagnosis, self.entries, self.base_url, top, self.seen, width
         )
 
     def as_markdown(self, top: int = 5) -> str:
         """The report for a GitHub issue or a Slack thread."""
+        if self.missed:
+            return unmatched.as_markdown(self.missed, self.base_url)
         return report.as_markdown(self.diagnosis, self.entries, self.base_url, top, self.seen)
 
     def as_github(self, top: int = 5) -> str:
@@ -113,21 +137,51 @@ def exception_text(exc: BaseException) -> str:
 
 
 def from_scans(
+    logs: Sequence[Log],
     scans: Sequence[scan.FileScan],
     entries: Sequence[EntryView],
+    found: readers.Found | None = None,
+    *,
+    matcher: scan.Matcher,
+    stop: float | None = None,
     base_url: str | None = None,
-    seen: Sequence[versions.Seen] = (),
     skipped: Sequence[Problem] = (),
 ) -> Result:
-    """The result of scans already made (the CLI scans its files with progress and workers)."""
-    found = rank.diagnose(list(scans))
+    """The result of `logs` scanned already (`scans`, in the same order: the CLI scans its
+    files with progress and workers) and of the error files and dumps read beside them
+    (`found`). Each error file's traceback is scanned (`matcher`, until the monotonic time
+    `stop`) as its rank's evidence at its timestamp; the versions the logs show are read when
+    something matched, their first error line when nothing did and no error file or dump
+    spoke."""
+    found = found or readers.Found()
+    structured = [scan.scan_error_file(e, matcher, stop) for e in found.errors]
+    titles = {e.id: e.title for e in entries}
+    diagnosis = rank.diagnose([*scans, *structured], found.errors, found.report(), titles)
+    seen = versions.read_all(logs, scans) if diagnosis.matches else []
+    spoke = diagnosis.error_files or diagnosis.flight_report is not None
+    missed = None if diagnosis.matches or spoke else _missed(logs, scans)
     return Result(
-        found,
-        {e.id: e for e in entries},
-        base_url,
-        tuple(seen) if found.matches else (),
-        tuple(skipped),
+        diagnosis, {e.id: e for e in entries}, base_url, tuple(seen), tuple(skipped), missed
     )
+
+
+def _missed(logs: Sequence[Log], scans: Sequence[scan.FileScan]) -> unmatched.Missed:
+    """Each input that is no log, and the first error line of the logs, in the order given."""
+    inputs: list[tuple[str, str]] = []
+    error = None
+    for log, one in zip(logs, scans, strict=True):
+        try:
+            problem, first = (
+                unmatched.read(log, one.file)
+                if isinstance(log, str)
+                else unmatched.read_stream(io.BytesIO(log[1]), one.file)
+            )
+        except (OSError, EOFError):
+            continue
+        if problem:
+            inputs.append((one.file, problem))
+        error = error or first
+    return unmatched.Missed(error, tuple(inputs))
 
 
 def from_texts(
@@ -136,17 +190,17 @@ def from_texts(
     base_url: str | None = None,
     skipped: Sequence[Problem] = (),
     deadline: float = DEADLINE,
+    found: readers.Found | None = None,
 ) -> Result:
     """Texts held in memory, each `(name, bytes)` diagnosed as one log of that name (a name
-    with a rank, `rank3`, gives its lines that rank)."""
+    with a rank, `rank3`, gives its lines that rank), with the error files and dumps `found`
+    beside them (`nanopedia run`: what the run left in its folder)."""
     matcher = scan.Matcher(entries)
     stop = time.monotonic() + deadline
     scans = [scan.scan(io.BytesIO(data), name, matcher, stop) for name, data in texts]
-    found: dict[str, versions.Seen] = {}
-    for name, data in texts:
-        for s in versions.from_bytes(data, name):
-            found.setdefault(s.package, s)
-    return from_scans(scans, entries, base_url, list(found.values()), skipped)
+    return from_scans(
+        texts, scans, entries, found, matcher=matcher, stop=stop, base_url=base_url, skipped=skipped
+    )
 
 
 def from_paths(
@@ -156,8 +210,14 @@ def from_paths(
     skipped: Sequence[Problem] = (),
     deadline: float = DEADLINE,
 ) -> Result:
-    """Log files (plain or `.gz`), one per rank or one combined."""
+    """Log files (plain or `.gz`: one per rank, or one combined), torchelastic error files,
+    Flight Recorder dumps and run folders, as `diagnose` reads them (`readers.gather`); an error
+    file or dump that cannot be read fails with `NanopediaError`, every one located."""
+    logs, found = readers.gather(paths)
+    found.raise_problems()
     matcher = scan.Matcher(entries)
     stop = time.monotonic() + deadline
-    scans = [scan.scan_file(p, matcher, stop) for p in paths]
-    return from_scans(scans, entries, base_url, versions.read_all(paths, scans), skipped)
+    scans = [scan.scan_file(p, matcher, stop) for p in logs]
+    return from_scans(
+        logs, scans, entries, found, matcher=matcher, stop=stop, base_url=base_url, skipped=skipped
+    )

@@ -16,7 +16,7 @@ import re
 import signal
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import IO, Any
 from urllib.parse import quote, quote_plus
 
 from nanopedia.diagnosis.jobs import HEAD_BYTES, SKIP_REASONS
@@ -86,6 +86,17 @@ class Found:
     raised_in: str
     """`user code (train.py)`, `the Python standard library`, `library torch`, or `native code`
     for a line with no Python traceback."""
+
+
+@dataclass(frozen=True, slots=True)
+class Missed:
+    """What a diagnosis that matched nothing, and read no error file or dump, says instead:
+    the JSON's `unmatched`."""
+
+    error: Found | None
+    """The first error line of the logs, in the order given."""
+    inputs: tuple[tuple[str, str], ...] = ()
+    """Each input that is no log, by name, with its reason (a key of `INPUT_REASONS`)."""
 
 
 def signal_text(number: int) -> str:
@@ -228,17 +239,16 @@ def _query(found: Found) -> str:
     return found.text[:120]
 
 
-def as_json(found: Found | None, problems: dict[str, str], base_url: str | None) -> dict[str, Any]:
-    """The `unmatched` object of `diagnose --json`."""
+def as_json(missed: Missed, base_url: str | None) -> dict[str, Any]:
+    """The `unmatched` object of `diagnose --format json` and of `Result.as_json()`."""
+    found = missed.error
     return {
         "error": found.text if found else None,
         "file": found.file if found else None,
         "line": found.line if found else None,
         "class": found.kind if found else None,
         "raised_in": found.raised_in if found else None,
-        "inputs": [
-            {"file": f, "reason": r, "detail": INPUT_REASONS[r]} for f, r in problems.items()
-        ],
+        "inputs": [{"file": f, "reason": r, "detail": INPUT_REASONS[r]} for f, r in missed.inputs],
         "next": next_steps(found, base_url),
     }
 
@@ -252,14 +262,19 @@ def read(path: str, name: str) -> tuple[str | None, Found | None]:
 
     stream, _ = open_log(path)
     with stream:
-        head = stream.read(1 << 20)
-        ended = len(head) < 1 << 20
-        problem = input_problem(head, ended)
-        if problem == "binary" or problem == "empty":
-            return problem, None
-        if problem == "single-line" and not ended:
-            return problem, None
-        data = head + (b"" if ended else stream.read(SEARCH_BYTES - len(head)))
+        return read_stream(stream, name)
+
+
+def read_stream(stream: IO[bytes], name: str) -> tuple[str | None, Found | None]:
+    """`read` of an open log (a file, or a text held in memory as `io.BytesIO`)."""
+    head = stream.read(1 << 20)
+    ended = len(head) < 1 << 20
+    problem = input_problem(head, ended)
+    if problem == "binary" or problem == "empty":
+        return problem, None
+    if problem == "single-line" and not ended:
+        return problem, None
+    data = head + (b"" if ended else stream.read(SEARCH_BYTES - len(head)))
     text = data.decode("utf-8", "replace").splitlines()
     if not ended and len(data) >= SEARCH_BYTES and text:
         text = text[:-1]
@@ -273,18 +288,17 @@ def _clean(lines: list[str]) -> Iterable[str]:
     return (_CSI.sub("", line) for line in lines)
 
 
-def as_text(
-    found: Found | None, problems: dict[str, str], base_url: str | None, width: int = WIDTH
-) -> str:
+def as_text(missed: Missed, base_url: str | None, width: int = WIDTH) -> str:
     """The terminal answer when no entry matched, fitted to `width` columns (at least
     `MIN_WIDTH`): the error line wrapped, the search link whole on a line."""
     width = max(width, MIN_WIDTH)
+    found = missed.error
     out = ["no known failure matched"]
 
     def prose(text: str) -> None:
         out.extend(cut(line, width) for line in fill(text.translate(CONTROLS), width, "  ", "    "))
 
-    for file, reason in problems.items():
+    for file, reason in missed.inputs:
         prose(f"input: {file}: {reason} ({INPUT_REASONS[reason]})")
     if found:
         prose(f"error line at {found.file}:{found.line}:")
@@ -298,7 +312,7 @@ def as_text(
         hint = "" if base_url else " (set base_url in nanopedia.toml for a full link)"
         prose(f"next: search {where} for the error line{hint}:")
         out.append("    " + search_link(found, base_url, width - 4))
-    elif not problems:
+    elif not missed.inputs:
         prose("error line: none found (no traceback, no fatal native line)")
     prose(f"next: {CONTRIBUTE}")
     return "\n".join(out)
@@ -316,12 +330,13 @@ def search_link(found: Found, base_url: str | None, room: int) -> str:
     return link
 
 
-def as_markdown(found: Found | None, problems: dict[str, str], base_url: str | None) -> str:
+def as_markdown(missed: Missed, base_url: str | None) -> str:
     """The same for a GitHub issue or a Slack thread."""
     from nanopedia.diagnosis.report import _code, _md
 
+    found = missed.error
     out = ["**nanopedia:** no known failure matched", ""]
-    for file, reason in problems.items():
+    for file, reason in missed.inputs:
         out.append(f"- **Input:** {_md(file)}: `{reason}` ({INPUT_REASONS[reason]})")
     if found:
         out += [

@@ -173,16 +173,22 @@ def from_bytes(data: bytes, name: str) -> list[Seen]:
     return _merge(find(_lines(data[:EDGE_BYTES], whole=False), name), find(rest, name, first))
 
 
-def read_all(paths: Sequence[str], scans: Sequence[Any]) -> list[Seen]:
-    """The versions a job's logs show, the first sighting of each package kept; `scans` are
-    their `FileScan`s, in the same order; a log that cannot be read again gives none."""
+def read_all(logs: Sequence[str | tuple[str, bytes]], scans: Sequence[Any]) -> list[Seen]:
+    """The versions a job's logs show, the first sighting of each package kept; each log is a
+    path or a text held in memory as `(name, bytes)`; `scans` are their `FileScan`s, in the same
+    order; a log that cannot be read again gives none."""
     found: dict[str, Seen] = {}
-    for path, one in zip(paths, scans, strict=True):
+    for log, one in zip(logs, scans, strict=True):
         try:
-            for s in read(path, one.file, one.lines):
-                found.setdefault(s.package, s)
+            shown = (
+                read(log, one.file, one.lines)
+                if isinstance(log, str)
+                else from_bytes(log[1], one.file)
+            )
         except (OSError, EOFError):
             continue
+        for s in shown:
+            found.setdefault(s.package, s)
     return list(found.values())
 
 
