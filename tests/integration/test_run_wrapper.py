@@ -18,6 +18,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 ENV = {**os.environ, "PYTHONPATH": str(ROOT / "generator")}
 WRAP = [sys.executable, "-m", "nanopedia", "run"]
+LOGS = ROOT / "tests" / "logs"
 
 FAILS = """\
 import sys
@@ -109,6 +110,68 @@ def test_the_verdict_agrees_with_diagnose_on_the_same_text(tmp_path: Path) -> No
     ours, theirs = json.loads((tmp_path / "v.json").read_text()), json.loads(direct.stdout)
     assert [m["id"] for m in ours["matches"]] == [m["id"] for m in theirs["matches"]]
     assert ours["matches"][0]["cause"] == theirs["matches"][0]["cause"]
+
+
+# A job that leaves torch's real files (tests/logs/elastic, tests/logs/flight) where the wrapper's
+# variables point, as torchrun and the Flight Recorder do, and prints nothing of its error.
+LEAVES_ERROR_FILES = f"""\
+import os, shutil, sys
+src = {str(LOGS / "elastic" / "two-errors" / "attempt_0")!r}
+for rank in ("0", "1"):
+    dest = os.path.join(os.environ["PET_LOG_DIR"], "3f2a_x", "attempt_0", rank)
+    os.makedirs(dest)
+    shutil.copy(os.path.join(src, rank, "error.json"), dest)
+# torchrun's copy of the first failure's file, for its own @record
+shutil.copy(os.path.join(src, "1", "error.json"), os.environ["TORCHELASTIC_ERROR_FILE"])
+print("step 1 loss 2.31")
+sys.exit(1)
+"""
+
+LEAVES_DUMPS = f"""\
+import os, pickle, shutil, sys
+for rank in ("0", "1"):
+    src = os.path.join({str(LOGS / "flight" / "skip")!r}, f"rank{{rank}}.json")
+    shutil.copy(src, os.environ["TORCH_FR_DUMP_TEMP_FILE"] + rank)
+with open(os.environ["TORCH_FR_DUMP_TEMP_FILE"] + "2", "wb") as f:  # as NCCL dumps: a pickle
+    pickle.dump({{"entries": []}}, f)
+print("collective timed out", file=sys.stderr)
+sys.exit(6)
+"""
+
+
+def test_the_verdict_reads_the_error_files_the_run_left(tmp_path: Path) -> None:
+    """The output shows no error: the ranks' error files give the verdict, their timestamps
+    the first failure, and torchrun's copy of rank 1's file is not a third failure."""
+    done = wrapped(tmp_path, LEAVES_ERROR_FILES)
+    assert done.returncode == 1 and done.stdout == b"step 1 loss 2.31\n"
+    err = done.stderr.decode()
+    assert "the verdict on the last 17 bytes of its output and 2 torchelastic error files:" in err
+    assert "verdict: shape-mismatch: " in err
+    assert "\ntorchelastic error files (earliest first):\n   rank 1 at " in err
+    out = json.loads((tmp_path / "nanopedia-verdict.json").read_text())
+    assert (out["matches"][0]["id"], out["initiating_rank"]) == ("shape-mismatch", 1)
+    assert out["initiating_reason"].startswith("earliest torchelastic error file: ")
+    assert out["initiating"]["file"].endswith("/3f2a_x/attempt_0/1/error.json")
+    assert [(e["rank"], e["attempt"]) for e in out["error_files"]] == [(1, 0), (0, 0)]
+    assert len(out["run"]["evidence_files"]) == 3 and out["run"]["evidence_unread"] == []
+
+
+def test_the_verdict_reads_the_dumps_and_names_a_pickle_it_would_not_load(
+    tmp_path: Path,
+) -> None:
+    done = wrapped(tmp_path, LEAVES_DUMPS)
+    assert done.returncode == 6
+    err = done.stderr.decode()
+    assert "and 2 Flight Recorder dumps:\nverdict: training-hang-no-error: " in err
+    assert "rank 1 behind: never entered collective #3" in err
+    assert "/flight-recorder/rank_2: a Python pickle, not a JSON Flight Recorder dump" in err
+    assert "\n  hint: write each rank's dump as JSON" in err
+    out = json.loads((tmp_path / "nanopedia-verdict.json").read_text())
+    (finding,) = out["flight_recorder"]["findings"]
+    assert (finding["kind"], finding["ranks"], out["initiating_rank"]) == ("behind", [1], 1)
+    (unread,) = out["run"]["evidence_unread"]
+    assert unread["file"].endswith("/flight-recorder/rank_2")
+    assert "never unpickles" in unread["message"]
 
 
 def test_a_succeeding_command_passes_every_byte_and_leaves_nothing(tmp_path: Path) -> None:

@@ -16,10 +16,12 @@ one folder, `nanopedia-run-XXXX` beside the verdict JSON, removed when the comma
 
 The command runs in a process group of its own; SIGINT, SIGTERM, SIGHUP, SIGUSR1 and SIGUSR2
 sent to the wrapper go to that group, so a Ctrl-C or a scheduler's SIGTERM reaches torchrun and
-its ranks once. When the command exits non-zero the wrapper diagnoses the kept tail (the same
-engine and report as `diagnose`), prints the verdict at the end of stderr, writes the JSON
-(`--json`, default `nanopedia-verdict.json`), and exits with the command's code: 128 + N when
-signal N killed it, as a shell says.
+its ranks once. When the command exits non-zero the wrapper diagnoses the kept tail together with
+the torchelastic error files and Flight Recorder dumps the run left in its folder (the same
+engine, readers and report as `diagnose` given the output and that folder: the error files'
+timestamps decide the first failure, the dumps name the rank behind), prints the verdict at the
+end of stderr, writes the JSON (`--json`, default `nanopedia-verdict.json`), and exits with the
+command's code: 128 + N when signal N killed it, as a shell says.
 """
 
 from __future__ import annotations
@@ -214,17 +216,21 @@ def _verdict(
     set_here: list[str],
     args: argparse.Namespace,
 ) -> None:
-    """Diagnose the kept output, print the verdict at the end of stderr, write the JSON."""
-    import nanopedia
+    """Diagnose the kept output with the error files and dumps the run left in the folder,
+    print the verdict at the end of stderr, write the JSON."""
+    from nanopedia.commands.log_cli import _config_base_url
+    from nanopedia.diagnosis import readers, result, text_report
+    from nanopedia.diagnosis.triage import load_entries
+    from nanopedia.incremental.catalogue import user_store
 
     data = tails.merged()
-    from nanopedia.commands.log_cli import _config_base_url
-    from nanopedia.diagnosis import text_report
-
-    result = nanopedia.diagnose(
-        data, args.entries, name=OUTPUT_NAME, base_url=args.base_url or _config_base_url()
-    )
-    out: dict[str, Any] = result.as_json()
+    # Every file of the folder is looked at (the automatic dumps are named `rank_<N>`); its
+    # logs (torchrun's --redirects) are listed, not read: the output kept holds what was shown.
+    _, found = readers.gather([str(folder)], every_file=True) if folder else ([], readers.Found())
+    usable, skipped = load_entries(args.entries, user_store())
+    base_url = args.base_url or _config_base_url()
+    res = result.from_texts([(OUTPUT_NAME, data)], usable, base_url, skipped, found=found)
+    out: dict[str, Any] = res.as_json()
     out["run"] = {
         "command": argv,
         "exit_code": code,
@@ -234,24 +240,34 @@ def _verdict(
         "environment_set": sorted(set_here),
         "evidence_folder": str(folder) if folder else None,
         "evidence_files": kept,
+        "evidence_unread": [
+            {"file": e.name, "message": e.message, "hint": e.hint} for e in found.problems
+        ],
     }
     temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     temporary.write_text(
         json.dumps(out, indent=2, sort_keys=True, ensure_ascii=False) + "\n", encoding="utf-8"
     )
     os.replace(temporary, path)
-    shown = f"the last {len(data):,} bytes of its output"
-    lines = [""]
-    if result.matches:
-        lines += [
-            f"nanopedia: the command {how}; the verdict on {shown}:",
-            result.as_text(TOP, text_report.columns()),
-        ]
-    else:
-        lines.append(f"nanopedia: the command {how}; no known failure matched {shown}")
+    read = [
+        _count(len(found.errors), "torchelastic error file"),
+        _count(len(found.dumps), "Flight Recorder dump"),
+    ]
+    shown = f"the last {len(data):,} bytes of its output" + "".join(f" and {r}" for r in read if r)
+    lines = ["", f"nanopedia: the command {how}; the verdict on {shown}:"]
+    lines.append(res.as_text(TOP, text_report.columns()))
+    for e in found.problems:
+        lines.append(f"nanopedia: not read: {e.name}: {e.message}")
+        if e.hint:
+            lines.append(f"  hint: {e.hint}")
     if folder:
         lines.append(f"nanopedia: what the run left (error files, Flight Recorder dumps): {folder}")
     lines.append(f"nanopedia: verdict JSON: {path}")
     sys.stdout.flush()
     sys.stderr.write("\n".join(lines) + "\n")
     sys.stderr.flush()
+
+
+def _count(n: int, what: str) -> str:
+    """`2 torchelastic error files`; empty for none."""
+    return f"{n} {what}{'s' * (n != 1)}" if n else ""
