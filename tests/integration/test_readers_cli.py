@@ -4,6 +4,8 @@ files and Flight Recorder dumps of tests/logs/elastic and tests/logs/flight, and
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import os
 import pickle
@@ -89,6 +91,19 @@ def test_an_unknown_error_in_an_error_file_is_a_gap_not_a_clean_job(tmp_path: Pa
     assert any("FrobnicatorError" in row["text"] for row in job["error_lines"])
 
 
+def test_an_error_file_with_no_python_exception_makes_its_job_unmatched(tmp_path: Path) -> None:
+    """A C++ or hand-written error file ({"message": text}) still says its rank failed."""
+    folder = tmp_path / "run" / "attempt_0" / "5"
+    folder.mkdir(parents=True)
+    (folder / "error.json").write_text('{"message": "worker crashed", "timestamp": 1796483106}')
+    (job,) = triage.triage([tmp_path / "run"]).jobs
+    assert (job["status"], job["verdict"], job["error_files"][0]["rank"]) == (
+        "unmatched",
+        None,
+        5,
+    )
+
+
 def test_flight_recorder_findings_in_text_markdown_and_json(cli: Any) -> None:
     dumps = [str(FLIGHT / "skip" / f"rank{r}.json") for r in (0, 1)]
     text = cli("diagnose", *dumps)
@@ -131,6 +146,83 @@ def test_triage_records_validate_with_the_readers_fields(tmp_path: Path) -> None
     (f,) = by_job["b"]["flight_recorder"]["findings"]
     assert (f["kind"], f["found"]) == ("mismatch", ["all_reduce [[8]]"])
     assert by_job["a"]["initiating_rank"] == 1
+
+
+def test_triage_text_markdown_and_csv_show_what_the_readers_found(cli: Any, tmp_path: Path) -> None:
+    """What the JSON records hold of each job's error files and dumps, in the other formats:
+    the error files earliest first with their exceptions, the rank behind, the rank out of
+    step."""
+    _copy(ELASTIC / "two-errors", tmp_path / "a")
+    _copy(FLIGHT / "skip", tmp_path / "b")
+    _copy(FLIGHT / "mismatch", tmp_path / "c")
+    text = cli("triage", "--jobs", "1", str(tmp_path)).out
+    section = text[text.index("torchelastic error files (earliest first) and Flight Recorder") :]
+    lines = section.splitlines()
+    assert lines[1:5] == [
+        f"  {tmp_path}/a:",
+        "    error file: rank 1 at 2026-12-05 15:07:02 UTC: RuntimeError: mat1 and mat2 "
+        "shapes cannot be multiplied (2x3 and 2x3)",
+        lines[3],
+        f"  {tmp_path}/b:",
+    ]
+    assert lines[3].startswith("    error file: rank 0 at 2026-12-05 15:07:04 UTC: RuntimeError:")
+    assert lines[5] == (
+        "    flight recorder: process group 0 (default_pg): rank 1 behind: never entered "
+        "collective #3 (all_reduce [[4]]) that rank 0 entered (training-hang-no-error)"
+    )
+    assert lines[7] == (
+        "    flight recorder: process group 0 (default_pg): collective #3 differs: rank 1: "
+        "broadcast [[4]]; rank 0: all_reduce [[4]] (collective-mismatch-desync)"
+    )
+    md = cli("triage", "--format", "markdown", "--jobs", "1", str(tmp_path)).out
+    assert "\n### torchelastic error files and Flight Recorder dumps\n" in md
+    assert (
+        "  - error file: rank 1 at 2026-12-05 15:07:02 UTC: RuntimeError: mat1 and mat2 shapes "
+        "cannot be multiplied (2x3 and 2x3)\n"
+    ) in md
+    assert "rank 1 behind: never entered collective \\#3 (all\\_reduce \\[\\[4\\]\\]) that " in md
+    assert "([training-hang-no-error](site/entries/training-hang-no-error.html))" in md
+    rows = {
+        Path(r["job"]).name: r
+        for r in csv.DictReader(
+            io.StringIO(cli("triage", "--format", "csv", "--jobs", "1", str(tmp_path)).out)
+        )
+    }
+    a, b, c = rows["a"], rows["b"], rows["c"]
+    assert (a["error_file_ranks"], a["flight_behind_ranks"]) == ("1 0", "")
+    assert a["error_file_exception"].startswith("RuntimeError: mat1 and mat2 shapes")
+    assert (b["flight_behind_ranks"], b["flight_mismatch_ranks"]) == ("1", "")
+    assert (c["flight_behind_ranks"], c["flight_mismatch_ranks"]) == ("", "1")
+    assert c["flight_findings"].startswith("process group 0 (default_pg): collective #3 differs")
+
+
+def test_an_error_files_hostile_exception_stays_text_in_every_format(
+    cli: Any, tmp_path: Path
+) -> None:
+    """The exception an error file holds is the log's: no formula in a spreadsheet, no link,
+    mention or HTML in Markdown, no escape sequence reaching the terminal."""
+    from unit.test_inert_text import _active
+
+    hostile = (
+        "=cmd|' /C calc'!A0 \x1b]0;pwned\x07 [click](https://evil.example) @org/oncall <img src=x>"
+    )
+    folder = tmp_path / "run" / "attempt_0" / "2"
+    folder.mkdir(parents=True)
+    (folder / "error.json").write_text(
+        json.dumps({"message": hostile, "timestamp": 1796483106}), encoding="utf-8"
+    )
+    text = cli("triage", "--jobs", "1", str(tmp_path)).out
+    assert "\x1b" not in text and "\x07" not in text
+    assert "    error file: rank 2 at 2026-12-05 15:05:06 UTC: =cmd|' /C calc'!A0 \\x1b]0;" in text
+    md = cli("triage", "--format", "markdown", "--jobs", "1", str(tmp_path)).out
+    (line,) = [x for x in md.splitlines() if x.startswith("  - error file: ")]
+    assert _active(line) == [], line
+    row, end = csv.DictReader(
+        io.StringIO(cli("triage", "--format", "csv", "--jobs", "1", str(tmp_path)).out)
+    )
+    assert end["job"] == "#end"
+    assert row["error_file_exception"] == "'" + hostile
+    assert row["error_file_ranks"] == "2"
 
 
 # --- hostile inputs ------------------------------------------------------------------------------

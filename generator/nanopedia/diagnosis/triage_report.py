@@ -4,7 +4,9 @@ JSON and CSV are written job by job while the fleet is read (a 100,000-job JSON 
 memory); the JSON is byte-identical to `json.dumps(TriageResult.as_json(), indent=2,
 sort_keys=True)` because its top-level keys after `jobs` (`schema_version`, `summary`) sort after
 it. Text (a terminal) and Markdown (a weekly report, an issue) print the summary once all jobs are
-in. Every string that comes from a log is made printable first (`report.shorten`).
+in, with what the first jobs' error files and dumps show (`triage_evidence`); CSV has it in
+columns of its own. Every string that comes from a log is made printable first
+(`report.shorten`).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import json
 from collections.abc import Iterable, Iterator
 from typing import Any
 
+from nanopedia.diagnosis import triage_evidence
 from nanopedia.diagnosis.contract import entry_link
 from nanopedia.diagnosis.jobs import Skip
 from nanopedia.diagnosis.report import inert, shorten
@@ -44,6 +47,7 @@ CSV_COLUMNS = (
     "top_error_line",
     "domain",
     "action",
+    *triage_evidence.CSV_COLUMNS,
 )
 
 
@@ -62,10 +66,14 @@ def render(
     elif fmt == "github":
         yield from _github(items, summary)
     else:
+        kept = triage_evidence.Kept()
         for item in items:
             summary.add(item)
+            if not isinstance(item, Skip):
+                kept.add(item)
         done = summary.as_json()
-        yield (as_markdown(done, base_url) if fmt == "markdown" else as_text(done)) + "\n"
+        text = as_markdown(done, base_url, kept) if fmt == "markdown" else as_text(done, kept)
+        yield text + "\n"
 
 
 def _dumps(value: Any) -> str:
@@ -95,7 +103,7 @@ def _json(
 def csv_row(job: dict[str, Any]) -> list[Any]:
     """One job as a spreadsheet row (`CSV_COLUMNS`), every text cell `cell`-safe."""
     best = next((m for m in job["matches"] if m["id"] == job["verdict"]), None)
-    return [cell(v) for v in _row(job, best)]
+    return [cell(v) for v in _row(job, best) + triage_evidence.csv_cells(job)]
 
 
 def cell(value: Any) -> Any:
@@ -199,8 +207,8 @@ def headline(s: dict[str, Any]) -> str:
     )
 
 
-def as_text(s: dict[str, Any]) -> str:
-    """The summary for a terminal."""
+def as_text(s: dict[str, Any], kept: triage_evidence.Kept | None = None) -> str:
+    """The summary for a terminal, with what the `kept` jobs' error files and dumps show."""
     out = [f"nanopedia triage: {headline(s)}"]
     if s["entries"]:
         out += [
@@ -266,6 +274,7 @@ def as_text(s: dict[str, Any]) -> str:
             out.append(f"    {shorten(u['job'], 120)}: {lines}")
         if unmatched > UNMATCHED_SHOWN:
             out.append(f"    … {unmatched - UNMATCHED_SHOWN:,} more (--format json lists all)")
+    out += triage_evidence.as_text(kept) if kept else []
     out += _skips_text(s["skipped"])
     return "\n".join(out)
 
@@ -304,8 +313,11 @@ def _md(text: str) -> str:
     return inert(text)
 
 
-def as_markdown(s: dict[str, Any], base_url: str | None) -> str:
-    """The summary for an issue, a wiki page or a Slack post."""
+def as_markdown(
+    s: dict[str, Any], base_url: str | None, kept: triage_evidence.Kept | None = None
+) -> str:
+    """The summary for an issue, a wiki page or a Slack post, with what the `kept` jobs' error
+    files and dumps show."""
     out = [f"## Fleet triage: {_md(headline(s))}"]
     if s["entries"]:
         out += [
@@ -383,6 +395,7 @@ def as_markdown(s: dict[str, Any], base_url: str | None) -> str:
             f"| {g['jobs']:,} | {_md(g['text'])} | {_md(g['file'])}:{g['line']} |"
             for g in s["gaps"][:GAPS_SHOWN]
         ]
+    out += triage_evidence.as_markdown(kept, base_url) if kept else []
     total = sum(s["skipped"]["by_reason"].values())
     if total:
         out += ["", f"### Skipped: {total:,} files or folders", ""]

@@ -283,14 +283,15 @@ class Worker:
                 ev["text"] = ev["text"][:EVIDENCE_CHARS]
         verdict = next((c for c in result.matches if not c.benign), None)
         best = next((m for m in out["matches"] if verdict and m["id"] == verdict.id), None)
-        findings = bool(result.flight_report and result.flight_report.findings)
+        # a rank's error file says it failed, whatever words it holds (a C++ file's message)
+        failed = bool(found.errors or (result.flight_report and result.flight_report.findings))
         status = (
             "matched"
             if verdict
             else "skipped"
             if not scans and not found.dumps
             else "unmatched"
-            if tap.counts or findings
+            if tap.counts or failed
             else "clean"
         )
         host, how = (
