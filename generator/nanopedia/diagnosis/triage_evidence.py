@@ -83,7 +83,8 @@ def rows(job: dict[str, Any]) -> list[Row]:
             out.append(
                 Row(
                     "flight recorder",
-                    f"{len(report['dumps'])} dumps: every rank entered the same collectives",
+                    f"{len(report['dumps'])} dump{'s' * (len(report['dumps']) != 1)}: "
+                    "every rank entered the same collectives",
                 )
             )
     return out
