@@ -8,8 +8,11 @@ sequence number shared by the streams; `merged` gives the kept pieces in the ord
 which is the order a terminal showed them. Memory is bounded: at most `MAX_RANKS` ranks, a line
 of at most `LINE_BYTES` held while it is incomplete, and each deque trimmed as it grows.
 
-A chunk with no `]:` in it (nearly all output of a healthy run) is kept whole in one step; only
-chunks that may hold a rank prefix are split into lines.
+The copying is paid for on every byte of a healthy run, so the common chunks take one step: a
+chunk with no `]` (memchr; a search for `]:` itself costs ten times more) or no `]:` in it is kept
+whole, and so is a chunk whose every line carries the same rank's prefix (one rank printing,
+torchrun's `[default0]:` on all of rank 0's lines), found by counting. Only other chunks are
+split into lines, and each run of lines of one kind is kept as one piece.
 """
 
 from __future__ import annotations
@@ -36,13 +39,17 @@ _PREFIX = re.compile(PREFIX_RANK.pattern.encode("ascii"), re.ASCII)
 
 @dataclass(slots=True)
 class _Kept:
-    """The last pieces of one kind of line, at most `limit` bytes (the newest piece whole)."""
+    """The last lines of one kind, in pieces: at least their last `limit` bytes (whole lines),
+    less than about twice that (a piece of many lines is cut to the lines that hold its last
+    `limit` bytes; older pieces go once the newer hold `limit`)."""
 
     limit: int
     pieces: deque[tuple[int, bytes]] = field(default_factory=deque)
     size: int = 0
 
     def add(self, seq: int, data: bytes) -> None:
+        if len(data) > self.limit:  # the lines that hold its last `limit` bytes: all it keeps
+            data = data[data.rfind(b"\n", 0, len(data) - self.limit) + 1 :]
         self.pieces.append((seq, data))
         self.size += len(data)
         while self.size - len(self.pieces[0][1]) >= self.limit:
@@ -80,16 +87,45 @@ class StreamTail:
             return
         block = bytes(self._pending) + data[:cut] if self._pending else data[:cut]
         self._pending[:] = data[cut:]
-        if b"]:" not in block:
+        if b"]" not in block or b"]:" not in block:
             self.plain.add(next(self._order), block)
             return
+        head = _PREFIX.match(block)
+        if head and b"\n" not in head.group(0):
+            prefix = head.group(0)  # the same on every line (the second line's, first)?
+            if (
+                block.startswith(prefix, block.find(b"\n") + 1)
+                and b"\r" not in block
+                and block.count(b"\n" + prefix) == block.count(b"\n") - 1
+            ):
+                self._kept(int(head.group(1))).add(next(self._order), block)
+                return
+        seen: dict[bytes, _Kept] = {}  # this block's ranks, by the digits of their prefix
+        run, lines = self.plain, []
         for line in block.splitlines(keepends=True):
             m = _PREFIX.match(line)
-            rank = int(m.group(1)) if m else None
-            kept = self.ranks.get(rank) if rank is not None else None
-            if kept is None and rank is not None and len(self.ranks) < self._max_ranks:
-                kept = self.ranks[rank] = _Kept(self._rank_bytes)
-            (kept or self.plain).add(next(self._order), line)
+            if m:
+                kept = seen.get(m.group(1))
+                if kept is None:
+                    kept = seen[m.group(1)] = self._kept(int(m.group(1)))
+            else:
+                kept = self.plain
+            if kept is run:
+                lines.append(line)
+                continue
+            if lines:
+                run.add(next(self._order), b"".join(lines))
+            run, lines = kept, [line]
+        run.add(next(self._order), b"".join(lines))
+
+    def _kept(self, rank: int) -> _Kept:
+        """The tail of `rank`'s lines; past `max_ranks` ranks, the stream's own."""
+        kept = self.ranks.get(rank)
+        if kept is None:
+            if len(self.ranks) >= self._max_ranks:
+                return self.plain
+            kept = self.ranks[rank] = _Kept(self._rank_bytes)
+        return kept
 
     def close(self) -> None:
         """Keep an unfinished last line (the stream ended, or it grew past `LINE_BYTES`)."""
