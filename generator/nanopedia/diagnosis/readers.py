@@ -82,6 +82,10 @@ class Found:
     errors: list[elastic.ErrorFile] = field(default_factory=list)
     dumps: list[flight.Dump] = field(default_factory=list)
     problems: list[ReaderError] = field(default_factory=list)
+    _unranked: dict[tuple[str, str, int | None], int] = field(default_factory=dict, repr=False)
+    """Where in `errors` each error file of no rank folder is, by exception and time."""
+    _ranked: set[tuple[str, str, int | None]] = field(default_factory=set, repr=False)
+    """The exceptions and times of the error files of a rank folder."""
 
     def add(self, item: elastic.ErrorFile | flight.Dump) -> None:
         """Keep `item`; an error file that repeats another's exception and time, one of them
@@ -91,15 +95,17 @@ class Found:
             self.dumps.append(item)
             return
         same = (item.message, item.traceback, item.timestamp)
-        for n, known in enumerate(self.errors):
-            if (known.message, known.traceback, known.timestamp) != same:
-                continue
-            if known.rank is None and item.rank is not None:
-                self.errors[n] = item
-                return
-            if item.rank is None:
-                return
-        self.errors.append(item)
+        if item.rank is None:
+            if same not in self._ranked and same not in self._unranked:
+                self._unranked[same] = len(self.errors)
+                self.errors.append(item)
+            return
+        self._ranked.add(same)
+        at = self._unranked.pop(same, None)
+        if at is None:
+            self.errors.append(item)
+        else:
+            self.errors[at] = item
 
     def report(self) -> flight.Report | None:
         return flight.analyse(self.dumps) if self.dumps else None
