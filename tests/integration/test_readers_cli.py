@@ -91,7 +91,9 @@ def test_an_unknown_error_in_an_error_file_is_a_gap_not_a_clean_job(tmp_path: Pa
     assert any("FrobnicatorError" in row["text"] for row in job["error_lines"])
 
 
-def test_an_error_file_with_no_python_exception_makes_its_job_unmatched(tmp_path: Path) -> None:
+def test_an_error_file_with_no_python_exception_makes_its_job_unmatched(
+    cli: Any, tmp_path: Path
+) -> None:
     """A C++ or hand-written error file ({"message": text}) still says its rank failed."""
     folder = tmp_path / "run" / "attempt_0" / "5"
     folder.mkdir(parents=True)
@@ -102,6 +104,11 @@ def test_an_error_file_with_no_python_exception_makes_its_job_unmatched(tmp_path
         None,
         5,
     )
+    text = cli("triage", "--jobs", "1", str(tmp_path / "run")).out
+    assert (
+        f"    {tmp_path}/run: no error line in its logs; its error files or dumps below\n" in text
+    )
+    assert "    error file: rank 5 at 2026-12-05 15:05:06 UTC: worker crashed" in text
 
 
 def test_flight_recorder_findings_in_text_markdown_and_json(cli: Any) -> None:

@@ -271,6 +271,8 @@ def as_text(s: dict[str, Any], kept: triage_evidence.Kept | None = None) -> str:
             lines = "; ".join(
                 f"{shorten(e['text'], 100)} ({e['count']}x)" for e in u["error_lines"][:2]
             )
+            # no error line: its error files or dumps said it failed (shown below)
+            lines = lines or "no error line in its logs; its error files or dumps below"
             out.append(f"    {shorten(u['job'], 120)}: {lines}")
         if unmatched > UNMATCHED_SHOWN:
             out.append(f"    … {unmatched - UNMATCHED_SHOWN:,} more (--format json lists all)")
