@@ -14,7 +14,7 @@
  * against each line on its own (a pattern is first run over the whole buffer to find candidate
  * lines fast, then every candidate line is confirmed alone, because JavaScript's `\s` and `[^x]`
  * can cross a newline where RE2's `never_nl` cannot); at most `evidence_cap` lines per fingerprint
- * and file; ranks from the line's prefix, its message or the file name; timestamps from the line
+ * and file (a decisive one's later lines, `late_lines` in all, only for the first failure); ranks from the line's prefix, its message or the file name; timestamps from the line
  * or the nearest earlier one within `timestamp_window` bytes of the same buffer; the same scores,
  * shared-line and collateral rules, ordering and initiating rank.
  *
@@ -264,7 +264,8 @@ self.NanopediaDiagnoseWorker = function (scope) {
       try {
         add(fp.program, fp.pattern, {
           entry: fp.entry, title: fp.title, id: fp.id, indicates: fp.indicates,
-          collateral: fp.collateral, specificity: fp.specificity
+          collateral: fp.collateral, specificity: fp.specificity,
+          decisive: fp.indicates === 'decisive' && !fp.collateral
         });
       } catch (err) {
         skipped.push(fp.entry + '/' + fp.id + ': ' + err.message);
@@ -532,22 +533,48 @@ self.NanopediaDiagnoseWorker = function (scope) {
     return null;
   }
 
-  /* lines.line_rank: the last `[rankN]:` prefix before `at`, the leading prefix, the
-     message, then the file's rank. */
-  function lineRank(m, text, rankOfFile, at) {
-    var joined = null;
+  /* lines.LineRanks: the ranks one line names, read once however many of its positions are
+     asked about: where each `[rankN]:` prefix starts, and (when first needed) the rank of its
+     leading prefix or message. */
+  function lineRanks(m, text) {
+    var ranks = { text: text, starts: [], ranks: [], own: undefined };
     var found;
-    var limit = at === undefined ? text.length : at;
     m.joinedRank.lastIndex = 0;
-    while ((found = m.joinedRank.exec(text)) !== null && found.index <= limit) joined = found;
-    found = joined || m.prefixRank.exec(text) || m.messageRank.exec(text);
-    return found ? firstGroup(found) : rankOfFile;
+    while ((found = m.joinedRank.exec(text)) !== null) {
+      ranks.starts.push(found.index);
+      ranks.ranks.push(firstGroup(found));
+    }
+    return ranks;
   }
 
-  /* lines.nearby_rank: the line's own rank, else the file's, else that of the nearest line
-     within neighbour_lines naming one (unless the two sides disagree). */
-  function rankAt(m, text, lineText, sPos, end, at, rankOfFile) {
-    var own = lineRank(m, lineText, null, at);
+  /* LineRanks.at: the rank that printed character `at`, the last prefix that starts by it, else
+     the line's own. */
+  function rankIn(m, ranks, at) {
+    var lo = 0;
+    var hi = ranks.starts.length;
+    while (lo < hi) {
+      var mid = (lo + hi) >> 1;
+      if (ranks.starts[mid] <= at) lo = mid + 1;
+      else hi = mid;
+    }
+    if (lo) return ranks.ranks[lo - 1];
+    if (ranks.own === undefined) {
+      var found = m.prefixRank.exec(ranks.text) || m.messageRank.exec(ranks.text);
+      ranks.own = found ? firstGroup(found) : null;
+    }
+    return ranks.own;
+  }
+
+  /* lines.line_rank: the rank at `at` (the line's last prefix when none is given), else the
+     file's rank. */
+  function lineRank(m, text, rankOfFile, at) {
+    var found = rankIn(m, lineRanks(m, text), at === undefined ? text.length : at);
+    return found === null ? rankOfFile : found;
+  }
+
+  /* lines.nearby_rank: `own` (the line's rank at the evidence), else the file's, else that of
+     the nearest line within neighbour_lines naming one (unless the two sides disagree). */
+  function rankAt(m, text, own, sPos, end, rankOfFile) {
     if (own !== null) return own;
     if (rankOfFile !== null) return rankOfFile;
     var before = sPos;
@@ -623,14 +650,16 @@ self.NanopediaDiagnoseWorker = function (scope) {
     return active;
   }
 
-  /* (offset, probe index) of the first hit on every matching line, the CLI's "one hit per line". */
-  function locate(m, text, counts, active, file) {
+  /* (offset, probe index, past the cap) of the first hit on every matching line, the CLI's "one
+     hit per line"; a decisive probe goes on past the cap while `late.left` lasts. */
+  function locate(m, text, counts, active, file, late) {
     var cap = m.data.evidence_cap;
     var located = [];
     for (var k = 0; k < active.length; k++) {
       var index = active[k];
       var probe = m.probes[index];
-      if (probe.slow || (!probe.uncapped && counts[index] >= cap)) continue;
+      var full = !probe.uncapped && counts[index] >= cap;
+      if (probe.slow || (full && (!probe.decisive || (!late.left && late.uncompared)))) continue;
       var re = probe.find;
       re.lastIndex = 0;
       var found;
@@ -647,8 +676,12 @@ self.NanopediaDiagnoseWorker = function (scope) {
         var line = text.slice(start, end < 0 ? text.length : end);
         var confirmed = probe.test.exec(line);
         if (confirmed !== null) {
-          located.push([start + confirmed.index, index]);
-          if (!probe.uncapped && ++counts[index] >= cap) break;
+          var past = Boolean(probe.decisive) && counts[index] >= cap;
+          if (past && !late.left) { late.uncompared = true; break; }
+          if (past) late.left--;
+          else if (!probe.uncapped) counts[index]++;
+          located.push([start + confirmed.index, index, past]);
+          if (!probe.uncapped && !probe.decisive && counts[index] >= cap) break;
         }
         if (end < 0) break;
         re.lastIndex = end + 1;
@@ -672,11 +705,28 @@ self.NanopediaDiagnoseWorker = function (scope) {
 
   function Timeout(file) { this.file = file; }
 
+  /* scan._keep: of each fingerprint's lines past the cap, the earliest and the earliest that
+     names its rank (timestamp, an untimed line first, then line). */
+  function keep(kept, ev) {
+    var key = ev.entry + '\u0000' + ev.fingerprint;
+    var earlier = function (a, b) {
+      var ta = a.timestamp || '';
+      var tb = b.timestamp || '';
+      return ta !== tb ? ta < tb : a.line < b.line;
+    };
+    var pair = kept.get(key) || [ev, null];
+    if (earlier(ev, pair[0])) pair[0] = ev;
+    if (hasRank(ev) && (pair[1] === null || earlier(ev, pair[1]))) pair[1] = ev;
+    kept.set(key, pair);
+  }
+
   function scan(m, file, order, deadline, progress) {
     var d = m.data;
     var decoder = new TextDecoder('utf-8');
     var rankOfFile = fileRank(m, file.path || file.name);
     var evidence = [];
+    var kept = new Map();
+    var late = { left: d.late_lines, uncompared: false };
     var counts = new Int32Array(m.probes.length);
     var roots = [];
     var rankLines = [];
@@ -691,10 +741,11 @@ self.NanopediaDiagnoseWorker = function (scope) {
         var active = candidates(m, swept.seen);
         var text = active.length ? decoder.decode(buf) : '';
         m.spent.fill(0);
-        var located = active.length ? locate(m, text, counts, active, file.name) : [];
+        var located = active.length ? locate(m, text, counts, active, file.name, late) : [];
         var line = lineBase;
         var sPos = 0;  /* start of the current line in `text` */
         var bPos = 0;  /* and in `buf` */
+        var read = new Map();  /* line start: [text, shown, timestamp], once per line */
         for (var k = 0; k < located.length; k++) {
           var offset = located[k][0];
           var index = located[k][1];
@@ -705,7 +756,21 @@ self.NanopediaDiagnoseWorker = function (scope) {
             line++;
           }
           var end = text.indexOf('\n', sPos);
-          var lineText = text.slice(sPos, end < 0 ? text.length : end);
+          if (!read.has(sPos)) {
+            var whole = text.slice(sPos, end < 0 ? text.length : end);
+            var stamp = timestamp(m, whole);
+            if (stamp === null) {
+              var from = Math.max(0, bPos - d.timestamp_window);
+              var head = buf.subarray(from, bPos);
+              if (bPos < d.timestamp_window && tail.length) {
+                head = concat(tail, head);
+                head = head.subarray(Math.max(0, head.length - d.timestamp_window));
+              }
+              stamp = timestamp(m, decoder.decode(head));
+            }
+            read.set(sPos, [whole, shown(whole, d.text_chars), stamp, lineRanks(m, whole)]);
+          }
+          var lineText = read.get(sPos)[0];
           if (index === m.rootIndex) { roots.push(line + 1); continue; }
           if (index === m.rootIndex + 1) {
             var near = line + 1 <= d.root_span ||
@@ -723,23 +788,16 @@ self.NanopediaDiagnoseWorker = function (scope) {
             continue;
           }
           var probe = m.probes[index];
-          var stamp = timestamp(m, lineText);
-          if (stamp === null) {
-            var from = Math.max(0, bPos - d.timestamp_window);
-            var head = buf.subarray(from, bPos);
-            if (bPos < d.timestamp_window && tail.length) {
-              head = concat(tail, head);
-              head = head.subarray(Math.max(0, head.length - d.timestamp_window));
-            }
-            stamp = timestamp(m, decoder.decode(head));
-          }
-          evidence.push({
+          var found = {
             entry: probe.entry, title: probe.title, file: file.name, order: order,
-            line: line + 1, rank: rankAt(m, text, lineText, sPos, end, offset - sPos, rankOfFile),
-            text: shown(lineText, d.text_chars), fingerprint: probe.id,
-            indicates: probe.indicates, consequence: probe.collateral, timestamp: stamp,
-            collateral: false, specificity: probe.specificity
-          });
+            line: line + 1,
+            rank: rankAt(m, text, rankIn(m, read.get(sPos)[3], offset - sPos), sPos, end, rankOfFile),
+            text: read.get(sPos)[1], fingerprint: probe.id,
+            indicates: probe.indicates, consequence: probe.collateral,
+            timestamp: read.get(sPos)[2], collateral: false, specificity: probe.specificity
+          };
+          if (located[k][2]) keep(kept, found);
+          else evidence.push(found);
         }
         lineBase += swept.lines;
         tail = buf.slice(Math.max(0, buf.length - d.timestamp_window));
@@ -759,8 +817,16 @@ self.NanopediaDiagnoseWorker = function (scope) {
       evidence.sort(function (a, b) { return a.line - b.line; });  /* stable, as Python's */
       var ranks = Array.from(launched).sort(function (a, b) { return a - b; })
         .slice(0, d.max_ranks);
+      /* scan._kept: each kept line once, in line order. */
+      var lateLines = Array.from(new Set([].concat.apply([], Array.from(kept.values()))))
+        .filter(function (e) { return e !== null; })
+        .sort(function (a, b) {
+          return a.line - b.line || (a.entry < b.entry ? -1 : a.entry > b.entry ? 1 : 0) ||
+            (a.fingerprint < b.fingerprint ? -1 : a.fingerprint > b.fingerprint ? 1 : 0);
+        });
       return { file: file.name, evidence: evidence, root_ranks: rootRanks, lines: lineBase,
-               bytes: total, file_rank: rankOfFile, ranks: ranks };
+               bytes: total, file_rank: rankOfFile, ranks: ranks, late: lateLines,
+               uncompared: late.uncompared };
     });
   }
 
@@ -848,9 +914,13 @@ self.NanopediaDiagnoseWorker = function (scope) {
 
   /* [first line, its rank, how] (rank._initiating): a first line that names no rank takes
      the rank of the first line of the same error that names one. */
-  function initiating(m, matches, primary) {
+  function initiating(m, matches, primary, scans) {
     if (primary.length) {
       var how = primary.every(function (e) { return e.timestamp; }) ? 'timestamps' : 'line order';
+      if (how === 'timestamps' && scans.some(function (s) { return s.uncompared; })) {
+        how += ', among each error\'s first ' + m.data.evidence_cap + ' lines and ' +
+          m.data.late_lines.toLocaleString('en') + ' more: later decisive lines were not compared';
+      }
       var first = firstFailure(primary);
       var reason = 'earliest decisive error (' + how + ')';
       if (hasRank(first)) return [first, first.rank, reason];
@@ -890,6 +960,7 @@ self.NanopediaDiagnoseWorker = function (scope) {
     var primary = evidence.filter(function (e) {
       return e.indicates === 'decisive' && !e.consequence;
     });
+    scans.forEach(function (s) { primary = primary.concat(s.late || []); });
     var failed = evidence.some(function (e) {
       return (e.indicates === 'decisive' || e.indicates === 'supporting') && !e.consequence;
     });
@@ -926,7 +997,7 @@ self.NanopediaDiagnoseWorker = function (scope) {
       }
       return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
     });
-    var chosen = initiating(m, matches, primary);
+    var chosen = initiating(m, matches, primary, scans);
     var first = chosen[0];
     var rank = chosen[1];
     var reason = chosen[2];
@@ -1076,9 +1147,9 @@ self.NanopediaDiagnoseWorker = function (scope) {
     chain.then(function () {
       var dropped = new Set(m.slow.map(function (s) { return s.entry + '\u0000' + s.id; }));
       scans.forEach(function (s) {
-        s.evidence = s.evidence.filter(function (e) {
-          return !dropped.has(e.entry + '\u0000' + e.fingerprint);
-        });
+        var kept = function (e) { return !dropped.has(e.entry + '\u0000' + e.fingerprint); };
+        s.evidence = s.evidence.filter(kept);
+        s.late = s.late.filter(kept);
       });
       var out = asJson(m.data, diagnose(m, scans), scans);
       out.skipped = m.skipped;

@@ -125,6 +125,7 @@ def export_data(entries: Iterable[EntryView | Entry]) -> dict[str, Any]:
         "strength": list(STRENGTH),
         "confidence": CONFIDENCE,
         "evidence_cap": scan.EVIDENCE_CAP,
+        "late_lines": scan.LATE_LINES,
         "text_chars": scan.TEXT_CHARS,
         "buffer_bytes": logs.BUFFER_BYTES,
         "max_line_bytes": logs.MAX_LINE_BYTES,

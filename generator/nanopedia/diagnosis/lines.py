@@ -9,6 +9,8 @@ formats, or the nearest earlier timestamped line. The patterns are exported to t
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
+from functools import cached_property
 from pathlib import PurePath
 
 #: Bytes before an untimestamped evidence line searched for the nearest earlier timestamp.
@@ -33,15 +35,35 @@ GLOG_TIME = re.compile(r"\b[IWEF](\d{1,2})(\d\d) (\d\d):(\d\d):(\d\d)\.(\d+)", r
 ENQUEUED = re.compile(r"[Ll]ast enqueued (?:NCCL )?work: (-?\d{1,18})\b", re.ASCII)
 
 
+class LineRanks:
+    """The ranks one line names, read once however many of its positions are asked about (a
+    line can hold a hit of every fingerprint): where each `[rankN]:` or `[defaultN]:` prefix
+    ends, up to `upto`, and the rank of its leading prefix or message, read when first needed."""
+
+    def __init__(self, text: str, upto: int | None = None) -> None:
+        self.text = text
+        found = JOINED_RANK.finditer(text, 0, len(text) if upto is None else upto)
+        pairs = [(m.end(), int(m.group(1))) for m in found]
+        self.ends = [end for end, _ in pairs]
+        self.ranks = [rank for _, rank in pairs]
+
+    @cached_property
+    def own(self) -> int | None:
+        found = PREFIX_RANK.match(self.text) or MESSAGE_RANK.search(self.text)
+        return int(next(g for g in found.groups() if g is not None)) if found else None
+
+    def at(self, at: int) -> int | None:
+        """The rank that printed character `at`: the last prefix that ends by `at + 1` (records
+        joined on one line keep their own ranks), else the line's own."""
+        k = bisect_right(self.ends, at + 1)
+        return self.ranks[k - 1] if k else self.own
+
+
 def line_rank(text: str, file_rank: int | None, at: int = 0) -> int | None:
-    """The rank that printed the text at character `at` of a line: the last `[rankN]:` or
-    `[defaultN]:` prefix before it (records joined on one line keep their own ranks), the line's
-    leading prefix, its message, then the file name."""
-    joined = list(JOINED_RANK.finditer(text, 0, at + 1))
-    found = (joined[-1] if joined else PREFIX_RANK.match(text)) or MESSAGE_RANK.search(text)
-    if found:
-        return int(next(g for g in found.groups() if g is not None))
-    return file_rank
+    """The rank that printed the text at character `at` of a line (`LineRanks.at`), else the
+    file name's."""
+    found = LineRanks(text, at + 1).at(at)
+    return file_rank if found is None else found
 
 
 #: Lines either side of an evidence line whose rank says who printed it, when it names none.
@@ -49,12 +71,11 @@ NEIGHBOUR_LINES = 3
 
 
 def nearby_rank(
-    buf: bytes, start: int, end: int, text: str, rank_of_file: int | None, offset: int
+    buf: bytes, start: int, end: int, own: int | None, rank_of_file: int | None
 ) -> int | None:
-    """`line_rank` of the text at `offset`, else the file's rank, else the rank of the nearest
-    line within `NEIGHBOUR_LINES` that names one (a traceback whose launcher prefix is on its
-    other lines), unless the lines before and after at that distance disagree."""
-    own = line_rank(text, None, len(buf[start:offset].decode("utf-8", "replace")))
+    """`own` (the line's rank at the evidence, `LineRanks.at`), else the file's rank, else the
+    rank of the nearest line within `NEIGHBOUR_LINES` that names one (a traceback whose launcher
+    prefix is on its other lines), unless the lines before and after at that distance disagree."""
     if own is not None or rank_of_file is not None:
         return own if own is not None else rank_of_file
     before, after = start, (end if end >= 0 else len(buf))

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field, replace
 
 from nanopedia.diagnosis import elastic, flight
 from nanopedia.diagnosis.lines import ENQUEUED, file_rank
-from nanopedia.diagnosis.scan import Evidence, FileScan
+from nanopedia.diagnosis.scan import EVIDENCE_CAP, LATE_LINES, Evidence, FileScan
 
 #: The fingerprint id that evidence from a Flight Recorder finding carries.
 FLIGHT_FINGERPRINT = "flight-recorder"
@@ -186,7 +186,8 @@ def diagnose(
     fingerprint that is not `collateral` (a rank that really failed), the lines of `collateral`
     fingerprints are marked collateral and weigh little. An entry whose only evidence is `context`
     lines is no candidate. The first failure is the earliest decisive line that is not collateral
-    (by timestamps when every such line has one), or the rank of the torchelastic error file with
+    (by timestamps when every such line has one; those past the evidence cap count too,
+    `FileScan.late`), or the rank of the torchelastic error file with
     the earliest timestamp (torchrun's own rule; among files of the same second, the one with a
     decisive line): evidence wins over torchrun's Root Cause block, which names the first failure
     its agent observed, and the reason says so when the two disagree. The block decides when no
@@ -198,6 +199,7 @@ def diagnose(
         order.setdefault(f, len(order))
     evidence = [ev for s in scans for ev in s.evidence] + flight_evidence(report, titles or {})
     primary = [e for e in evidence if e.indicates == "decisive" and not e.consequence]
+    primary += [e for s in scans for e in s.late]
     if any(e.indicates in ("decisive", "supporting") and not e.consequence for e in evidence):
         evidence = [replace(e, collateral=True) if e.consequence else e for e in evidence]
     by_entry: dict[str, list[Evidence]] = {}
@@ -299,6 +301,11 @@ def _initiating(
         first = first_failure(primary, order)
         assert first is not None
         how = "timestamps" if all(e.timestamp for e in primary) else "line order"
+        if how == "timestamps" and any(s.uncompared for s in scans):
+            how += (
+                f", among each error's first {EVIDENCE_CAP} lines and {LATE_LINES:,} more: "
+                "later decisive lines were not compared"
+            )
         reason = f"earliest decisive error ({how})"
         if first.rank is not None:
             return first, first.rank, reason

@@ -13,7 +13,7 @@ import os
 import re
 import time
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import PurePath
 from typing import IO, TYPE_CHECKING
 
@@ -23,6 +23,7 @@ from nanopedia.content.fingerprints import scan_options
 from nanopedia.diagnosis.catalogue import EntryView, FingerprintView, view
 from nanopedia.diagnosis.lines import (
     TIMESTAMP_WINDOW,
+    LineRanks,
     earlier_timestamp,
     file_rank,
     nearby_rank,
@@ -48,6 +49,10 @@ if TYPE_CHECKING:
 
 #: Evidence lines kept per fingerprint and file; the count stops there too ("50+").
 EVIDENCE_CAP = 50
+#: Decisive lines past `EVIDENCE_CAP` still located in one stretch of a log, all fingerprints
+#: together, for the first failure alone: thousands of ranks may print one error into a combined
+#: log, and the earliest of them need not be among the first 50.
+LATE_LINES = 4096
 #: Characters of an evidence line kept (JSON shows them whole; the text report cuts them visibly).
 TEXT_CHARS = 2000
 
@@ -132,6 +137,11 @@ class FileScan:
     """Ranks the launcher's `global_ranks=[...]` lines say this log speaks for."""
     open_at_deadline: bool = False
     """A pipe (stdin) was still open, silent, at the deadline: only what came before was read."""
+    late: tuple[Evidence, ...] = ()
+    """Decisive lines past `EVIDENCE_CAP`, not shown but compared for the first failure: of each
+    fingerprint the earliest, and the earliest that names its rank (`_keep`)."""
+    uncompared: bool = False
+    """Decisive lines past `LATE_LINES` too: the first failure is the earliest of the others."""
 
 
 class DiagnoseTimeout(Exception):
@@ -172,6 +182,11 @@ class Matcher:
         self.set.Compile()
         self.regexes = _Programs(self.programs)
         self.specificity = [p.fingerprint.specificity for p in self.probes]
+        #: Lines `rank.diagnose` takes for the first failure: located past `EVIDENCE_CAP` too.
+        self.decisive = [
+            p.fingerprint.indicates == "decisive" and not p.fingerprint.collateral
+            for p in self.probes
+        ]
         self.index = {(p.entry_id, p.fingerprint.id): i for i, p in enumerate(self.probes)}
 
     def slowest(self, sample: bytes) -> Probe | None:
@@ -253,6 +268,8 @@ class _Part:
     ranks: set[int]
     lines: int
     bytes: int
+    late: list[Evidence]
+    uncompared: bool
 
 
 def _scan_part(
@@ -266,12 +283,16 @@ def _scan_part(
 ) -> _Part:
     """One stretch of whole lines scanned; `before` is the text preceding it (for timestamps).
 
-    Every loop here is bounded: at most `EVIDENCE_CAP` lines per fingerprint and Root Cause
-    headings, and only the `rank :` lines that can belong to a heading (within `ROOT_SPAN`
-    lines after one, or at the stretch's start where a heading may sit in the stretch before).
+    Every loop here is bounded: at most `EVIDENCE_CAP` lines per fingerprint, `LATE_LINES` more
+    decisive ones in all, Root Cause headings, and only the `rank :` lines that can belong to a
+    heading (within `ROOT_SPAN` lines after one, or at the stretch's start where a heading may
+    sit in the stretch before). A line's text and timestamp are read once, however many patterns
+    match it (a line can hold the examples of every fingerprint).
     """
     rank_of_file = file_rank(name)
     evidence: list[Evidence] = []
+    late: dict[tuple[str, str], tuple[Evidence, Evidence | None]] = {}
+    late_left, uncompared = LATE_LINES, False
     counts: dict[int, int] = {}
     roots: list[int] = []
     rank_lines: list[tuple[int, int]] = []
@@ -285,28 +306,42 @@ def _scan_part(
         view = memoryview(data)[:length]
         hits = matcher.set.Match(view) or []
         buf = bytes(view) if hits else b""  # a buffer with hits is read from a copy, lines and all
-        located: list[tuple[int, int, int]] = []  # (offset, probe index, end of the match)
+        located: list[
+            tuple[int, int, int, bool]
+        ] = []  # (offset, probe index, match end, past the cap)
         for index in hits:
-            if counts.get(index, 0) >= EVIDENCE_CAP and index != rank_at:
+            counted = index != rank_at
+            decisive = index < root_at and matcher.decisive[index]  # located past the cap too
+            if counted and counts.get(index, 0) >= EVIDENCE_CAP and not (decisive and late_left):
+                uncompared |= decisive  # the set found a decisive line that is not compared
                 continue
             regex, pos = matcher.regexes[index], 0
             while (m := regex.search(buf, pos)) is not None:
-                located.append((m.start(), index, m.end()))
-                pos = buf.find(b"\n", m.start()) + 1  # one hit per line, as the browser does
-                if index != rank_at:
+                past = decisive and counts.get(index, 0) >= EVIDENCE_CAP
+                if past and not late_left:
+                    uncompared = True
+                    break
+                if past:
+                    late_left -= 1
+                elif counted:
                     counts[index] = counts.get(index, 0) + 1
-                    if counts[index] >= EVIDENCE_CAP:
-                        break
-                if pos <= 0:
+                located.append((m.start(), index, m.end(), past))
+                pos = buf.find(b"\n", m.start()) + 1  # one hit per line, as the browser does
+                if pos <= 0 or (counted and not decisive and counts[index] >= EVIDENCE_CAP):
                     break
         located.sort()
         line, pos = line_base, 0
-        for offset, index, match_end in located:
+        read: dict[int, _Line] = {}  # by the line's start
+        for offset, index, match_end, past in located:
             line += buf.count(b"\n", pos, offset)
             pos = offset
             start = buf.rfind(b"\n", 0, offset) + 1
             end = buf.find(b"\n", offset)
-            text = buf[start : end if end >= 0 else len(buf)].decode("utf-8", "replace")
+            if start not in read:
+                text = buf[start : end if end >= 0 else len(buf)].decode("utf-8", "replace")
+                stamp = timestamp(text) or earlier_timestamp(buf, start, tail)
+                read[start] = _Line(text, stamp, LineRanks(text))
+            text = read[start].text
             if index == root_at:
                 roots.append(line + 1)
                 continue
@@ -320,23 +355,30 @@ def _scan_part(
                 listed = _DIGITS.findall(matcher.regexes[index].search(text).group(1))
                 ranks.update(int(r) for r in listed[:MAX_RANKS] if len(r) <= 6)
                 continue
-            probe = matcher.probes[index]
-            evidence.append(
-                Evidence(
-                    entry=probe.entry_id,
-                    title=probe.title,
-                    file=name,
-                    line=line + 1,
-                    rank=nearby_rank(buf, start, end, text, rank_of_file, offset),
-                    text=text.strip()[:TEXT_CHARS],
-                    fingerprint=probe.fingerprint.id,
-                    indicates=probe.fingerprint.indicates,
-                    consequence=probe.fingerprint.collateral,
-                    specificity=matcher.specificity[index],
-                    timestamp=timestamp(text) or earlier_timestamp(buf, start, tail),
-                    span=_span(buf, start, offset, match_end, text),
-                )
+            probe, said = matcher.probes[index], read[start]
+            column = (
+                offset - start
+                if text.isascii()
+                else len(buf[start:offset].decode("utf-8", "replace"))
             )
+            found = Evidence(
+                entry=probe.entry_id,
+                title=probe.title,
+                file=name,
+                line=line + 1,
+                rank=nearby_rank(buf, start, end, said.ranks.at(column), rank_of_file),
+                text=said.shown,
+                fingerprint=probe.fingerprint.id,
+                indicates=probe.fingerprint.indicates,
+                consequence=probe.fingerprint.collateral,
+                specificity=matcher.specificity[index],
+                timestamp=said.stamp,
+                span=said.span(column, buf[offset:match_end]),
+            )
+            if past:
+                _keep(late, found)
+            else:
+                evidence.append(found)
         line_base = line + newlines(data, pos, length)  # lines past the last hit
         tail = bytes(view[-TIMESTAMP_WINDOW:])
         if progress:
@@ -344,24 +386,64 @@ def _scan_part(
         if deadline is not None and time.monotonic() > deadline and not waited():
             raise DiagnoseTimeout(matcher.slowest(bytes(view[: 1 << 20])), name)
     evidence.sort(key=lambda e: e.line)
-    return _Part(evidence, counts, roots, rank_lines, ranks, line_base, total)
+    return _Part(
+        evidence, counts, roots, rank_lines, ranks, line_base, total, _kept(late), uncompared
+    )
 
 
-def _span(buf: bytes, start: int, offset: int, end: int, line: str) -> tuple[int, int]:
-    """The match at bytes `offset` to `end` of `buf` as characters of the evidence text (the
-    decoded `line` that begins at byte `start`, stripped and cut to `TEXT_CHARS`)."""
-    lead = len(line) - len(line.lstrip())
-    first = len(buf[start:offset].decode("utf-8", "replace")) - lead
-    last = first + len(buf[offset:end].decode("utf-8", "replace"))
-    shown = min(len(line.strip()), TEXT_CHARS)
-    return max(0, min(first, shown)), max(0, min(last, shown))
+@dataclass(slots=True)
+class _Line:
+    """What a scan reads from an evidence line, once however many fingerprints match it (a line
+    can hold a hit of every one)."""
+
+    text: str
+    stamp: str | None
+    ranks: LineRanks
+    shown: str = field(init=False)
+    """`text` stripped and cut to `TEXT_CHARS`: the evidence's text."""
+    lead: int = field(init=False)
+    """Characters stripped from the start of `text`."""
+
+    def __post_init__(self) -> None:
+        self.shown = self.text.strip()[:TEXT_CHARS]
+        self.lead = len(self.text) - len(self.text.lstrip())
+
+    def span(self, column: int, match: bytes) -> tuple[int, int]:
+        """The match that starts at character `column` of the line as characters of `shown`."""
+        first = column - self.lead
+        last = first + len(match.decode("utf-8", "replace"))
+        return max(0, min(first, len(self.shown))), max(0, min(last, len(self.shown)))
+
+
+def _keep(kept: dict[tuple[str, str], tuple[Evidence, Evidence | None]], ev: Evidence) -> None:
+    """Keep `ev` if it is its fingerprint's earliest line past the cap, or the earliest that names
+    a rank, in `rank.first_failure`'s order within one log (timestamp, an untimed line first, then
+    line): with them, the first failure and its rank are what all the lines would give (when
+    they have timestamps; in line order a late line never comes first), in bounded memory."""
+    first, named = kept.get((ev.entry, ev.fingerprint), (ev, None))
+    if (ev.timestamp or "", ev.line) < (first.timestamp or "", first.line):
+        first = ev
+    if ev.rank is not None and (
+        named is None or (ev.timestamp or "", ev.line) < (named.timestamp or "", named.line)
+    ):
+        named = ev
+    kept[(ev.entry, ev.fingerprint)] = (first, named)
+
+
+def _kept(kept: dict[tuple[str, str], tuple[Evidence, Evidence | None]]) -> list[Evidence]:
+    """The lines `_keep` kept, each once, in line order."""
+    lines = dict.fromkeys(e for pair in kept.values() for e in pair if e is not None)
+    return sorted(lines, key=lambda e: (e.line, e.entry, e.fingerprint))
 
 
 def _merge(name: str, parts: list[_Part], matcher: Matcher) -> FileScan:
     """The stretches of one log as one scan: lines renumbered, the first `EVIDENCE_CAP` lines of
-    each fingerprint kept (what one pass over the whole log keeps), Root Cause headings paired
-    with their `rank :` lines across stretch boundaries, in one linear pass."""
+    each fingerprint kept (what one pass over the whole log keeps), the decisive ones past them
+    kept for the first failure as `_keep` does, Root Cause headings paired with their `rank :`
+    lines across stretch boundaries, in one linear pass. Each stretch locates its own
+    `LATE_LINES`: past them, what one pass would have compared can differ (`uncompared` says so)."""
     evidence: list[Evidence] = []
+    late: dict[tuple[str, str], tuple[Evidence, Evidence | None]] = {}
     counts: dict[int, int] = {}
     roots: list[int] = []
     rank_lines: list[tuple[int, int]] = []
@@ -370,9 +452,14 @@ def _merge(name: str, parts: list[_Part], matcher: Matcher) -> FileScan:
     for part in parts:
         for ev in part.evidence:
             index = matcher.index[(ev.entry, ev.fingerprint)]
+            moved = replace(ev, line=ev.line + base) if base else ev
             if counts.get(index, 0) < EVIDENCE_CAP:
                 counts[index] = counts.get(index, 0) + 1
-                evidence.append(replace(ev, line=ev.line + base) if base else ev)
+                evidence.append(moved)
+            elif matcher.decisive[index]:
+                _keep(late, moved)
+        for ev in part.late:
+            _keep(late, replace(ev, line=ev.line + base) if base else ev)
         roots += [r + base for r in part.roots]  # each part holds at most EVIDENCE_CAP
         rank_lines += [(ln + base, r) for ln, r in part.rank_lines]
         ranks |= part.ranks
@@ -387,6 +474,8 @@ def _merge(name: str, parts: list[_Part], matcher: Matcher) -> FileScan:
         base,
         sum(p.bytes for p in parts),
         tuple(sorted(ranks)[:MAX_RANKS]),
+        late=tuple(_kept(late)),
+        uncompared=any(p.uncompared for p in parts),
     )
 
 
@@ -413,13 +502,16 @@ def scan_error_file(error: ErrorFile, matcher: Matcher, deadline: float | None =
         io.BytesIO(error.traceback.encode("utf-8", "replace")), error.file, matcher, deadline
     )
     stamp = error.sortable
-    evidence = tuple(
-        replace(
-            e, rank=e.rank if e.rank is not None else error.rank, timestamp=stamp or e.timestamp
+
+    def timed(lines: tuple[Evidence, ...]) -> tuple[Evidence, ...]:
+        return tuple(
+            replace(
+                e, rank=e.rank if e.rank is not None else error.rank, timestamp=stamp or e.timestamp
+            )
+            for e in lines
         )
-        for e in found.evidence
-    )
-    return replace(found, evidence=evidence)
+
+    return replace(found, evidence=timed(found.evidence), late=timed(found.late))
 
 
 def scan_file(
