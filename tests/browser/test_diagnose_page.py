@@ -281,3 +281,26 @@ def test_bundles_carry_the_page(kind: str, tmp_path: Path, matcher, watched_page
     page.click("#matches > li >> nth=0 >> a.match-title")
     page.wait_for_selector("h1:has-text('FSDP mixed precision')")
     watched_page.assert_clean()
+
+
+@pytest.mark.parametrize(
+    "codec, packed",
+    [("utf-16", False), ("utf-16", True), ("utf-16-be", False), ("utf-16-le", True)],
+)
+def test_a_utf16_log_gives_the_answer_of_its_utf8_original(
+    site, matcher, logs, watched_page, codec: str, packed: bool
+) -> None:
+    """Review case D06 in the browser: PowerShell's `>` saves a log as UTF-16 (with a byte order
+    mark; `utf-16` writes one, `-be` and `-le` none), plain or gzipped. Read as bytes, it matched
+    nothing."""
+    original = LOGS / "real" / "cuda-device-side-assert--1.log"
+    text = original.read_text(encoding="utf-8").encode(codec)
+    name = f"{codec}-{original.name}" + (".gz" if packed else "")
+    log = logs / name
+    log.write_bytes(gzip.compress(text) if packed else text)
+    page = open_page(watched_page, site)
+    page.set_input_files("#log-files", str(log))
+    got = shown(page)
+    assert got == expected(matcher, [(name, original.read_bytes())])
+    assert got["matches"][0]["id"] == "cuda-device-side-assert"
+    watched_page.assert_clean()

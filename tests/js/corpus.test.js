@@ -66,3 +66,30 @@ corpus.cases.forEach((c) => {
     assert.deepStrictEqual(essentials(got), essentials(c.expected));
   });
 });
+
+// Review case D06 in the browser: a log saved as UTF-16 (PowerShell's `>` writes it with a byte
+// order mark) gives the answer of its UTF-8 original, with a mark or without, little- or
+// big-endian, plain or gzipped; read as bytes, nothing matched.
+const zlib = require('node:zlib');
+const UTF16 = {
+  'LE with a mark': (text) => Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(text, 'utf16le')]),
+  'BE with a mark': (text) => Buffer.from([0xfe, 0xff, ...Buffer.from(text, 'utf16le').swap16()]),
+  'LE without one': (text) => Buffer.from(text, 'utf16le'),
+  'BE without one': (text) => Buffer.from(text, 'utf16le').swap16()
+};
+['real/cuda-device-side-assert--1.log', 'real/ddp-unused-parameters--3.log',
+  'real/hf-deepspeed-config-mismatch--5.log'].forEach((name) => {
+  const c = corpus.cases.find((k) => k.name === name);
+  const [file] = c.files;
+  const text = Buffer.from(file.bytes, 'base64').toString('utf8');
+  Object.entries(UTF16).forEach(([how, encode]) => {
+    [false, true].forEach((packed) => {
+      test(`UTF-16 ${how}${packed ? ', gzipped' : ''} gives the UTF-8 answer: ${name}`, async () => {
+        const bytes = packed ? zlib.gzipSync(encode(text)) : encode(text);
+        const got = await diagnoseFiles(corpus.data, [{ name: file.name, blob: new Blob([bytes]) }]);
+        assert.ok(c.expected.matches.length > 0);
+        assert.deepStrictEqual(essentials(got), essentials(c.expected));
+      });
+    });
+  });
+});

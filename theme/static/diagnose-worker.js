@@ -368,11 +368,72 @@ self.NanopediaDiagnoseWorker = function (scope) {
     };
   }
 
+  /* Bytes already read from a log, then the rest of it (logs.Prefixed): the first read returns
+     them alone, as Python's does, so the buffers are cut where the CLI cuts them. */
+  function prefixed(head, log) {
+    return {
+      read: function (size) {
+        if (!head.length) return log.read(size);
+        var out = head.subarray(0, size);
+        head = head.subarray(out.length);
+        return Promise.resolve(out);
+      },
+      position: function () { return log.position(); }
+    };
+  }
+
+  /* The encoding of a UTF-16 log (what PowerShell's `>` writes), from its first bytes: a byte
+     order mark, or ASCII text with a NUL after (LE) or before (BE) each character. */
+  function utf16(head) {
+    if (head.length >= 2 && head[0] === 0xff && head[1] === 0xfe) return 'utf-16le';
+    if (head.length >= 2 && head[0] === 0xfe && head[1] === 0xff) return 'utf-16be';
+    if (head.length === 4 && !head[1] && !head[3] && head[0] && head[2]) return 'utf-16le';
+    if (head.length === 4 && !head[0] && !head[2] && head[1] && head[3]) return 'utf-16be';
+    return null;
+  }
+
+  /* A UTF-16 log read as UTF-8 (logs.Transcoded), so the patterns see its text: each read
+     returns `size` bytes until the end; the decoder drops the byte order mark and puts U+FFFD
+     for what is not UTF-16, as Python's codec with "replace" does. */
+  function transcoded(log, coding) {
+    var decoder = new TextDecoder(coding);
+    var encoder = new TextEncoder();
+    var pending = new Uint8Array(0);
+    var done = false;
+    function fill(size) {
+      if (done || pending.length >= size) return Promise.resolve();
+      return log.read(1 << 20).then(function (chunk) {
+        done = !chunk.length;
+        pending = concat(pending, encoder.encode(decoder.decode(chunk, { stream: !done })));
+        return fill(size);
+      });
+    }
+    return {
+      read: function (size) {
+        return fill(size).then(function () {
+          var out = pending.subarray(0, size);
+          pending = pending.subarray(out.length);
+          return out;
+        });
+      },
+      position: function () { return log.position(); }
+    };
+  }
+
+  /* logs.open_log: gzip by its magic number, then UTF-16 by the first bytes of the text. */
   function openLog(blob) {
-    return blob.slice(0, 2).arrayBuffer().then(function (buf) {
+    return blob.slice(0, 4).arrayBuffer().then(function (buf) {
       var head = new Uint8Array(buf);
-      var gzip = head.length === 2 && head[0] === 0x1f && head[1] === 0x8b;
-      return gzip ? gzipReader(blob) : blobReader(blob);
+      if (!(head.length >= 2 && head[0] === 0x1f && head[1] === 0x8b)) {
+        var coding = utf16(head);
+        return coding ? transcoded(blobReader(blob), coding) : blobReader(blob);
+      }
+      var unpacked = gzipReader(blob);
+      return unpacked.read(4).then(function (inner) {
+        var found = utf16(inner);
+        var log = prefixed(inner, unpacked);
+        return found ? transcoded(log, found) : log;
+      });
     });
   }
 
