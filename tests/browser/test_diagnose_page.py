@@ -11,7 +11,10 @@ from __future__ import annotations
 
 import gzip
 import io
+import os
+import re
 import sys
+import time
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -303,4 +306,69 @@ def test_a_utf16_log_gives_the_answer_of_its_utf8_original(
     got = shown(page)
     assert got == expected(matcher, [(name, original.read_bytes())])
     assert got["matches"][0]["id"] == "cuda-device-side-assert"
+    watched_page.assert_clean()
+
+
+def test_a_log_larger_than_the_time_budget_stops_at_it_and_says_how_far_it_read(
+    site, logs, watched_page
+) -> None:
+    """Review case D09 in the browser: an input that does not end within the budget (here 4 GiB
+    of a sparse file) stops at the budget, saying how much it read and what to do; the page
+    never waits for its watchdog."""
+    huge = logs / "huge.log"
+    with huge.open("wb") as out:
+        out.write(f"step 1 loss 2.0\n{ERROR}\n".encode())
+        out.truncate(4 << 30)
+    page = open_page(watched_page, site)
+    page.fill("#budget", "2")
+    started = time.monotonic()
+    page.set_input_files("#log-files", str(huge))
+    page.wait_for_selector("#status[data-state=error]", state="attached", timeout=60_000)
+    assert time.monotonic() - started < 2 + 8  # the budget, and the last buffer, not the watchdog
+    message = page.text_content("#status-text") or ""
+    assert message.startswith("diagnosis stopped after ") and "its time budget" in message
+    assert re.search(r"while reading huge\.log \([0-9.]+ MB of its text read\)", message), message
+    assert message.endswith("Raise the time budget to read the whole log.")
+    assert page.locator("#results").is_hidden() and page.locator("#run").is_enabled()
+    watched_page.assert_clean()
+
+
+def test_a_pipe_chosen_as_a_log_never_holds_the_page(site, logs, watched_page) -> None:
+    """A named pipe (a `tail -f` written into one) is a stream that may never end: the browser
+    reads it as it was when chosen, empty, and the page says it read nothing."""
+    pipe = logs / "live.fifo"
+    os.mkfifo(pipe)
+    page = open_page(watched_page, site)
+    page.set_input_files("#log-files", str(pipe))
+    got = shown(page)
+    assert got["matches"] == [] and page.locator("#status").get_attribute("data-bytes") == "0"
+    assert (page.text_content("#status-text") or "").startswith("Read 1 log(s), 0 lines, 0.00 MB")
+    watched_page.assert_clean()
+
+
+def test_a_log_that_changes_while_it_is_read_is_diagnosed_as_far_as_it_was_read(
+    site, matcher, logs, watched_page
+) -> None:
+    """A log still being written: Chromium refuses every read of a file changed since it was
+    chosen, and the page once failed with a permission message, the lines it had read lost. Now
+    they are diagnosed, and the page says the rest was not read."""
+    failure = (LOGS / "fsdp-mp-torchrun.log").read_bytes()
+    live = logs / "live.log"
+    with live.open("wb") as out:
+        out.write(failure)
+        out.truncate(1 << 30)  # sparse: more buffers than are read before the change below
+    page = open_page(watched_page, site)
+    page.set_input_files("#log-files", str(live))
+    while not page.evaluate("Number(document.getElementById('progress').value) > 0"):
+        page.wait_for_timeout(5)
+    now = live.stat()
+    os.utime(live, ns=(now.st_atime_ns, now.st_mtime_ns + 5_000_000_000))  # "written to"
+    got = shown(page)
+    lines = failure.count(b"\n")
+    assert got == expected(matcher, [(live.name, failure)])
+    message = page.text_content("#status-text") or ""
+    assert message.endswith(
+        f"live.log changed while it was read (a log still being written?): only its first "
+        f"{lines} lines were diagnosed."
+    )
     watched_page.assert_clean()

@@ -764,7 +764,7 @@ self.NanopediaDiagnoseWorker = function (scope) {
                   seconds: ms / 1000 });
   }
 
-  function Timeout(file) { this.file = file; }
+  function Timeout(file, read) { this.file = file; this.read = read; }
 
   /* scan._keep: of each fingerprint's lines past the cap, the earliest and the earliest that
      names its rank (timestamp, an untimed line first, then line). */
@@ -795,6 +795,7 @@ self.NanopediaDiagnoseWorker = function (scope) {
     var tail = new Uint8Array(0);
     var lineBase = 0;
     var total = 0;
+    var changed = false;
     return openLog(file.blob).then(function (log) {
       return buffers(log, d.buffer_bytes, d.max_line_bytes, function (buf) {
         total += buf.length;
@@ -863,8 +864,13 @@ self.NanopediaDiagnoseWorker = function (scope) {
         lineBase += swept.lines;
         tail = buf.slice(Math.max(0, buf.length - d.timestamp_window));
         progress(buf.length, log.position());
-        if (performance.now() > deadline) throw new Timeout(file.name);
+        if (performance.now() > deadline) throw new Timeout(file.name, total);
       });
+    }).catch(function (err) {
+      /* Chromium reads a File only as it was when chosen: a log still being written fails at
+         its next read. What was read before is diagnosed, and the result says so. */
+      if (!(err && err.name === 'NotReadableError' && total)) throw err;
+      changed = true;
     }).then(function () {
       /* scan.pair_roots: both lists sorted, walked once. */
       var rootRanks = [];
@@ -887,7 +893,7 @@ self.NanopediaDiagnoseWorker = function (scope) {
         });
       return { file: file.name, evidence: evidence, root_ranks: rootRanks, lines: lineBase,
                bytes: total, file_rank: rankOfFile, ranks: ranks, late: lateLines,
-               uncompared: late.uncompared };
+               uncompared: late.uncompared, changed: changed };
     });
   }
 
@@ -1215,6 +1221,8 @@ self.NanopediaDiagnoseWorker = function (scope) {
       var out = asJson(m.data, diagnose(m, scans), scans);
       out.skipped = m.skipped;
       out.slow = m.slow;
+      out.changed = scans.filter(function (s) { return s.changed; })
+        .map(function (s) { return { file: s.file, lines: s.lines }; });
       out.seconds = (performance.now() - began) / 1000;
       scope.postMessage({ type: 'done', result: out });
     }, function (err) {
@@ -1222,8 +1230,13 @@ self.NanopediaDiagnoseWorker = function (scope) {
       if (err instanceof Timeout) {
         var slow = slowest(m);
         message = 'diagnosis stopped after ' + ((performance.now() - began) / 1000).toFixed(1) +
-          ' s while reading ' + current + '; the slowest fingerprint on the last buffer was ' +
-          (slow ? "'" + slow.entry + '/' + slow.id + "'" : 'none found');
+          ' s, its time budget, while reading ' + current + ' (' + (err.read / 1e6).toFixed(1) +
+          ' MB of its text read); the slowest fingerprint on the last buffer was ' +
+          (slow ? "'" + slow.entry + '/' + slow.id + "'" : 'none found') +
+          '. Raise the time budget to read the whole log.';
+      } else if (err && err.name === 'NotReadableError') {
+        message = 'cannot read ' + current + ': it changed after it was chosen (a log still ' +
+          'being written?) or can no longer be read; choose it again, or a copy of it';
       } else {
         message = 'cannot read ' + current + ': ' + (err && err.message ? err.message : String(err));
       }

@@ -178,7 +178,10 @@
           ' entr' + (r.matches.length === 1 ? 'y' : 'ies') + ' matched' +
           (r.slow.length ? '; ' + r.slow.length + ' fingerprint(s) left out as too slow' : '') +
           (current.restarts ? ', ' + spent.toFixed(1) + ' s in all with ' + current.restarts +
-            ' restart(s)' : '') + '.');
+            ' restart(s)' : '') + '.' + r.changed.map(function (c) {
+            return ' ' + c.file + ' changed while it was read (a log still being written?): ' +
+              'only its first ' + c.lines.toLocaleString('en') + ' lines were diagnosed.';
+          }).join(''));
       } else {
         setState('error', msg.message);
       }
