@@ -82,9 +82,10 @@ UNKNOWN = """step 1 loss 2.0
 
 
 def test_when_nothing_matches_the_error_line_its_class_origin_and_next_step(
-    cli, tmp_path: Path
+    cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    log = tmp_path / "job.log"
+    monkeypatch.chdir(tmp_path)  # a short path, so the layout does not depend on pytest's tmp
+    log = Path("job.log")
     log.write_text(UNKNOWN)
     run = cli("diagnose", "--base-url", "https://np.example", str(log))
     assert run.code == 1
