@@ -1,6 +1,5 @@
-/* Shows the search forms (hidden without JavaScript; this runs deferred, after them). On the
-   first focus of one, or at once on the results page, loads search.css, search.js and the
-   index: pages stay light until then. */
+/* Shows the search forms; the first focus of one (or the results page) loads search.css,
+   search.js and the index. */
 (function () {
   'use strict';
   var loaded = false;
@@ -9,7 +8,7 @@
     var el = document.createElement(tag);
     if (key === 'href') el.rel = 'stylesheet';
     el[key] = url;
-    el.onerror = el.remove; // search.js asks again, and says so
+    el.onerror = el.remove;
     document.head.appendChild(el);
   }
 
@@ -25,5 +24,8 @@
     form.hidden = false;
     if (form.hasAttribute('data-page')) load(form);
     form.addEventListener('focusin', function () { load(form); });
+    /* Till search.js comes: no submit; a paste kept with its lines. */
+    form.onsubmit = function () { return false; };
+    form.onpaste = function (e) { form.pasted = e.clipboardData.getData('text'); };
   });
 }());

@@ -63,8 +63,10 @@
   var QUERY_MAX = 4096;
   /* A paste of at least LOG_LINES non-blank lines with one of a log's marks (an error word, a
      traceback, a clock time, a rank prefix) is a log: the box offers to diagnose it on the
-     diagnose page. The text goes there in this tab's sessionStorage under CARRIED (diagnose.js
-     takes it), never in a URL: nothing leaves the browser, and the log stays out of history. */
+     diagnose page, and Enter takes it there. The text goes there in this tab's sessionStorage
+     under CARRIED (diagnose.js takes it), never in a URL: nothing leaves the browser, and the
+     log stays out of history. The results page is not offered for it: its address holds the
+     query. */
   var LOG_LINES = 3;
   var LOG_MARK = /error|exception|traceback|warn|fatal|fail|abort|killed|signal|timed? ?out|\[rank\d|\d\d:\d\d:\d\d/i;
   var CARRIED = 'nanopedia:diagnose-log';
@@ -207,7 +209,9 @@
     return eng.text[at][eng.textAt[name]];
   }
 
-  /* Runs the script at src, then done: search-boot.js may have asked for it already. */
+  /* Runs the script at src, then done: search-boot.js may have asked for it already. One that
+     failed is removed (by search-boot.js too), so that the next search asks again rather than
+     wait on it. */
   function loadScript(src, done) {
     var el = Array.prototype.filter.call(document.scripts, function (s) {
       return s.getAttribute('src') === src;
@@ -218,7 +222,10 @@
       document.head.appendChild(el);
     }
     el.addEventListener('load', done);
-    el.addEventListener('error', function () { fail('could not load ' + src); });
+    el.addEventListener('error', function () {
+      el.remove();
+      fail('could not load ' + src);
+    });
   }
 
   function fail(message) {
@@ -706,10 +713,13 @@
     a.textContent = '#' + tag[1] + ' (' + tag[2] + (tag[2] === 1 ? ' entry)' : ' entries)');
   }
 
-  /* The non-blank lines of a pasted text, when it reads as a log (LOG_LINES, LOG_MARK). */
-  function logLines(text) {
+  /* A paste of `text` that reads as a log (LOG_LINES non-blank lines, LOG_MARK), else null:
+     {text, lines, value}, value being what the box held after the paste (null until the input
+     event that follows it says; a text input keeps the lines joined by spaces). */
+  function pastedLog(text, value) {
     var lines = text.split(/\r\n|\r|\n/).filter(function (line) { return line.trim(); });
-    return lines.length >= LOG_LINES && LOG_MARK.test(text) ? lines.length : 0;
+    if (lines.length < LOG_LINES || !LOG_MARK.test(text)) return null;
+    return { text: text, lines: lines.length, value: value };
   }
 
   /* The offer to diagnose a pasted log, first in the list: following it leaves the text in
@@ -730,6 +740,7 @@
           err.name + '); choose this again to open the page, and paste the log there';
       }
     });
+    return a;
   }
 
   function resultsHref(form, text) {
@@ -745,9 +756,12 @@
     var active = -1;
     var shownFor = null;
     var renders = 0;
-    /* A log pasted into the box ({text, lines, value}: what the box held after the paste): it is
-       offered for diagnosis while the box still holds it. */
-    var log = null;
+    /* A log pasted into the box (pastedLog): it is offered for diagnosis while the box still
+       holds it. A paste made before this code came, search-boot.js kept (form.pasted); from now
+       on the listener below keeps them. */
+    var log = form.pasted ? pastedLog(form.pasted, input.value.trim()) : null;
+    form.onpaste = null;
+    delete form.pasted;
 
     function options() { return list.querySelectorAll('[role=option]'); }
 
@@ -772,6 +786,16 @@
 
     function say(text) { if (status) status.textContent = text; }
 
+    function holdsLog(text) { return log !== null && log.value === text; }
+
+    /* The offer to diagnose the pasted log, first in the (emptied) list; its link. */
+    function offer() {
+      var batch = { list: list, items: document.createDocumentFragment() };
+      var a = addDiagnose(batch, form, log);
+      list.appendChild(batch.items);
+      return a;
+    }
+
     function update() {
       var text = input.value.trim();
       if (log && log.value === null) log.value = text;
@@ -782,6 +806,12 @@
         show(page);
         say('');
         return;
+      }
+      if (holdsLog(text)) {
+        /* It needs no index: offered while the index loads, or if it cannot. */
+        list.textContent = '';
+        offer();
+        show(true);
       }
       say('Loading the search index…');
       withEngine(form, function (eng) {
@@ -803,12 +833,13 @@
       var limit = page ? RESULTS : SUGGESTIONS;
       var shown = hits.slice(0, limit);
       var now = whole ? shown.length : FIRST;
+      var offered = holdsLog(text);
       function add(some, last) {
         var batch = { list: list, items: document.createDocumentFragment() };
         some.forEach(function (hit) { addEntry(batch, form, eng, hit); });
         if (last) {
           tags.slice(0, page ? tags.length : 3).forEach(function (tag) { addTag(batch, form, tag); });
-          if (!page && text) {
+          if (!page && text && !offered) {
             var all = option(batch, resultsHref(form, text), 'search-all');
             all.textContent = hits.length > limit
               ? 'All ' + hits.length + ' results for “' + text + '”'
@@ -818,12 +849,7 @@
         list.appendChild(batch.items);
       }
       list.textContent = '';
-      var offered = log && log.value === text;
-      if (offered) {
-        var offer = { list: list, items: document.createDocumentFragment() };
-        addDiagnose(offer, form, log);
-        list.appendChild(offer.items);
-      }
+      if (offered) offer();
       var unquoted = hits.unquoted && shown.length > 0;
       if (unquoted) {
         /* Seen above the results; the status line says it to assistive technology (a listbox
@@ -867,8 +893,7 @@
 
     input.addEventListener('paste', function (ev) {
       var text = ev.clipboardData ? ev.clipboardData.getData('text/plain') : '';
-      var lines = logLines(text);
-      log = lines ? { text: text, lines: lines, value: null } : null;
+      log = pastedLog(text, null);
       shownFor = null;  /* the same text pasted again is offered again */
     });
     input.addEventListener('input', update);
@@ -885,6 +910,7 @@
         ev.preventDefault();
         var text = input.value.trim();
         if (active >= 0) open(options()[active]);
+        else if (holdsLog(text)) open(list.querySelector('.search-diagnose > a') || offer());
         else if (page) setActive(0);
         else if (text) window.location.href = resultsHref(form, text);
       } else if (ev.key === 'Escape') {
@@ -911,7 +937,7 @@
     /* search-boot.js loads this file on the first focus: the reader may be typing already. */
     var focused = document.activeElement === input;
     if (focused) withEngine(form, function () {}, function () {});
-    if ((page || focused) && input.value.trim()) update();
+    if ((page || focused || log) && input.value.trim()) update();
   }
 
   /* Wires every search form not wired yet; the single-file router adds pages later. */
