@@ -34,6 +34,7 @@ CODES: dict[str, str] = {
     "E016": "unsafe link in markdown (scheme not allowed, or protocol-relative `//host`)",
     "E017": "python code example does not parse",
     "E018": "text holds a control character (but tab and newline) or a bidirectional override",
+    "E019": "warning: an entry's id or title reads as another entry's",
     "E020": "duplicate id or alias",
     "E021": "related entry does not exist",
     "E022": "symptom or fingerprint points to an unknown root cause",
@@ -42,6 +43,8 @@ CODES: dict[str, str] = {
     "E025": "in-text entry link to an unknown entry",
     "E026": "duplicate id inside an entry (root cause, fingerprint, repro)",
     "E027": "repro names a fingerprint the entry does not have",
+    "E028": "an affected version range cannot be compared",
+    "E029": "`reviewed` disagrees with the review record `reviews/<id>.md`",
     "E030": "fingerprint pattern is invalid or outside the portable subset",
     "E031": "fingerprint misses a must-match example",
     "E032": "fingerprint matches a must-not-match example",
@@ -55,6 +58,7 @@ CODES: dict[str, str] = {
     "E050": "usage error",
     "E060": "a `TODO` placeholder from `nanopedia new` is not filled in yet",
     "E061": "warning: the entry does not say which releases it was checked against",
+    "E062": "warning: a root cause that no fix step is for",
     "E070": "a code example does not match the installed library (import, attribute, keyword)",
 }
 

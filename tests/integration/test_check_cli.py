@@ -55,6 +55,29 @@ def test_repo_entries_pass_check(cli, monkeypatch) -> None:
     monkeypatch.chdir(ROOT)
     result = cli("check")
     assert result.code == 0, result.out
+    assert "[E062]" not in result.out  # every likely cause has a fix to print
+
+
+def test_a_root_cause_no_fix_step_is_for_is_a_warning_that_check_passes(
+    tmp_corpus: Path, cli, monkeypatch
+) -> None:
+    """E062: `diagnose` would print no fix beside that likely cause; the entry still builds."""
+    edit(
+        tmp_corpus / "alpha-failure.yaml",
+        "symptoms:\n",
+        "  - id: upcast\n    title: A norm layer upcasts\n    domain: workload\n"
+        "    action: fix-code\n    explanation: The norm runs in fp32.\nsymptoms:\n",
+    )
+    monkeypatch.chdir(tmp_corpus)
+    result = cli("check", ".")
+    assert result.code == 0
+    assert result.out.splitlines() == [
+        "alpha-failure.yaml:16:9: warning[E062]: no fix step is for root cause 'upcast': "
+        "diagnose has no fix to give when it is the likely cause",
+        "    hint: add a fix step with 'causes: [upcast]', or add 'upcast' to the 'causes' of a "
+        "step that fixes it (a step without 'causes' is for every cause)",
+    ]
+    assert "all entries are valid, 1 warning(s)" in result.err
 
 
 def test_json_format(tmp_corpus: Path, cli, monkeypatch) -> None:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import re
+from pathlib import Path
 
 from nanopedia.errors import (
     CODES,
@@ -78,3 +80,16 @@ def test_a_suggestion_is_the_closest_spelling_or_none() -> None:
 def test_every_code_is_documented_once_in_order() -> None:
     assert list(CODES) == sorted(CODES)
     assert all(code[0] == "E" and code[1:].isdigit() and text for code, text in CODES.items())
+
+
+def test_every_code_the_package_reports_is_listed_here_and_in_the_entries_readme() -> None:
+    root = Path(__file__).resolve().parents[2]
+    package = root / "generator" / "nanopedia"
+    used = {
+        code
+        for path in package.rglob("*.py")
+        for code in re.findall(r'"(E\d{3})"', path.read_text(encoding="utf-8"))
+    }
+    assert sorted(used - set(CODES)) == []
+    readme = (root / "entries" / "README.md").read_text(encoding="utf-8")
+    assert re.findall(r"^\| (E\d{3}) \|", readme, re.MULTILINE) == list(CODES)

@@ -33,9 +33,9 @@ def run_check(args: argparse.Namespace) -> int:
                 files.append(path)
         else:
             fail(raw, "E050", "no such file or directory")
+    from nanopedia.content.advice import advice_problems
     from nanopedia.content.corpus import display
     from nanopedia.content.gates import browser_slowness, fingerprint_gates
-    from nanopedia.content.validate import checked_with_problem
     from nanopedia.errors import problem
 
     problems = []
@@ -47,8 +47,7 @@ def run_check(args: argparse.Namespace) -> int:
         timed += [s for s in catalog.sources if shown is None or s.doc.path in shown]
         for src in catalog.sources:
             if shown is None or src.doc.path in shown:
-                advice = checked_with_problem(src)
-                problems += [advice] if advice else []
+                problems += advice_problems(src)
         problems += [
             p
             for p in fingerprint_gates(catalog.sources)

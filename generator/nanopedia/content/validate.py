@@ -286,20 +286,6 @@ def review_problems(
     return found
 
 
-def checked_with_problem(src: Source) -> Problem | None:
-    """The warning `check` gives an entry that does not say which releases it was checked
-    against (not a build problem: the site is still right, only less trustworthy)."""
-    if src.entry.checked_with:
-        return None
-    return Problem(
-        Location(src.doc.path, *src.at("id")),
-        "E061",
-        "the entry does not say which releases its claims were checked against",
-        "add 'checked_with:' with library: version lines, e.g. 'torch: 2.13.0'",
-        "warning",
-    )
-
-
 def _duplicates(
     path: str, ids: list[str], where: Callable[[int], tuple[int, int]], what: str
 ) -> Iterator[Problem]:
