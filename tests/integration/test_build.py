@@ -164,6 +164,12 @@ mechanism: |
   # A heading named quick-answer
 
   ## Symptoms
+
+  <div markdown>
+
+  `<script` and <script
+
+  -     <div markdown><script>alert(3)</script>
 affected_systems:
   - name: "<script>x</script>"
 confirm:
@@ -207,6 +213,7 @@ def test_hostile_content_is_text(tmp_corpus: Path, tmp_path: Path) -> None:
     assert 'href="https://tracker.example/pixel.png"' in page  # an image becomes a link
     assert 'id="md-a-heading-named-quick-answer"' in page and 'id="md-symptoms"' in page
     assert page.count('id="quick-answer"') == 1 and page.count('id="symptoms"') == 1
+    assert "<div markdown" not in page and "<pre><code>&lt;div markdown&gt;&lt;script&gt;" in page
     for path, data in files.items():
         if path.endswith(".html"):
             assert INLINE_SCRIPT.search(data.decode()) is None, path

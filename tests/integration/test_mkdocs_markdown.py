@@ -7,12 +7,15 @@ from __future__ import annotations
 
 import html as html_lib
 import re
+from html.parser import HTMLParser
 from urllib.parse import urlsplit
 
 import markdown
 import pytest
 
 from nanopedia.mkdocs.markdown import block, code_span, fenced, heading, inline, text
+from nanopedia.site.markdown import PageEnv
+from nanopedia.site.markdown import render as site_render
 
 EXTENSIONS = [
     "toc",
@@ -117,6 +120,77 @@ def test_syntax_of_html_and_extensions_renders_as_text(source: str, shown: str) 
 def _text(html: str) -> str:
     """The visible text of rendered HTML (tags dropped, references decoded, spaces collapsed)."""
     return " ".join(html_lib.unescape(re.sub(r"<[^>]+>", " ", html)).split())
+
+
+HOSTILE_MARKDOWN = {
+    "a raw block at a line start": "<div markdown>\n\n*inside*\n\n</div>",
+    "a raw block with markdown=1": '<div markdown="1">\n*inside*\n</div>',
+    "an unclosed script in text": "before <script\n\nafter",
+    "an unclosed script in a code span": "see `<script` then [b](entry:beta)",
+    "a block tag in a code span": "`<div markdown>` and `</div>`",
+    "a list item that starts with code": "-     <script>window.pwned=1</script>\n- next",
+    "an ordered item that starts with code": "1.      <div markdown>\n        *x*",
+    "an item that starts with a fence": "- ```\n  <img src=x onerror=alert(1)>\n  ```\n- b",
+    "a nested item that starts with code": "- a\n  -     <script>alert(3)</script>",
+}
+"""Entry markdown whose `<` the MkDocs rewrite once handed to Python-Markdown as a tag."""
+_INERT = {
+    "p", "em", "strong", "del", "code", "pre", "a", "br", "ul", "ol", "li", "blockquote",
+    "span", "div", "h4",
+}  # fmt: skip
+"""Elements both renderers may make of entry markdown (`div` and `span` only the highlighter's)."""
+
+
+class _Elements(HTMLParser):
+    """Each element with its attributes, and every comment's text."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.found: list[tuple[str, dict[str, str | None]]] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.found.append((tag, dict(attrs)))
+
+
+def _unsafe(html: str) -> list[tuple[str, dict[str, str | None]]]:
+    parser = _Elements()
+    parser.feed(html)
+    parser.close()
+    return [
+        (tag, attrs)
+        for tag, attrs in parser.found
+        if tag not in _INERT
+        or any(name.startswith("on") or name == "markdown" for name in attrs)
+        or (tag == "div" and attrs.get("class") != "highlight")
+    ]
+
+
+@pytest.mark.parametrize("source", HOSTILE_MARKDOWN.values(), ids=HOSTILE_MARKDOWN.keys())
+def test_hostile_entry_markdown_is_text_in_the_site_and_in_mkdocs(source: str) -> None:
+    """The site's renderer and the MkDocs rewrite, read by Python-Markdown with `md_in_html` on,
+    give the same inert elements, and every `<` of the entry is a character on both pages."""
+    site = site_render(source, PageEnv())
+    for page in (render(block(source, resolve)), render(block(source, resolve, nested=True))):
+        assert _unsafe(page) == [], page
+        assert page.count("&lt;") + page.count("&#60;") == site.count("&lt;"), (page, site)
+    assert _unsafe(site) == [], site
+
+
+def test_an_item_that_starts_with_code_shows_the_code_as_code() -> None:
+    html = render(block("- first\n-     <b>x</b>\n- last", resolve))
+    items = re.findall(r"<li>(.*?)</li>", html, re.S)
+    assert len(items) == 3, html
+    assert "<pre><code>&lt;b&gt;x&lt;/b&gt;" in items[1]
+    assert "last" in items[2]
+
+
+def test_inline_code_keeps_anchors_after_it_visible_to_mkdocs() -> None:
+    """MkDocs finds a page's anchors by reading its Markdown as HTML: an unclosed `<script` in a
+    code span would hide every anchor after it, and `--strict` would fail on a good link."""
+    source = inline("run `<script` now", resolve) + '\n\n## <a id="cause-x"></a>Cause\n'
+    finder = _Elements()
+    finder.feed(source)
+    assert ("a", {"id": "cause-x"}) in finder.found, source
 
 
 def test_structure_survives() -> None:

@@ -318,6 +318,17 @@ HOSTILE = {
         "      Shards. <script>window.pwned=5</script> {% raw %} ${x} &lt; [b](entry:beta-failure)"
     ),
     "    answer: No.": "    answer: '[ok](https://example.com/a(b)\"c)'",
+    "  FSDP casts parameters at module boundaries.": """\
+  FSDP casts `<script` parameters.
+
+  <div markdown>
+
+  *inside* <script
+
+  </div>
+
+  -     <script>window.pwned=6</script>
+  -     <div markdown>""",
     "    title: Model code casts to self.dtype": (
         "    title: 'Casts to `self.dtype` <b onclick=x>b</b> [x](https://evil.example) *e*'"
     ),
@@ -350,6 +361,9 @@ def test_hostile_entry_text_stays_text(hostile: Built) -> None:
     html = page.read_text(encoding="utf-8")
     parsed = _parse(page)
     assert parsed.handlers == []
+    assert "<div markdown" not in html and "<script>window.pwned=6" not in html
+    assert "&lt;script&gt;window.pwned=6&lt;/script&gt;" in html  # the item's code, as code
+    assert "no such anchor" not in hostile.log  # `<script` in code hid no anchor from MkDocs
     # Material prints the title decoded into <title>, where only `</title` could end it.
     title = html[html.index("<title>") : html.index("</title>")]
     assert title.startswith("<title><\u200b/title><script>window.pwned=1<\u200b/script> Alpha")

@@ -6,7 +6,15 @@ for macros). So entry text is never handed over as typed: it is parsed with the 
 preset the site uses (`js-default`, raw HTML as text), and the token tree is written back out as
 Markdown in which every character of text is escaped, links are checked with `is_safe_link`, and
 the only structure is the structure we emit. Our own markup is a few inline HTML tags
-(`<em>`, `<strong>`, `<del>`, `<br>`, `<a id>`) that every theme styles and no extension needs.
+(`<em>`, `<strong>`, `<del>`, `<code>`, `<br>`, `<a id>`) that every theme styles and no extension
+needs.
+
+No `<` of entry text reaches Python-Markdown outside a code block: its raw-HTML preprocessor (and
+MkDocs' anchor finder) read the whole page as HTML before any inline syntax is known, so a `<` in
+a backtick code span is still a tag to them (`<div markdown>` at a line start opens a block, an
+unclosed `<script` hides every anchor after it). Inline code is therefore written as `<code>` around
+escaped text, and code blocks, whose `<` must stay as typed, are always placed where Python-Markdown
+reads them as code: fenced at the top level, indented after a blank line inside a container.
 """
 
 from __future__ import annotations
@@ -91,7 +99,9 @@ def title(value: str, escape: Callable[[str], str] = text) -> str:
     """A cause's, fix step's, code example's or question's title, as on the site: its code spans
     as code, every other character as typed (escaped by `escape`: `text` for a link, `heading`
     for a heading)."""
-    return "".join(code_span(part) if code else escape(part) for code, part in title_parts(value))
+    return "".join(
+        code_span(part, escape) if code else escape(part) for code, part in title_parts(value)
+    )
 
 
 def url(href: str) -> str:
@@ -99,14 +109,10 @@ def url(href: str) -> str:
     return quote(_CONTROL.sub("", href), safe=_URL_SAFE)
 
 
-def code_span(code: str) -> str:
-    """Inline code in a backtick run longer than any inside it; Python-Markdown escapes it."""
-    code = _SPACE.sub(" ", _CONTROL.sub("\ufffd", code))
-    if not code.strip():
-        return text(code)
-    fence = "`" * (max((len(r) for r in re.findall(r"`+", code)), default=0) + 1)
-    pad = " " if code.startswith("`") or code.endswith("`") else ""
-    return f"{fence}{pad}{code}{pad}{fence}"
+def code_span(code: str, escape: Callable[[str], str] = text) -> str:
+    """Inline code as `<code>` around text escaped by `escape`, never in backticks: a backtick
+    span hands its `<` to Python-Markdown raw, and its HTML preprocessor reads it as a tag."""
+    return f"<code>{escape(code)}</code>"
 
 
 def fenced(code: str, language: str) -> str:
@@ -161,6 +167,9 @@ def _indent(chunk: str, prefix: str) -> str:
     return "\n".join(prefix + line if line else line for line in chunk.split("\n"))
 
 
+_CODE = ("fence", "code_block")
+
+
 def _block(node: SyntaxTreeNode, resolve: Resolve, *, nested: bool, ids: set[str]) -> str:
     kind = node.type
     if kind == "paragraph":
@@ -169,7 +178,7 @@ def _block(node: SyntaxTreeNode, resolve: Resolve, *, nested: bool, ids: set[str
         level = min(6, int(node.tag[1]) + HEADING_SHIFT)
         anchor = HEADING_ANCHOR.format(heading_id(node.children[0].content, ids))
         return "#" * level + " " + anchor + _inline(node.children[0], resolve)
-    if kind in ("fence", "code_block"):
+    if kind in _CODE:
         code = node.content.rstrip("\n")
         if nested:  # fenced blocks only work at the top level without extra extensions
             return _indent(_CONTROL.sub("\ufffd", code), "    ")
@@ -190,17 +199,26 @@ def _list(node: SyntaxTreeNode, resolve: Resolve, ids: set[str]) -> str:
     """A list; an item's lines after its first are indented four spaces, as Python-Markdown wants.
 
     A tight list stays tight (items on consecutive lines, a nested list right under its item);
-    any other second block in an item is set off by a blank line.
+    any other second block in an item is set off by a blank line. A list holding code is loose:
+    Python-Markdown would read the next item's line as more code.
     """
     ordered = node.type == "ordered_list"
     start = int(node.attrs.get("start", 1)) if ordered else 1
-    tight = all(p.hidden for item in node.children for p in item.children if p.type == "paragraph")
+    children = [child for item in node.children for child in item.children]
+    tight = all(c.hidden for c in children if c.type == "paragraph") and not any(
+        c.type in _CODE for c in children
+    )
     items = []
     for n, item in enumerate(node.children, start):
         marker = f"{n}." if ordered else "-"
         body = f"{marker:<3} "
         for i, child in enumerate(item.children):
             chunk = _block(child, resolve, nested=True, ids=ids)
+            if i == 0 and child.type in _CODE:
+                # After the marker an indented line is the item's text, not code: its `<` would
+                # be a tag. The empty comment takes the marker's line, the code goes below it.
+                body += "<!-- -->\n\n" + _indent(chunk, "    ")
+                continue
             if i == 0:
                 body += _indent(chunk, "    ")[4:] if chunk else ""
                 continue
