@@ -1,0 +1,172 @@
+"""What one log line says about who printed it and when (`diagnosis/lines.py`): tables of the
+timestamp formats and rank prefixes the first failure is decided by."""
+
+from __future__ import annotations
+
+import pytest
+
+from nanopedia.diagnosis.lines import (
+    NEIGHBOUR_LINES,
+    earlier_timestamp,
+    file_rank,
+    line_rank,
+    nearby_rank,
+    timestamp,
+)
+
+TIMESTAMPS = [
+    ("ISO with T and a fraction", "2024-07-10T18:00:32.5 ERROR", "0710180032.500000000"),
+    ("ISO with a space and a comma", "2024-07-10 18:00:32,123 ERROR", "0710180032.123000000"),
+    ("ISO with an underscore", "at 2024-07-10_18:00:32 failed", "0710180032.000000000"),
+    ("glog, month padded", "E0710 18:00:32.123456 12 ProcessGroupNCCL.cpp", "0710180032.123456000"),
+    (
+        "glog, month not padded",
+        "E710 18:00:32.123456 12 ProcessGroupNCCL.cpp",
+        "0710180032.123456000",
+    ),
+    ("glog, info level", "I1003 01:02:03.000001 7 init.cpp", "1003010203.000001000"),
+    ("glog, warning level", "W1003 01:02:03.5 7 x.cpp", "1003010203.500000000"),
+    ("glog, fatal level", "F0102 03:04:05.000006 1 y.cpp", "0102030405.000006000"),
+    (
+        "a fraction past nanoseconds is cut",
+        "2024-07-10T18:00:32.1234567891",
+        "0710180032.123456789",
+    ),
+    (
+        "the last of two, glog after ISO",
+        "[2024-07-10 18:00:32] E1003 01:02:03.5",
+        "1003010203.500000000",
+    ),
+    (
+        "the last of two, ISO after glog",
+        "E1003 01:02:03.5 at 2024-07-10 18:00:32",
+        "0710180032.000000000",
+    ),
+    ("the last of two ISO", "2024-01-01 00:00:00 then 2024-02-02 00:00:01", "0202000001.000000000"),
+    ("no timestamp", "RuntimeError: CUDA error", None),
+    ("a glog level glued to a word is none", "XE0710 18:00:32.1", None),
+    ("a time without seconds is none", "2024-07-10 18:00", None),
+]
+
+
+@pytest.mark.parametrize(
+    "text, expected", [(t, e) for _, t, e in TIMESTAMPS], ids=[n for n, _, _ in TIMESTAMPS]
+)
+def test_every_timestamp_format_reads_as_a_sortable_time(text: str, expected: str | None) -> None:
+    assert timestamp(text) == expected
+
+
+def test_a_glog_month_without_its_leading_zero_sorts_july_before_october() -> None:
+    july, october = timestamp("E710 18:00:32.1 x"), timestamp("E1003 01:02:03.5 x")
+    assert july is not None and october is not None
+    assert sorted([october, july]) == [july, october]
+
+
+def test_an_untimed_line_takes_the_nearest_earlier_timestamp_in_the_window() -> None:
+    buf = b"2024-07-10 18:00:30 start\n2024-07-10 18:00:31 step\nTraceback (most recent call)\n"
+    start = buf.index(b"Traceback")
+    assert earlier_timestamp(buf, start) == "0710180031.000000000"
+    assert earlier_timestamp(buf, start, window=10) is None  # too far back
+    assert earlier_timestamp(buf, 0) is None
+
+
+def test_the_text_before_a_buffer_lends_its_timestamp() -> None:
+    before = b"E0710 18:00:32.000001 1 x.cpp] watchdog\n"
+    assert earlier_timestamp(b"Traceback\n", 0, before) == "0710180032.000001000"
+    far = b"E0710 18:00:32.000001 1 x.cpp]" + b" " * 100
+    assert earlier_timestamp(b"x" * 50 + b"\n", 50, far, window=60) is None
+
+
+RANKS = [
+    ("a launcher prefix", "[rank3]: RuntimeError", None, 3),
+    ("torchrun's default prefix", "[default12]: Traceback", None, 12),
+    ("an indented prefix", "   [rank4]: x", None, 4),
+    ("[Rank N] in the message", "ProcessGroupNCCL.cpp [Rank 5] Watchdog caught", None, 5),
+    ("Rank N: in the message", "NCCL Rank 6: failed", None, 6),
+    ("on rank N", "CUDA error on rank 7 during all_reduce", None, 7),
+    ("OVERFLOW! Rank N", "[deepspeed] OVERFLOW! Rank 8 Skipping step", None, 8),
+    ("for rank N:", "Exception raised for rank 9: timeout", None, 9),
+    ("the file's rank when the line names none", "RuntimeError: x", 2, 2),
+    ("the line's own rank over the file's", "[rank1]: x", 2, 1),
+    ("no rank", "RuntimeError: x", None, None),
+    ("seven digits are no rank", "[rank1234567]: x", None, None),
+    ("'rank' inside a word is none", "crank 3 on", None, None),
+]
+
+
+@pytest.mark.parametrize(
+    "text, of_file, expected", [r[1:] for r in RANKS], ids=[r[0] for r in RANKS]
+)
+def test_every_rank_marking_names_the_rank_that_printed_the_line(
+    text: str, of_file: int | None, expected: int | None
+) -> None:
+    assert line_rank(text, of_file) == expected
+
+
+def test_records_joined_on_one_line_keep_their_own_ranks() -> None:
+    text = "[rank0]: step 9[rank1]: RuntimeError: boom"
+    assert line_rank(text, None, text.index("RuntimeError")) == 1
+    assert line_rank(text, None, text.index("step")) == 0
+
+
+FILES = [
+    ("rank3.log", 3),
+    ("logs/rank_12.txt", 12),
+    ("worker-4.out", 4),
+    ("Default7.log", 7),
+    ("run/attempt_0/5/stderr.log", 5),
+    ("run/attempt_0/5/stdout.log", 5),
+    ("run/attempt_0/5/error.json", None),
+    ("run/7/notes.log", None),
+    ("ranks.log", None),
+    ("rank3.gz", 3),
+    ("slurm-1234.out", None),
+]
+
+
+@pytest.mark.parametrize("name, expected", FILES, ids=[n for n, _ in FILES])
+def test_a_per_rank_file_name_gives_its_rank(name: str, expected: int | None) -> None:
+    assert file_rank(name) == expected
+
+
+def _at(buf: bytes, needle: bytes) -> tuple[int, int, str]:
+    start = buf.index(needle)
+    end = buf.find(b"\n", start)
+    return start, end, buf[start:end].decode()
+
+
+def test_a_line_without_a_rank_takes_it_from_a_neighbour() -> None:
+    buf = b"[rank2]: Traceback (most recent call last):\n  File x\nRuntimeError: boom\nnext\n"
+    start, end, text = _at(buf, b"RuntimeError")
+    assert nearby_rank(buf, start, end, text, None, start) == 2
+
+
+def test_neighbours_that_disagree_give_no_rank() -> None:
+    buf = b"[rank2]: a\nRuntimeError: boom\n[rank5]: b\n"
+    start, end, text = _at(buf, b"RuntimeError")
+    assert nearby_rank(buf, start, end, text, None, start) is None
+
+
+def test_neighbours_further_than_the_limit_give_no_rank() -> None:
+    gap = b"plain\n" * NEIGHBOUR_LINES
+    buf = b"[rank2]: a\n" + gap + b"RuntimeError: boom\n" + gap + b"[rank2]: b\n"
+    start, end, text = _at(buf, b"RuntimeError")
+    assert nearby_rank(buf, start, end, text, None, start) is None
+    near = b"[rank2]: a\n" + b"plain\n" * (NEIGHBOUR_LINES - 1) + b"RuntimeError: boom\n"
+    start, end, text = _at(near, b"RuntimeError")
+    assert nearby_rank(near, start, end, text, None, start) == 2
+
+
+def test_the_files_rank_beats_a_neighbours() -> None:
+    buf = b"[rank2]: a\nRuntimeError: boom\n"
+    start, end, text = _at(buf, b"RuntimeError")
+    assert nearby_rank(buf, start, end, text, 6, start) == 6
+    own = b"[rank2]: a\n[rank4]: RuntimeError: boom\n"
+    start, end, text = _at(own, b"[rank4]")
+    assert nearby_rank(own, start, end, text, 6, start) == 4
+
+
+def test_the_last_line_of_a_buffer_without_a_newline_looks_back() -> None:
+    buf = b"[rank1]: a\nRuntimeError: boom"
+    start = buf.index(b"RuntimeError")
+    assert nearby_rank(buf, start, -1, buf[start:].decode(), None, start) == 1

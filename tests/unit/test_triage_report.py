@@ -1,0 +1,249 @@
+"""What `nanopedia triage` prints (`diagnosis/triage_report.py`) in every format, from job records
+built by hand: the numbers, the order, the bounds, and the escaping of text that came from logs."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from typing import Any
+
+import pytest
+
+from nanopedia.diagnosis import triage_report as tr
+from nanopedia.diagnosis.jobs import Skip
+from nanopedia.diagnosis.triage import Summary, TriageResult
+from unit.test_triage_summary import gap, record, skip, summary
+
+CELLS = [
+    ("=cmd|' /C calc'!A0", "'=cmd|' /C calc'!A0"),
+    ("+1", "'+1"),
+    ("-2", "'-2"),
+    ("@SUM(A1)", "'@SUM(A1)"),
+    ("\tx", "'\tx"),
+    ("\rx", "'\rx"),
+    ("job-1", "job-1"),
+    ("a=b", "a=b"),
+    ("", ""),
+    (7, 7),
+    (None, None),
+]
+
+
+@pytest.mark.parametrize("value, shown", CELLS, ids=[repr(v) for v, _ in CELLS])
+def test_a_cell_that_starts_like_a_formula_is_text(value: Any, shown: Any) -> None:
+    assert tr.cell(value) == shown
+
+
+MARKDOWN = [
+    ("a|b", "a\\|b"),
+    ("*x* _y_", "\\*x\\* \\_y\\_"),
+    ("[l](u)", "\\[l\\](u)"),
+    ("<img>", "\\<img\\>"),
+    ("`c` # h ~s~", "\\`c\\` \\# h \\~s\\~"),
+    ("back\\slash", "back\\\\slash"),
+    ("@team", "@\u2060team"),
+    ("https://x", "https\u2060://x"),
+    ("\x1b[2J", "\\\\x1b\\[2J"),
+]
+
+
+@pytest.mark.parametrize("text, shown", MARKDOWN, ids=[t for t, _ in MARKDOWN])
+def test_log_text_is_inert_in_markdown(text: str, shown: str) -> None:
+    assert tr._md(text) == shown
+
+
+SIZES = [
+    (0, "0 B"),
+    (999, "999 B"),
+    (1000, "1.0 kB"),
+    (1_750, "1.8 kB"),
+    (999_999, "1000.0 kB"),
+    (10**6, "1.0 MB"),
+    (412_300_000, "412.3 MB"),
+    (10**9, "1.0 GB"),
+]
+
+
+@pytest.mark.parametrize("n, shown", SIZES, ids=[s for _, s in SIZES])
+def test_sizes_are_in_decimal_units(n: int, shown: str) -> None:
+    assert tr.size(n) == shown
+
+
+def test_the_progress_line_gives_rates() -> None:
+    assert tr.progress_line(1200, 3000, 2_000_000, 2.0) == (
+        "triage: 1,200 jobs, 3,000 files, 2.0 MB (600 jobs/s, 1.0 MB/s)"
+    )
+    assert "jobs/s" in tr.progress_line(0, 0, 0, 0.0)  # no division by zero at the start
+
+
+def test_the_headline_counts_jobs_and_files_in_the_singular_and_plural() -> None:
+    one = summary(record("a"))
+    assert tr.headline(one) == ("1 job: 1 matched, 0 unmatched, 0 clean, 0 skipped; 1 file, 100 B")
+    many = summary(record("a", files=["x", "y"]), record("b", verdict=None), skip("c.bin"))
+    assert tr.headline(many) == (
+        "2 jobs: 1 matched, 1 unmatched, 0 clean, 0 skipped; 3 files, 200 B"
+    )
+
+
+def fleet() -> list[dict[str, Any] | Skip]:
+    """Four jobs on hosts whose names and error lines carry Markdown and terminal controls."""
+    host = "gpu|07\x1b]0;x"
+    return [
+        record("j1", initiating_host=host, initiating_rank=0, hosts=[host]),
+        record("j2", initiating_host=host, initiating_rank=0, verdict="ecc", hosts=[host]),
+        record("j3", verdict=None, error_lines=[gap("*boom* @oncall", "j3") | {"count": 2}]),
+        skip("core.bin"),
+    ]
+
+
+def test_text_lists_entries_actions_hosts_ranks_and_unknown_lines() -> None:
+    text = tr.as_text(summary(*fleet()))
+    assert text.split("\n") == [
+        "nanopedia triage: 3 jobs: 2 matched, 1 unmatched, 0 clean, 0 skipped; 3 files, 300 B",
+        "",
+        "entries by jobs (the verdict of each matched job):",
+        "   jobs   share  possible  entry",
+        "      1   50.0%        0%  ecc: Title of ecc",
+        "      1   50.0%        0%  nccl-timeout: Title of nccl-timeout",
+        "",
+        "what to do, by failure domain and action (of each matched job's verdict):",
+        "  infrastructure, drain-node: 2 jobs on 1 host (ecc 1, nccl-timeout 1)",
+        "",
+        "infrastructure failures by host (check or drain the hosts that repeat):",
+        "  gpu|07\\x1b]0;x: 2 jobs (repeated): ecc 1, nccl-timeout 1",
+        "",
+        "first failure on the same host in several jobs:",
+        "  gpu|07\\x1b]0;x: 2 jobs (its name is in 2): ecc 1, nccl-timeout 1",
+        "",
+        "first failing rank in several jobs:",
+        "  rank 0: 2 jobs: ecc 1, nccl-timeout 1",
+        "",
+        "jobs no entry matched: 1; their error lines, by jobs (numbers, hex, paths collapsed):",
+        "      1 job  *boom* @oncall",
+        "             e.g. j3.log:3: *boom* @oncall (j3)",
+        "  per job:",
+        "    j3: *boom* @oncall (2x)",
+        "",
+        "skipped: 1 (binary 1):",
+        "  core.bin: binary: not text",
+    ]
+
+
+def test_text_says_how_many_rows_it_left_out(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(tr, "HOSTS_SHOWN", 1)
+    monkeypatch.setattr(tr, "RANKS_SHOWN", 1)
+    monkeypatch.setattr(tr, "UNMATCHED_SHOWN", 1)
+    monkeypatch.setattr(tr, "SKIPS_SHOWN", 1)
+    items: list[dict[str, Any] | Skip] = []
+    for host, rank in (("h1", 1), ("h2", 2)):
+        items += [
+            record(f"{host}-{i}", initiating_host=host, initiating_rank=rank) for i in range(2)
+        ]
+    items += [
+        record(f"u{i}", verdict=None, error_lines=[gap("x", f"u{i}") | {"count": 1}])
+        for i in range(2)
+    ]
+    items += [skip("a"), skip("b")]
+    text = tr.as_text(summary(*items))
+    assert text.count("  … 1 host more (--format json lists all)") == 2
+    assert "  … 1 rank more (--format json lists all)" in text
+    assert "    … 1 more (--format json lists all)" in text
+    assert "  … 1 more (--format json names up to 2, each job's record its own)" in text
+
+
+def test_text_shortens_an_action_to_three_entries() -> None:
+    items = [record(str(i), verdict=v) for i, v in enumerate("abcd")]
+    text = tr.as_text(summary(*items))
+    assert "  infrastructure, drain-node: 4 jobs (a 1, b 1, c 1, …)" in text
+
+
+def test_markdown_tables_escape_hosts_and_log_lines_and_link_entries() -> None:
+    md = tr.as_markdown(summary(*fleet()), "https://nanopedia.example/")
+    lines = md.split("\n")
+    assert lines[0] == (
+        "## Fleet triage: 3 jobs: 2 matched, 1 unmatched, 0 clean, 0 skipped; 3 files, 300 B"
+    )
+    assert (
+        "| 1 | 50.0% | 0% | [ecc](https://nanopedia.example/entries/ecc.html): Title of ecc |"
+        in lines
+    )
+    assert "| infrastructure | drain-node | 2 | 1 | ecc 1, nccl-timeout 1 |" in lines
+    assert "| gpu\\|07\\\\x1b\\]0;x | 2 | 2 | ecc 1, nccl-timeout 1 |" in lines
+    assert "| 0 | 2 | ecc 1, nccl-timeout 1 |" in lines
+    assert "| 1 | \\*boom\\* @\u2060oncall | j3.log:3 |" in lines
+    assert "### Skipped: 1 files or folders" in lines
+    assert "- core.bin: binary (not text)" in lines
+
+
+def test_markdown_says_how_many_skips_it_left_out(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(tr, "SKIPS_SHOWN", 1)
+    md = tr.as_markdown(summary(skip("a"), skip("b"), skip("c")), None)
+    assert md.endswith("- a: binary (not text)\n- … 2 more")
+
+
+def rows(text: str) -> list[list[str]]:
+    return list(csv.reader(io.StringIO(text)))
+
+
+def test_csv_has_a_row_per_job_and_an_end_row() -> None:
+    items = fleet()
+    items[0]["matches"] = [{"id": "nccl-timeout", "title": "T", "score": 12.5}]  # type: ignore[index]
+    out = "".join(tr.render("csv", items, Summary(), {}, None))
+    got = rows(out)
+    assert got[0] == list(tr.CSV_COLUMNS)
+    assert len(got) == 5 and got[-1] == [tr.CSV_END, "3 jobs", "complete"]
+    first = dict(zip(tr.CSV_COLUMNS, got[1], strict=True))
+    assert first["score"] == "12.5" and first["initiating_rank"] == "0"
+    unmatched = dict(zip(tr.CSV_COLUMNS, got[3], strict=True))
+    assert (unmatched["verdict"], unmatched["initiating_rank"], unmatched["score"]) == ("", "", "")
+    assert unmatched["top_error_line"] == "*boom* @oncall"
+
+
+def test_a_csv_cut_short_has_no_end_row() -> None:
+    chunks = tr.render("csv", [record("a"), record("b")], Summary(), {}, None)
+    cut = rows(next(chunks) + next(chunks))
+    assert [row[0] for row in cut] == ["job", "a", "b"]
+
+
+def test_csv_cells_from_logs_cannot_become_formulas() -> None:
+    job = record("=HYPERLINK(x)", initiating_host="@evil", verdict=None, status="unmatched")
+    job["error_lines"] = [{"text": "-1+1", "example": "", "file": "f", "line": 1}]
+    row = tr.csv_row(job)
+    assert row[0] == "'=HYPERLINK(x)" and row[7] == "'@evil" and row[13] == "'-1+1"
+
+
+def test_json_is_the_result_as_json_byte_for_byte() -> None:
+    items = fleet()
+    entries = {"used": 3, "skipped": []}
+    streamed = "".join(tr.render("json", items, Summary(), entries, None))
+    whole = Summary()
+    for item in items:
+        whole.add(item)
+    jobs = tuple(i for i in items if not isinstance(i, Skip))
+    result = TriageResult(jobs, whole.as_json(), entries)  # type: ignore[arg-type]
+    assert streamed == json.dumps(result.as_json(), indent=2, sort_keys=True) + "\n"
+
+
+def test_json_of_no_jobs_is_valid_and_empty() -> None:
+    out = "".join(tr.render("json", [], Summary(), {"used": 0, "skipped": []}, None))
+    assert json.loads(out)["jobs"] == []
+
+
+def test_text_and_markdown_print_the_summary_once_every_job_is_in() -> None:
+    s = Summary()
+    (text,) = list(tr.render("text", fleet(), s, {}, None))
+    assert text == tr.as_text(s.as_json()) + "\n"
+    (md,) = list(tr.render("markdown", fleet(), Summary(), {}, None))
+    assert md.startswith("## Fleet triage: 3 jobs")
+
+
+def test_github_warns_on_an_unmatched_jobs_line_and_ends_with_the_headline() -> None:
+    job = record("a", verdict=None, error_lines=[gap("boom", "a") | {"count": 3}])
+    out = list(tr.render("github", [job, skip("b")], Summary(), {}, None))
+    assert out[0] == (
+        "::warning file=a.log,line=3,title=nanopedia%3A no entry matched (a)::boom (a)%0A"
+        "(3 lines like it; no entry matched: an entry to write?)\n"
+    )
+    assert out[-1].startswith("::notice title=nanopedia triage::1 job: 0 matched, 1 unmatched")
+    assert len(out) == 2
