@@ -281,3 +281,66 @@ def test_headings_carry_the_sites_prefixed_ids() -> None:
     assert re.findall(r'<h\d id="([^"]+)"', site) == ["md-search", "md-search-now", "md-search-2"]
     html = render(first)
     assert '<a id="md-search"></a>' in html and '<a id="md-search-now"></a>' in html
+
+
+REWRITES = [
+    (
+        "a table's alignment",
+        "| l | r | c | n |\n|:--|--:|:-:|---|\n| 1 | 2 | 3 | 4 |",
+        "| l | r | c | n |\n| :--- | ---: | :---: | --- |\n| 1 | 2 | 3 | 4 |",
+    ),
+    ("an ordered list keeps its start", "3. three\n4. four", "3.  three\n4.  four"),
+    ("a rule", "a\n\n---\n\nb", "a\n\n* * *\n\nb"),
+    ("a hard break", "one  \ntwo", "one<br>two"),
+    ("a soft break is a space", "one\ntwo", "one two"),
+    ("a quote of two paragraphs", "> one\n>\n> two", "> one\n>\n> two"),
+    ("a quote holding code", "> text\n>\n>     code <b>", "> text\n>\n>     code <b>"),
+    (
+        "a heading below h6 stays h6",
+        "### deep\n\n#### deeper",
+        '###### <a id="md-deep"></a>deep\n\n###### <a id="md-deeper"></a>deeper',
+    ),
+    (
+        "a fence's language is its first word",
+        "```python title=x\nx = 1\n```",
+        "```python\nx = 1\n```",
+    ),
+    ("an indented block has no language", "    x = 1\n    y = 2", "```\nx = 1\ny = 2\n```"),
+    ("two lists stay two lists", "- a\n\n1. b", "-   a\n\n<!-- -->\n\n1.  b"),
+    ("a loose list", "- a\n\n- b", "-   a\n\n-   b"),
+    ("a tight list with a nested list", "- a\n  - b\n- c", "-   a\n    -   b\n-   c"),
+    ("a second paragraph in an item", "- a\n\n  more", "-   a\n\n    more"),
+    ("an empty item", "-\n- b", "-\n-   b"),
+    (
+        "emphasis, strong and strike",
+        "*e* **s** ~~d~~",
+        "<em>e</em> <strong>s</strong> <del>d</del>",
+    ),
+    (
+        "an image is a link to it",
+        "![alt](https://x.example/i.png)",
+        "[alt](https://x.example/i.png)",
+    ),
+    (
+        "an image without alt text",
+        "![](https://x.example/i.png)",
+        "[https&#58;//x\\.example/i\\.png](https://x.example/i.png)",
+    ),
+    ("a link to an entry", "[b](entry:beta#cause-x)", "[b](beta.md#cause-x)"),
+    ("a blank fence", "```\n```", "```\n\n```"),
+    ("html block", "<div>\nx\n</div>", "&#60;div\\> x &#60;/div\\>"),
+]
+"""Entry markdown and exactly the Markdown the MkDocs pages carry for it."""
+
+
+@pytest.mark.parametrize(
+    "source, markdown", [r[1:] for r in REWRITES], ids=[r[0] for r in REWRITES]
+)
+def test_entry_markdown_is_rewritten_as_exactly_this_markdown(source: str, markdown: str) -> None:
+    assert block(source, resolve_here) == markdown
+
+
+def resolve_here(href: str) -> str:
+    """`entry:beta#x` as `beta.md#x`, the shape the plugin's resolver gives."""
+    target = href.removeprefix("entry:")
+    return target.replace("#", ".md#", 1) if "#" in target else target + ".md"
