@@ -73,7 +73,7 @@ GROUPS: dict[str, Group] = {
     "triage": Group(
         ("diagnosis/triage.py", "diagnosis/triage_report.py", "diagnosis/hosts.py"),
         (
-            "tests/unit/test_triage_summary.py",
+            "tests/unit/test_triage.py",
             "tests/unit/test_triage_report.py",
             "tests/unit/test_hosts.py",
             "tests/unit/test_inert_text.py",

@@ -13,7 +13,7 @@ import pytest
 from nanopedia.diagnosis import triage_report as tr
 from nanopedia.diagnosis.jobs import Skip
 from nanopedia.diagnosis.triage import Summary, TriageResult
-from unit.test_triage_summary import gap, record, skip, summary
+from unit.test_triage import gap, record, skip, summary
 
 CELLS = [
     ("=cmd|' /C calc'!A0", "'=cmd|' /C calc'!A0"),
