@@ -120,3 +120,23 @@ def test_the_root_cause_is_every_file_of_the_earliest_second() -> None:
     assert first(files) == [files[1], files[3]]
     assert first([err(0, None)]) == []
     assert first([]) == []
+
+
+def test_a_bad_file_says_exactly_what_an_error_file_looks_like() -> None:
+    with pytest.raises(ReaderError) as err:
+        parse(b"[1]", "a/error.json")
+    assert err.value.name == "a/error.json"
+    assert err.value.message == (
+        'no "message" field; expected a torchelastic error file: a JSON object '
+        '{"message": {"message": ..., "extraInfo": {"py_callstack": ..., "timestamp": ...}}}'
+    )
+
+
+def test_a_file_of_exactly_the_limit_is_read(monkeypatch: pytest.MonkeyPatch) -> None:
+    data = b'{"message": "m"}'
+    monkeypatch.setattr(elastic, "MAX_BYTES", len(data))
+    assert parse(data, "error.json").message == "m"
+    monkeypatch.setattr(elastic, "MAX_BYTES", len(data) - 1)
+    with pytest.raises(ReaderError) as err:
+        parse(data, "big/error.json")
+    assert err.value.name == "big/error.json"

@@ -170,3 +170,47 @@ def test_the_last_line_of_a_buffer_without_a_newline_looks_back() -> None:
     buf = b"[rank1]: a\nRuntimeError: boom"
     start = buf.index(b"RuntimeError")
     assert nearby_rank(buf, start, -1, buf[start:].decode(), None, start) == 1
+
+
+def test_a_single_timestamp_at_the_start_of_the_window_is_found() -> None:
+    buf = b"2024-07-10 18:00:31 step\nTraceback\n"
+    assert earlier_timestamp(buf, buf.index(b"Traceback")) == "0710180031.000000000"
+    glog = b"E0710 18:00:31.5 x.cpp] step\nTraceback\n"
+    assert earlier_timestamp(glog, glog.index(b"Traceback")) == "0710180031.500000000"
+
+
+def test_bytes_that_are_not_utf8_never_stop_a_lookup() -> None:
+    buf = b"\xff\xfe 2024-07-10 18:00:31 \xff\n[rank2]: \xff\nRuntimeError: boom\n[rank2]: \xfe\n"
+    start, end, text = _at(buf, b"RuntimeError")
+    assert nearby_rank(buf, start, end, text, None, start) == 2
+    assert earlier_timestamp(buf, start) == "0710180031.000000000"
+
+
+def test_the_evidence_on_the_first_line_reads_only_the_lines_after_it() -> None:
+    buf = b"RuntimeError: boom\n[rank3]: a\n[rank4]: b\n"
+    start, end, text = _at(buf, b"RuntimeError")
+    assert nearby_rank(buf, start, end, text, None, start) == 3
+
+
+def test_a_neighbour_whose_rank_ends_its_line_counts() -> None:
+    buf = b"NCCL watchdog [Rank 5]\nRuntimeError: boom\nnext\n"
+    start, end, text = _at(buf, b"RuntimeError")
+    assert nearby_rank(buf, start, end, text, None, start) == 5
+    after = b"RuntimeError: boom\nNCCL watchdog [Rank 6]"
+    start, end, text = _at(after, b"RuntimeError")
+    assert nearby_rank(after, start, end, text, None, start) == 6
+
+
+def test_the_last_line_looks_back_only() -> None:
+    buf = b"[rank2]: x\nplain\nplain\nplain\n[rank1]: a\nRuntimeError: boom"
+    start = buf.index(b"RuntimeError")
+    assert nearby_rank(buf, start, -1, buf[start:].decode(), None, start) == 1
+
+
+def test_a_joined_records_own_rank_beats_its_neighbours() -> None:
+    buf = b"[rank3]: a\n[rank0]: x[rank1]: RuntimeError: boom\n"
+    line_start = buf.index(b"[rank0]")
+    end = buf.index(b"\n", line_start)
+    text = buf[line_start:end].decode()
+    at = buf.index(b"RuntimeError")
+    assert nearby_rank(buf, line_start, end, text, None, at) == 1

@@ -369,3 +369,82 @@ def test_a_launchers_rank_list_counts_once_some_line_names_its_rank() -> None:
     assert diagnose([listed]).silent_ranks == (1, 2)
     unnamed = FileScan("job.log", (ev(rank=None),), {}, (), 10, 10, (0, 1, 2))
     assert diagnose([unnamed]).silent_ranks == ()
+
+
+def test_a_fingerprint_keeps_its_strongest_weight_whatever_the_order_of_its_lines() -> None:
+    lines = [ev(indicates="decisive"), ev(line=2, text="other", indicates="supporting")]
+    assert entry_score(lines, set()) == pytest.approx(WEIGHTS["decisive"] * 1.1)
+
+
+def test_context_lines_alone_do_not_place_a_candidate() -> None:
+    own = [ev("x", line=1, indicates="context"), ev("x", line=2, indicates="supporting")]
+    assert not diagnose([scan(*own)]).matches[0].placed
+    shared_context = [
+        ev("x", line=1, indicates="context", fingerprint="c"),
+        ev("x", line=3, indicates="supporting", fingerprint="s"),
+        ev("y", line=1, indicates="context", fingerprint="c"),
+        ev("y", line=4, indicates="supporting", fingerprint="t"),
+    ]
+    assert not any(c.placed for c in diagnose([scan(*shared_context)]).matches)
+
+
+def test_a_root_cause_block_with_no_candidate_still_names_the_rank() -> None:
+    found = diagnose([scan(roots=((4, 6),))])
+    assert (found.initiating_rank, found.initiating) == (6, None)
+    assert found.initiating_reason == "torchrun Root Cause (first observed failure) block"
+
+
+def test_the_earliest_line_of_the_rank_furthest_behind_is_the_first_failure() -> None:
+    lines = [
+        ev(line=9, rank=2, text="Last enqueued NCCL work: 7", indicates="supporting"),
+        ev(line=3, rank=5, text="Last enqueued NCCL work: 7", indicates="supporting"),
+        ev(line=1, rank=0, text="Last enqueued NCCL work: 9", indicates="supporting"),
+    ]
+    found = diagnose([scan(*lines)])
+    assert (found.initiating_rank, found.initiating) == (5, lines[1])
+
+
+def test_same_second_error_files_prefer_a_rank_then_the_lowest_whatever_the_names() -> None:
+    errors = [
+        error_file(4, 1796483106, "a/4/error.json"),
+        error_file(1, 1796483106, "z/1/error.json"),
+    ]
+    assert diagnose([scan()], errors).initiating_rank == 1
+    zero = [
+        error_file(1, 1796483106, "a/1/error.json"),
+        error_file(0, 1796483106, "z/0/error.json"),
+    ]
+    assert diagnose([scan()], zero).initiating_rank == 0
+    unranked = elastic.ErrorFile("a/error.json", None, None, "m", "m", 1796483106)
+    assert (
+        diagnose([scan()], [unranked, error_file(7, 1796483106, "z/7/error.json")]).initiating_rank
+        == 7
+    )
+
+
+def test_the_reason_names_the_next_error_file_by_time_then_rank() -> None:
+    errors = [
+        error_file(3, 1796483106),
+        error_file(2, 1796483115),
+        error_file(5, 1796483110),
+        error_file(1, 1796483110),
+    ]
+    found = diagnose([scan()], errors)
+    assert found.initiating_reason == (
+        "earliest torchelastic error file: attempt_0/3/error.json at 2026-12-05 15:05:06 UTC; "
+        "next: rank 1 at 2026-12-05 15:05:10 UTC"
+    )
+    unranked = elastic.ErrorFile("b/error.json", None, None, "m", "m", 1796483107)
+    reason = diagnose([scan()], [error_file(3, 1796483106), unranked]).initiating_reason
+    assert reason == (
+        "earliest torchelastic error file: attempt_0/3/error.json at 2026-12-05 15:05:06 UTC; "
+        "next: rank ? at 2026-12-05 15:05:07 UTC"
+    )
+
+
+def test_the_reason_for_same_second_files_says_both_how_and_why() -> None:
+    errors = [error_file(4, 1796483106), error_file(1, 1796483106)]
+    assert diagnose([scan()], errors).initiating_reason == (
+        "earliest torchelastic error file: attempt_0/1/error.json at 2026-12-05 15:05:06 UTC; "
+        "next: rank 4 at 2026-12-05 15:05:06 UTC (2 files of the same second; the lowest rank)"
+    )
