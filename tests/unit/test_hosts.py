@@ -143,3 +143,40 @@ def test_heads_that_disagree_on_a_rank_name_no_host_for_it() -> None:
     assert first_host(line("boom", "c.log"), 3, heads) == (None, None)
     agree = {"a.log": HeadHosts({3: "h1"}, {"h1"}), "b.log": HeadHosts({3: "h1"}, {"h1"})}
     assert first_host(line("boom", "c.log"), 3, agree) == ("h1", "job-rank")
+
+
+def test_a_host_name_of_letters_only_is_a_host_and_a_log_level_is_not() -> None:
+    assert head_hosts(b"gpuhost:1:2 [0] NCCL INFO init\n", 0).by_rank == {0: "gpuhost"}
+    assert head_hosts(b"WARN:1:2 [0] NCCL INFO init\n", 0).by_rank == {}
+
+
+def test_a_name_that_is_no_host_does_not_stop_the_ones_after_it() -> None:
+    head = b"train.py:1:2 [0] NCCL INFO x\n[rank1]: gpu-b:2:3 [1] NCCL INFO y\n"
+    assert head_hosts(head, None).by_rank == {1: "gpu-b"}
+
+
+def test_a_head_that_starts_with_a_blank_line_is_still_read() -> None:
+    assert head_hosts(b"\nnode12: [rank4]: x\n", None).by_rank == {4: "node12"}
+
+
+def test_bytes_that_are_not_utf8_in_a_head_are_read_around() -> None:
+    head = b"[rank1]: gpu-b:2:3 [1]\xff NCCL INFO y\nnode12: [rank4]: \xff\n"
+    found = head_hosts(head.replace(b"\xff NCCL", b" NCCL"), None)
+    assert found.by_rank == {1: "gpu-b", 4: "node12"}
+    bad = head_hosts(b"\xff[rank1]: gpu-b:2:3 [1] NCCL INFO\nnode12\xff: [rank4]: x\n", None)
+    assert bad.hosts == set()
+
+
+def test_a_summary_cut_before_its_rank_line_is_read_from_the_carry() -> None:
+    found = SummaryHosts()
+    found.feed(SUMMARY[: SUMMARY.index(b"rank      : 5")])
+    found.feed(b"  rank      : 5 (local_rank: 1)\n")
+    assert found.by_rank == {5: "gpu-node-3"}
+
+
+def test_buffers_without_any_host_are_skipped() -> None:
+    found = SummaryHosts()
+    found.feed(b"plain\n")
+    found.feed(b"plain\n")
+    found.feed(SUMMARY)
+    assert found.by_rank[5] == "gpu-node-3"

@@ -266,3 +266,57 @@ def test_skips_are_counted_by_reason_and_named_up_to_the_bound(
     assert [f["path"] for f in s["skipped"]["files"]] == ["a.bin", "big.log"]
     assert s["skipped"]["more"] == 1
     assert s["files"]["skipped"] == 3
+
+
+def test_ties_are_broken_by_name_in_every_list() -> None:
+    s = summary(
+        record("1", initiating_host="b-host", domain="workload", action="fix-code", verdict="z"),
+        record("2", initiating_host="a-host", domain="infrastructure", action="drain-node"),
+        record("3", verdict=None, error_lines=[gap("b line", "j1") | {"example": "a example"}]),
+        record("4", verdict=None, error_lines=[gap("a line", "j2") | {"example": "b example"}]),
+    )
+    assert [(a["domain"], a["action"]) for a in s["actions"]] == [
+        ("infrastructure", "drain-node"),
+        ("workload", "fix-code"),
+    ]
+    assert [g["text"] for g in s["gaps"]] == ["a line", "b line"]
+    infra = summary(
+        record("1", initiating_host="b-host", verdict="y"),
+        record("2", initiating_host="a-host", verdict="z"),
+    )
+    assert [h["host"] for h in infra["infrastructure_hosts"]] == ["a-host", "b-host"]
+
+
+def test_more_jobs_come_before_a_name_that_sorts_first() -> None:
+    s = summary(
+        record("1", initiating_host="z-host", domain="workload", action="fix-code"),
+        record("2", initiating_host="z-host", domain="workload", action="fix-code"),
+        record("3", initiating_host="a-host"),
+    )
+    assert [a["action"] for a in s["actions"]] == ["fix-code", "drain-node"]
+    infra = summary(
+        record("1", initiating_host="z-host"),
+        record("2", initiating_host="z-host"),
+        record("3", initiating_host="a-host"),
+    )
+    assert [h["host"] for h in infra["infrastructure_hosts"]] == ["z-host", "a-host"]
+
+
+def test_shares_are_rounded_to_four_places() -> None:
+    s = summary(record("1"), record("2", verdict="b"), record("3", verdict="c"))
+    assert s["entries"][0]["share"] == 0.3333
+
+
+def test_candidate_jobs_count_every_job() -> None:
+    s = summary(record("1"), record("2"), record("3"))
+    assert s["entries"][0]["candidate_jobs"] == 3
+
+
+def test_nothing_more_to_say_when_every_skip_is_named() -> None:
+    assert summary(skip("a"))["skipped"]["more"] == 0
+
+
+def test_distinct_unknown_lines_stop_at_the_bound(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(triage, "GAP_KEYS", 2)
+    jobs = [record(f"j{i}", verdict=None, error_lines=[gap(f"e{i}", f"j{i}")]) for i in range(4)]
+    assert [g["text"] for g in summary(*jobs)["gaps"]] == ["e0", "e1"]

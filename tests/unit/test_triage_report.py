@@ -160,20 +160,66 @@ def test_text_shortens_an_action_to_three_entries() -> None:
 
 def test_markdown_tables_escape_hosts_and_log_lines_and_link_entries() -> None:
     md = tr.as_markdown(summary(*fleet()), "https://nanopedia.example/")
-    lines = md.split("\n")
-    assert lines[0] == (
-        "## Fleet triage: 3 jobs: 2 matched, 1 unmatched, 0 clean, 0 skipped; 3 files, 300 B"
-    )
-    assert (
-        "| 1 | 50.0% | 0% | [ecc](https://nanopedia.example/entries/ecc.html): Title of ecc |"
-        in lines
-    )
-    assert "| infrastructure | drain-node | 2 | 1 | ecc 1, nccl-timeout 1 |" in lines
-    assert "| gpu\\|07\\\\x1b\\]0;x | 2 | 2 | ecc 1, nccl-timeout 1 |" in lines
-    assert "| 0 | 2 | ecc 1, nccl-timeout 1 |" in lines
-    assert "| 1 | \\*boom\\* @\u2060oncall | j3.log:3 |" in lines
-    assert "### Skipped: 1 files or folders" in lines
-    assert "- core.bin: binary (not text)" in lines
+    site = "https://nanopedia.example/entries"
+    assert md.split("\n") == [
+        "## Fleet triage: 3 jobs: 2 matched, 1 unmatched, 0 clean, 0 skipped; 3 files, 300 B",
+        "",
+        "### Entries by jobs",
+        "",
+        "| jobs | share | possible only | entry |",
+        "|---:|---:|---:|---|",
+        f"| 1 | 50.0% | 0% | [ecc]({site}/ecc.html): Title of ecc |",
+        f"| 1 | 50.0% | 0% | [nccl-timeout]({site}/nccl-timeout.html): Title of nccl-timeout |",
+        "",
+        "### What to do",
+        "",
+        "| domain | action | jobs | hosts | entries |",
+        "|---|---|---:|---:|---|",
+        "| infrastructure | drain-node | 2 | 1 | ecc 1, nccl-timeout 1 |",
+        "",
+        "### Infrastructure failures by host",
+        "",
+        "| host | jobs | entries |",
+        "|---|---:|---|",
+        "| gpu\\|07\\\\x1b\\]0;x | 2 | ecc 1, nccl-timeout 1 |",
+        "",
+        "### First failure on the same host in several jobs",
+        "",
+        "| host | first failures | jobs naming it | entries |",
+        "|---|---:|---:|---|",
+        "| gpu\\|07\\\\x1b\\]0;x | 2 | 2 | ecc 1, nccl-timeout 1 |",
+        "",
+        "### First failing rank in several jobs",
+        "",
+        "| rank | jobs | entries |",
+        "|---:|---:|---|",
+        "| 0 | 2 | ecc 1, nccl-timeout 1 |",
+        "",
+        "### Failures the encyclopedia does not know yet",
+        "",
+        "| jobs | error line (normalised) | example |",
+        "|---:|---|---|",
+        "| 1 | \\*boom\\* @\u2060oncall | j3.log:3 |",
+        "",
+        "### Skipped: 1 files or folders",
+        "",
+        "- core.bin: binary (not text)",
+    ]
+
+
+def test_markdown_shows_at_most_so_many_rows(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(tr, "HOSTS_SHOWN", 1)
+    monkeypatch.setattr(tr, "RANKS_SHOWN", 1)
+    monkeypatch.setattr(tr, "GAPS_SHOWN", 1)
+    items: list[dict[str, Any] | Skip] = []
+    for host, rank in (("h1", 1), ("h2", 2)):
+        items += [
+            record(f"{host}-{i}", initiating_host=host, initiating_rank=rank) for i in range(2)
+        ]
+    items += [record("u1", verdict=None, error_lines=[gap("x", "u1"), gap("y", "u1")])]
+    md = tr.as_markdown(summary(*items), None)
+    assert "| h2 |" not in md and "| 2 | 2 |" not in md and "| y |" not in md
+    assert "| h1 | 2 |" in md and "| 1 | 2 |" in md and "| 1 | x |" in md
 
 
 def test_markdown_says_how_many_skips_it_left_out(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -198,6 +244,27 @@ def test_csv_has_a_row_per_job_and_an_end_row() -> None:
     unmatched = dict(zip(tr.CSV_COLUMNS, got[3], strict=True))
     assert (unmatched["verdict"], unmatched["initiating_rank"], unmatched["score"]) == ("", "", "")
     assert unmatched["top_error_line"] == "*boom* @oncall"
+
+
+def test_csv_rows_hold_every_column_of_a_job() -> None:
+    matched = record(
+        "j1",
+        initiating_host="gpu-7",
+        initiating_rank=3,
+        host_rule="line",
+        confidence="possible",
+        files=["a", "b"],
+        skipped=[{"path": "x", "reason": "binary", "detail": "d"}],
+    )
+    unmatched = record("j2", verdict=None, confidence=None, domain=None, action=None)
+    unmatched["error_lines"] = [{"text": "boom", "example": "", "file": "f", "line": 1}]
+    assert tr.csv_row(matched) == [
+        "j1", "rank-files", "matched", "nccl-timeout", "possible", 10.0, 3, "gpu-7", "line",
+        2, 100, 10, 1, "", "infrastructure", "drain-node",
+    ]  # fmt: skip
+    assert tr.csv_row(unmatched) == [
+        "j2", "rank-files", "unmatched", "", "", "", "", "", "", 1, 100, 10, 0, "boom", "", "",
+    ]  # fmt: skip
 
 
 def test_a_csv_cut_short_has_no_end_row() -> None:
@@ -225,9 +292,20 @@ def test_json_is_the_result_as_json_byte_for_byte() -> None:
     assert streamed == json.dumps(result.as_json(), indent=2, sort_keys=True) + "\n"
 
 
-def test_json_of_no_jobs_is_valid_and_empty() -> None:
-    out = "".join(tr.render("json", [], Summary(), {"used": 0, "skipped": []}, None))
-    assert json.loads(out)["jobs"] == []
+def test_json_of_no_jobs_is_the_result_as_json_too() -> None:
+    entries = {"used": 0, "skipped": []}
+    out = "".join(tr.render("json", [skip("a")], Summary(), entries, None))
+    summary_of_skip = Summary()
+    summary_of_skip.add(skip("a"))
+    result = TriageResult((), summary_of_skip.as_json(), entries)
+    assert out == json.dumps(result.as_json(), indent=2, sort_keys=True) + "\n"
+
+
+def test_json_keeps_every_job_after_a_skip_and_text_as_it_is() -> None:
+    items: list[dict[str, Any] | Skip] = [skip("x"), record("gpu-é"), record("b")]
+    out = "".join(tr.render("json", items, Summary(), {"used": 1, "skipped": []}, None))
+    assert [job["job"] for job in json.loads(out)["jobs"]] == ["gpu-é", "b"]
+    assert '"job": "gpu-é"' in out
 
 
 def test_text_and_markdown_print_the_summary_once_every_job_is_in() -> None:
