@@ -5,15 +5,19 @@ from __future__ import annotations
 
 import pytest
 
+from nanopedia.content import links as links_module
 from nanopedia.content.links import (
     LABEL_BUDGET,
     entry_target,
     is_protocol_relative,
     is_safe_link,
     label_cost,
+    label_problem,
+    link_problems,
     link_scheme,
     links,
 )
+from nanopedia.content.load import parse
 
 SCHEMES = [
     ("https://example.org/a", "https", True),
@@ -116,3 +120,80 @@ def test_too_many_open_brackets_name_the_first() -> None:
     text = "ok " + "[" * 400 + "x" * 200
     cost, first = label_cost(text)
     assert cost > LABEL_BUDGET and first == 3
+
+
+ENTRY = """\
+id: x
+summary: |
+  line one [a](https://ok.example)
+  two [b](javascript:alert(1)) and
+
+  [c](//evil.example/p)
+confirm:
+  - "see [d](vbscript:x) now"
+  - "first\\nthen [e](data:x)"
+  - 'x [[[[ y'
+"""
+
+
+def problems(where: tuple[str | int, ...]) -> list[str]:
+    doc = parse(ENTRY, "x.yaml")
+    value = doc.data
+    for key in where:
+        value = value[key]
+    return [str(p) for p in link_problems(doc, where, value)]
+
+
+def test_each_unsafe_link_is_reported_at_its_own_line_of_a_block() -> None:
+    assert problems(("summary",)) == [
+        "x.yaml:4:1: error[E016]: link scheme 'javascript:' is not allowed in 'summary'\n"
+        "    hint: use https://, mailto:, a #fragment or entry:<id>",
+        "x.yaml:6:1: error[E016]: protocol-relative link '//evil.example/p' is not allowed in "
+        "'summary': it points at another host (a file:// one from a bundle)\n"
+        "    hint: write the https:// address in full, or a path without a leading '//'",
+    ]
+
+
+def test_an_unsafe_link_in_a_quoted_line_is_reported_where_the_value_starts() -> None:
+    assert problems(("confirm", 0)) == [
+        "x.yaml:8:5: error[E016]: link scheme 'vbscript:' is not allowed in 'confirm[0]'\n"
+        "    hint: use https://, mailto:, a #fragment or entry:<id>"
+    ]
+    assert problems(("confirm", 1))[0].startswith("x.yaml:10:5: error[E016]: link scheme 'data:'")
+
+
+def test_a_link_is_located_by_its_whole_target() -> None:
+    text = "mentions b here\n\n[x](javascript:a:zz:b)"
+    assert [link.line for link in links(text)] == [2]
+
+
+def test_too_many_open_brackets_are_reported_where_the_first_is() -> None:
+    doc = parse(ENTRY, "x.yaml")
+    flow = label_problem(doc, ("confirm", 2), "x " + "[" * 400 + "y" * 10)
+    assert flow is not None and str(flow) == (
+        "x.yaml:10:7: error[E013]: 'confirm[2]' leaves too many '[' open: markdown looks for "
+        "the ']' of each to the end of its paragraph (50,086 characters scanned, at most "
+        "50,000); 400 more '[' than ']'\n"
+        "    hint: close each '[' with ']', or write '\\[' for a bracket that is text"
+    )
+    block = label_problem(doc, ("summary",), "ok\n\n" + "[" * 400 + "y" * 10 + "]" * 400)
+    assert block is not None
+    assert str(block).startswith("x.yaml:5:1: error[E013]: 'summary' leaves too many '['")
+    assert "more '[' than ']'" not in str(block)
+    assert label_problem(doc, ("summary",), "[ok]") is None
+
+
+def test_entry_targets_stop_at_the_first_colon_and_hash() -> None:
+    assert entry_target("entry:a#cause:x") == "a"
+    assert entry_target("entry:a#b#c") == "a"
+
+
+def test_the_label_scan_adds_up_every_bracket() -> None:
+    assert label_cost("[a] [b]") == (4, -1)
+
+
+def test_a_scan_of_exactly_the_budget_passes(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(links_module, "LABEL_BUDGET", 4)
+    assert label_cost("[abc") == (4, -1)
+    assert label_cost("[abcdef") == (7, 0)
+    assert label_cost("x[[abcdef") == (15, 1)
