@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import fcntl
 import os
+import stat
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -117,3 +119,69 @@ def test_an_output_folder_that_cannot_be_made_is_a_located_error(tmp_path: Path)
     (tmp_path / "file").write_text("x")
     with pytest.raises(NanopediaError, match="cannot create the output folder"):
         SiteLock(tmp_path / "file" / "site", 0, nothing).__enter__()
+
+
+def test_a_bad_wait_says_how_to_write_one() -> None:
+    with pytest.raises(NanopediaError) as err:
+        lock_timeout({"NANOPEDIA_LOCK_TIMEOUT": "soon"})
+    [found] = err.value.problems
+    assert (found.code, found.hint) == ("E050", "for example 600, or 0 not to wait")
+    assert found.message == "NANOPEDIA_LOCK_TIMEOUT must be seconds, not 'soon'"
+
+
+def test_the_output_folder_and_its_parents_are_made(tmp_path: Path) -> None:
+    with SiteLock(tmp_path / "a" / "b" / "site", 0, nothing) as held:
+        assert held.path.parent.is_dir()
+
+
+def test_the_lock_file_is_not_executable(tmp_path: Path) -> None:
+    umask = os.umask(0o022)
+    try:
+        with SiteLock(tmp_path / "site", 0, nothing) as held:
+            assert stat.S_IMODE(held.path.stat().st_mode) == 0o644
+    finally:
+        os.umask(umask)
+
+
+def test_a_second_build_gets_the_lock_when_the_first_releases_it_in_time(tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    said: list[str] = []
+    first = SiteLock(site, 0, nothing).__enter__()
+    timer = threading.Timer(0.2, first.__exit__, (None, None, None))
+    timer.start()
+    try:
+        with SiteLock(site, 10, said.append) as second:
+            assert second.waited and len(said) == 1
+    finally:
+        timer.join()
+
+
+def test_a_lock_that_fails_for_another_reason_raises_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def broken(fd: int, operation: int) -> None:
+        raise OSError(5, "Input/output error")
+
+    monkeypatch.setattr(lock.fcntl, "flock", broken)
+    with pytest.raises(OSError, match="Input/output error"):
+        SiteLock(tmp_path / "site", 0, nothing).__enter__()
+
+
+def test_recover_finds_nothing_where_the_folder_is_missing(tmp_path: Path) -> None:
+    assert not lock.recover(tmp_path / "missing" / "site")
+
+
+def test_sweep_takes_leftovers_from_the_trash_as_they_are(tmp_path: Path) -> None:
+    trash = tmp_path / "trash"
+    left = trash / "4242-abcd1234"
+    left.mkdir(parents=True)
+    assert lock.sweep(tmp_path / "missing" / "site", trash) == [left]
+    assert left.is_dir()
+
+
+def test_sweep_never_follows_a_link_named_like_a_leftover(tmp_path: Path) -> None:
+    target = tmp_path / "precious"
+    target.mkdir()
+    (tmp_path / ".site.new-4242-abcd1234").symlink_to(target, target_is_directory=True)
+    assert lock.sweep(tmp_path / "site", tmp_path / "trash") == []
+    assert target.is_dir()
