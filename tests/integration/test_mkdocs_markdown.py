@@ -13,7 +13,7 @@ from urllib.parse import urlsplit
 import markdown
 import pytest
 
-from nanopedia.mkdocs.markdown import block, code_span, fenced, heading, inline, text
+from nanopedia.mkdocs.markdown import block, code_span, fenced, heading, inline, text, url
 from nanopedia.site.markdown import PageEnv
 from nanopedia.site.markdown import render as site_render
 
@@ -329,6 +329,34 @@ REWRITES = [
     ("a link to an entry", "[b](entry:beta#cause-x)", "[b](beta.md#cause-x)"),
     ("a blank fence", "```\n```", "```\n\n```"),
     ("html block", "<div>\nx\n</div>", "&#60;div\\> x &#60;/div\\>"),
+    (
+        "an entry link in a heading",
+        "# See [b](entry:beta)",
+        '#### <a id="md-see-b-entry-beta"></a>See [b](beta.md)',
+    ),
+    (
+        "an entry link in a table",
+        "| a |\n|---|\n| [b](entry:beta) |",
+        "| a |\n| --- |\n| [b](beta.md) |",
+    ),
+    ("an entry link in a list", "- [b](entry:beta)", "-   [b](beta.md)"),
+    ("an entry link in a quote", "> [b](entry:beta)", "> [b](beta.md)"),
+    ("an entry link in emphasis", "*[b](entry:beta)*", "<em>[b](beta.md)</em>"),
+    ("a heading in a list item", "- # h", '-   #### <a id="md-h"></a>h'),
+    (
+        "an item that starts with code goes on after it",
+        "-     code\n\n  more",
+        "-   <!-- -->\n\n        code\n\n    more",
+    ),
+    ("a loose list with a nested list", "- a\n\n- b\n  - c", "-   a\n\n-   b\n\n    -   c"),
+    (
+        "code with a blank line in a list",
+        "- a\n\n  ```\n  x\n\n  y\n  ```",
+        "-   a\n\n        x\n\n        y",
+    ),
+    ("nested code keeps trailing spaces", "> ```\n> x  \n> ```", ">     x  "),
+    ("nested code shows control characters", "> ```\n> a\x01b\n> ```", ">     a�b"),
+    ("a fence's info of three words", "```python linenums 1\nx\n```", "```python\nx\n```"),
 ]
 """Entry markdown and exactly the Markdown the MkDocs pages carry for it."""
 
@@ -344,3 +372,73 @@ def resolve_here(href: str) -> str:
     """`entry:beta#x` as `beta.md#x`, the shape the plugin's resolver gives."""
     target = href.removeprefix("entry:")
     return target.replace("#", ".md#", 1) if "#" in target else target + ".md"
+
+
+ESCAPES = [
+    ("!", "\\!", "\\!"),
+    ('"', "&#34;", '"'),
+    ("#", "\\#", "\\#"),
+    ("$", "&#36;", "$"),
+    ("%", "&#37;", "%"),
+    ("&", "&#38;", "&amp;"),
+    ("'", "&#39;", "'"),
+    ("(", "\\(", "\\("),
+    (")", "\\)", "\\)"),
+    ("*", "\\*", "\\*"),
+    ("+", "\\+", "\\+"),
+    ("-", "\\-", "\\-"),
+    (".", "\\.", "\\."),
+    (":", "&#58;", ":"),
+    ("<", "&#60;", "&lt;"),
+    ("=", "&#61;", "="),
+    (">", "\\>", "\\>"),
+    ("?", "&#63;", "?"),
+    ("@", "&#64;", "@"),
+    ("[", "\\[", "\\["),
+    ("\\", "\\\\", "\\\\"),
+    ("]", "\\]", "\\]"),
+    ("^", "&#94;", "^"),
+    ("_", "\\_", "\\_"),
+    ("`", "\\`", "\\`"),
+    ("{", "\\{", "\\{"),
+    ("|", "&#124;", "|"),
+    ("}", "\\}", "\\}"),
+    ("~", "&#126;", "~"),
+    ("a", "a", "a"),
+    (" ", " ", " "),
+    ("\x01", "�", "�"),
+    ("\t", " ", " "),
+]
+"""Each character Python-Markdown or an extension reads as syntax, as text and in a heading."""
+
+
+@pytest.mark.parametrize("char, as_text, in_heading", ESCAPES, ids=[repr(c) for c, _, _ in ESCAPES])
+def test_every_syntax_character_is_escaped_as_text_and_in_a_heading(
+    char: str, as_text: str, in_heading: str
+) -> None:
+    assert text(char) == as_text
+    assert heading(char) == in_heading
+
+
+def test_a_heading_cannot_close_an_element_or_carry_a_control_character() -> None:
+    assert heading("a\x01</b>") == "a\ufffd&lt;\u200b/b\\>"
+
+
+@pytest.mark.parametrize(
+    "code, language, markdown",
+    [
+        ("x  \n\n", "py", "```py\nx  \n```"),
+        ("\nx", "py", "```py\n\nx\n```"),
+        ("a ``` b", "", "````\na ``` b\n````"),
+        ("x", 'py" on\x01', "```pyon\nx\n```"),
+        ("a\x01b", "", "```\na\ufffdb\n```"),
+    ],
+)
+def test_a_fenced_block_keeps_the_code_as_typed_inside_a_long_enough_fence(
+    code: str, language: str, markdown: str
+) -> None:
+    assert fenced(code, language) == markdown
+
+
+def test_a_link_target_loses_control_characters_and_encodes_spaces() -> None:
+    assert url("https://x\x01y z") == "https://xy%20z"
