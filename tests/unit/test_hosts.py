@@ -180,3 +180,13 @@ def test_buffers_without_any_host_are_skipped() -> None:
     found.feed(b"plain\n")
     found.feed(SUMMARY)
     assert found.by_rank[5] == "gpu-node-3"
+
+
+def test_a_summary_at_the_very_start_of_a_job_is_read() -> None:
+    found = SummaryHosts()
+    found.feed(b"host : gpu-1\n  rank : 2 (local_rank: 0)\n")
+    assert found.by_rank == {2: "gpu-1"}
+    after_plain = SummaryHosts()
+    after_plain.feed(b"plain\n")
+    after_plain.feed(b"host : gpu-1\n  rank : 2 (local_rank: 0)\n")
+    assert after_plain.by_rank == {2: "gpu-1"}

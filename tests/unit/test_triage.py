@@ -183,7 +183,13 @@ def test_only_infrastructure_failures_are_listed_by_host() -> None:
 
 
 def gap(text: str, job: str, line: int = 3) -> dict[str, Any]:
-    return {"text": text, "example": f"{text} ({job})", "file": f"{job}.log", "line": line}
+    return {
+        "text": text,
+        "example": f"{text} ({job})",
+        "file": f"{job}.log",
+        "line": line,
+        "count": 1,
+    }
 
 
 def test_unknown_error_lines_are_grouped_across_jobs_by_their_normal_form() -> None:

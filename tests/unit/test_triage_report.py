@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from nanopedia.diagnosis import triage as triage_module
 from nanopedia.diagnosis import triage_report as tr
 from nanopedia.diagnosis.jobs import Skip
 from nanopedia.diagnosis.triage import Summary, TriageResult
@@ -325,3 +326,91 @@ def test_github_warns_on_an_unmatched_jobs_line_and_ends_with_the_headline() -> 
     )
     assert out[-1].startswith("::notice title=nanopedia triage::1 job: 0 matched, 1 unmatched")
     assert len(out) == 2
+
+
+def test_text_cuts_long_names_and_lines_at_their_own_widths() -> None:
+    host, title, path = "h" * 70 + "1", "T" * 100, "p" * 210
+    long_line = "x" * 130
+    items: list[dict[str, Any] | Skip] = [
+        record("1", initiating_host=host, hosts=[host], verdict="e"),
+        record("2", initiating_host=host, hosts=[host], verdict="e"),
+        record("j" * 130, verdict=None, error_lines=[gap(long_line, "u") | {"count": 1}]),
+        Skip(path, "binary", "not text"),
+    ]
+    items[0]["matches"] = [{"id": "e", "title": title, "score": 1.0}]
+    text = tr.as_text(summary(*items))
+    assert f"  e: {'T' * 89}…\n" in text
+    assert f"  {'h' * 59}…: 2 jobs (repeated): e 2" in text.split("\n")
+    assert f"  {'h' * 59}…: 2 jobs (its name is in 2): e 2" in text.split("\n")
+    assert f"             e.g. u.log:3: {'x' * 119}…" in text.split("\n")
+    assert f"    {'j' * 119}…: {'x' * 99}… (1x)" in text.split("\n")
+    assert f"  {'p' * 199}…: binary: not text" in text.split("\n")
+    md = tr.as_markdown(summary(*items), None)
+    assert f": {'T' * 89}… |" in md
+
+
+def test_text_marks_only_hosts_that_repeat_and_joins_a_jobs_lines() -> None:
+    job = record("u", verdict=None)
+    job["error_lines"] = [gap(t, "u") | {"count": n} for t, n in (("a", 3), ("b", 2), ("c", 1))]
+    text = tr.as_text(summary(record("1", initiating_host="once"), job))
+    assert "  once: 1 job: nccl-timeout 1" in text.split("\n")
+    assert "    u: a (3x); b (2x)" in text.split("\n")
+
+
+def test_text_and_markdown_say_more_only_past_the_bound(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(tr, "HOSTS_SHOWN", 2)
+    monkeypatch.setattr(tr, "GAPS_SHOWN", 1)
+    monkeypatch.setattr(tr, "UNMATCHED_SHOWN", 2)
+    monkeypatch.setattr(tr, "SKIPS_SHOWN", 2)
+    items: list[dict[str, Any] | Skip] = [
+        record(f"{h}{i}", initiating_host=h) for h in ("h1", "h2") for i in range(2)
+    ]
+    items += [record(f"u{i}", verdict=None, error_lines=[gap(f"g{i}", "u")]) for i in range(2)]
+    items += [skip("a"), Skip("b", "too-large", "big")]
+    text = tr.as_text(summary(*items))
+    assert "host more" not in text and "… 1 line more (--format json lists all)" in text
+    assert "    … " not in text  # two unmatched jobs, two shown
+    assert "skipped: 2 (binary 1, too-large 1):" in text and "more (--format json names" not in text
+    assert "- … " not in tr.as_markdown(summary(*items), None)
+
+
+def test_text_counts_unmatched_jobs_past_the_summarys_own_bound(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(triage_module, "UNMATCHED_KEPT", 1)
+    items = [record(f"u{i}", verdict=None, error_lines=[gap("g", "u")]) for i in range(3)]
+    assert "jobs no entry matched: 3;" in tr.as_text(summary(*items))
+
+
+def test_an_action_of_exactly_three_entries_lists_them_all() -> None:
+    text = tr.as_text(summary(*[record(str(i), verdict=v) for i, v in enumerate("abc")]))
+    assert "  infrastructure, drain-node: 3 jobs (a 1, b 1, c 1)" in text
+
+
+def test_possible_shares_are_printed_as_percentages() -> None:
+    s = summary(record("1", confidence="possible"), record("2"))
+    assert "      2  100.0%       50%  nccl-timeout: Title of nccl-timeout" in tr.as_text(s)
+    assert "| 2 | 100.0% | 50% |" in tr.as_markdown(s, None)
+
+
+def test_rates_of_a_short_or_a_huge_run() -> None:
+    assert tr.progress_line(1, 1, 10**12, 1.0) == (
+        "triage: 1 jobs, 1 files, 1000.0 GB (1 jobs/s, 1000000.0 MB/s)"
+    )
+    assert tr.progress_line(1, 1, 0, 0.5).endswith("(2 jobs/s, 0.0 MB/s)")
+
+
+def test_csv_lines_end_with_a_newline_only() -> None:
+    out = "".join(tr.render("csv", [record("a")], Summary(), {}, None))
+    assert "\r" not in out and out.count("\n") == 3
+
+
+def test_markdown_through_render_links_to_the_given_site() -> None:
+    (md,) = tr.render("markdown", [record("a")], Summary(), {}, "https://kb.example/")
+    assert "[nccl-timeout](https://kb.example/entries/nccl-timeout.html)" in md
+
+
+def test_github_ends_with_one_notice_line() -> None:
+    job = record("a", verdict=None, error_lines=[gap("boom", "a")])
+    out = list(tr.render("github", [job], Summary(), {}, None))
+    assert out[-1].endswith("1 file, 100 B\n") and out[-1].count("\n") == 1
