@@ -3,10 +3,13 @@ how jobs are grouped by entry, action, host and rank, and where the bounds cut."
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import FIXTURES
 
+from nanopedia.content.corpus import gather
 from nanopedia.diagnosis import triage
 from nanopedia.diagnosis.jobs import Skip
 from nanopedia.diagnosis.triage import REPEATED, Summary
@@ -326,3 +329,36 @@ def test_distinct_unknown_lines_stop_at_the_bound(monkeypatch: pytest.MonkeyPatc
     monkeypatch.setattr(triage, "GAP_KEYS", 2)
     jobs = [record(f"j{i}", verdict=None, error_lines=[gap(f"e{i}", f"j{i}")]) for i in range(4)]
     assert [g["text"] for g in summary(*jobs)["gaps"]] == ["e0", "e1"]
+
+
+ALPHA_LINE = "[rank0]: RuntimeError: expected scalar type BFloat16 but found Float\n"
+
+
+def test_the_api_triages_a_mapping_of_jobs_with_the_entries_of_a_folder() -> None:
+    result = triage.triage(
+        {"job-1": ALPHA_LINE, "job-2": {"rank0.log": "all fine\n", "rank1.log": b"ok\n"}},
+        entries=FIXTURES / "corpus",
+        jobs=1,
+    )
+    assert [(j["job"], j["verdict"]) for j in result.jobs] == [
+        ("job-1", "alpha-failure"),
+        ("job-2", None),
+    ]
+    assert result.entries == {"used": 2, "skipped": []}
+    assert result.summary["jobs"]["total"] == 2
+    out = result.as_json()
+    assert out["schema_version"] == triage.SCHEMA_VERSION == 2
+    assert out["jobs"] == list(result.jobs) and out["summary"] == result.summary
+
+
+def test_the_api_takes_entries_as_objects() -> None:
+    catalog, _ = gather(FIXTURES / "corpus")
+    entries = [src.entry for src in catalog.sources]
+    result = triage.triage({"job-1": ALPHA_LINE}, entries=entries, jobs=1)
+    assert result.jobs[0]["verdict"] == "alpha-failure"
+    assert result.entries == {"used": 2, "skipped": []}
+
+
+def test_the_api_names_an_entries_folder_that_is_missing(tmp_path: Path) -> None:
+    with pytest.raises(triage.TriageError, match=f"no such entries directory: {tmp_path / 'x'}"):
+        triage.triage({"job": "x"}, entries=tmp_path / "x", jobs=1)
