@@ -412,7 +412,9 @@ ESCAPES = [
 """Each character Python-Markdown or an extension reads as syntax, as text and in a heading."""
 
 
-@pytest.mark.parametrize("char, as_text, in_heading", ESCAPES, ids=[repr(c) for c, _, _ in ESCAPES])
+@pytest.mark.parametrize(
+    "char, as_text, in_heading", ESCAPES, ids=[f"U+{ord(c):04X}" for c, _, _ in ESCAPES]
+)
 def test_every_syntax_character_is_escaped_as_text_and_in_a_heading(
     char: str, as_text: str, in_heading: str
 ) -> None:
@@ -433,6 +435,7 @@ def test_a_heading_cannot_close_an_element_or_carry_a_control_character() -> Non
         ("x", 'py" on\x01', "```pyon\nx\n```"),
         ("a\x01b", "", "```\na\ufffdb\n```"),
     ],
+    ids=["trailing spaces", "leading blank line", "a longer fence", "language", "control"],
 )
 def test_a_fenced_block_keeps_the_code_as_typed_inside_a_long_enough_fence(
     code: str, language: str, markdown: str

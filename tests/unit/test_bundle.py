@@ -93,7 +93,9 @@ EPOCHS = [
 ]
 
 
-@pytest.mark.parametrize("raw, epoch", EPOCHS, ids=[repr(r) for r, _ in EPOCHS])
+@pytest.mark.parametrize(
+    "raw, epoch", EPOCHS, ids=["unset", "empty", "blank", "zero", "seconds", "padded"]
+)
 def test_source_date_epoch_sets_every_time(
     raw: str | None, epoch: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -56,7 +56,12 @@ SCHEMES = [
 
 
 @pytest.mark.parametrize(
-    "href, scheme, safe", SCHEMES, ids=[repr(h)[1:-1] or "empty" for h, _, _ in SCHEMES]
+    "href, scheme, safe",
+    SCHEMES,
+    ids=[
+        f"{i:02d} {s or 'no scheme'} {'safe' if ok else 'unsafe'}"
+        for i, (_, s, ok) in enumerate(SCHEMES)
+    ],
 )
 def test_a_links_scheme_is_what_a_browser_would_see_and_only_safe_ones_pass(
     href: str, scheme: str | None, safe: bool
@@ -65,7 +70,11 @@ def test_a_links_scheme_is_what_a_browser_would_see_and_only_safe_ones_pass(
     assert is_safe_link(href) is safe
 
 
-@pytest.mark.parametrize("href", ["//h", "\\\\h", "/\\h", "\\/h", "\x01//h"])
+@pytest.mark.parametrize(
+    "href",
+    ["//h", "\\\\h", "/\\h", "\\/h", "\x01//h"],
+    ids=["slashes", "backslashes", "slash-back", "back-slash", "control"],
+)
 def test_two_slashes_of_any_kind_point_at_another_host(href: str) -> None:
     assert is_protocol_relative(href)
 

@@ -25,7 +25,9 @@ TIMEOUTS = [
 ]
 
 
-@pytest.mark.parametrize("environ, seconds", TIMEOUTS, ids=[str(e) for e, _ in TIMEOUTS])
+@pytest.mark.parametrize(
+    "environ, seconds", TIMEOUTS, ids=["unset", "empty", "blank", "zero", "padded"]
+)
 def test_the_wait_is_the_variables_seconds_or_the_default(
     environ: dict[str, str], seconds: float
 ) -> None:

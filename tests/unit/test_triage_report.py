@@ -31,7 +31,7 @@ CELLS = [
 ]
 
 
-@pytest.mark.parametrize("value, shown", CELLS, ids=[repr(v) for v, _ in CELLS])
+@pytest.mark.parametrize("value, shown", CELLS, ids=[f"cell {i}" for i in range(len(CELLS))])
 def test_a_cell_that_starts_like_a_formula_is_text(value: Any, shown: Any) -> None:
     assert tr.cell(value) == shown
 
@@ -49,7 +49,9 @@ MARKDOWN = [
 ]
 
 
-@pytest.mark.parametrize("text, shown", MARKDOWN, ids=[t for t, _ in MARKDOWN])
+@pytest.mark.parametrize(
+    "text, shown", MARKDOWN, ids=[f"markdown {i}" for i in range(len(MARKDOWN))]
+)
 def test_log_text_is_inert_in_markdown(text: str, shown: str) -> None:
     assert tr._md(text) == shown
 

@@ -117,7 +117,9 @@ CODES = [
 ]
 
 
-@pytest.mark.parametrize("status, ranks, codes", CODES, ids=[c[0] for c in CODES])
+@pytest.mark.parametrize(
+    "status, ranks, codes", CODES, ids=[f"status {i}" for i in range(len(CODES))]
+)
 def test_only_the_exit_codes_the_launcher_printed_for_every_rank_count(
     status: str, ranks: int, codes: list[int | None] | None
 ) -> None:
