@@ -336,7 +336,7 @@ def test_text_cuts_long_names_and_lines_at_their_own_widths() -> None:
     items: list[dict[str, Any] | Skip] = [
         record("1", initiating_host=host, hosts=[host], verdict="e"),
         record("2", initiating_host=host, hosts=[host], verdict="e"),
-        record("j" * 130, verdict=None, error_lines=[gap(long_line, "u") | {"count": 1}]),
+        record("j" * 130, verdict=None, error_lines=[gap(long_line, "u") | {"file": "f" * 130}]),
         Skip(path, "binary", "not text"),
     ]
     items[0]["matches"] = [{"id": "e", "title": title, "score": 1.0}]
@@ -344,7 +344,7 @@ def test_text_cuts_long_names_and_lines_at_their_own_widths() -> None:
     assert f"  e: {'T' * 89}…\n" in text
     assert f"  {'h' * 59}…: 2 jobs (repeated): e 2" in text.split("\n")
     assert f"  {'h' * 59}…: 2 jobs (its name is in 2): e 2" in text.split("\n")
-    assert f"             e.g. u.log:3: {'x' * 119}…" in text.split("\n")
+    assert f"             e.g. {'f' * 119}…:3: {'x' * 119}…" in text.split("\n")
     assert f"    {'j' * 119}…: {'x' * 99}… (1x)" in text.split("\n")
     assert f"  {'p' * 199}…: binary: not text" in text.split("\n")
     md = tr.as_markdown(summary(*items), None)
@@ -370,7 +370,8 @@ def test_text_and_markdown_say_more_only_past_the_bound(monkeypatch: pytest.Monk
     items += [record(f"u{i}", verdict=None, error_lines=[gap(f"g{i}", "u")]) for i in range(2)]
     items += [skip("a"), Skip("b", "too-large", "big")]
     text = tr.as_text(summary(*items))
-    assert "host more" not in text and "… 1 line more (--format json lists all)" in text
+    assert "hosts more" not in text and "host more" not in text
+    assert "… 1 line more (--format json lists all)" in text
     assert "    … " not in text  # two unmatched jobs, two shown
     assert "skipped: 2 (binary 1, too-large 1):" in text and "more (--format json names" not in text
     assert "- … " not in tr.as_markdown(summary(*items), None)
@@ -390,9 +391,9 @@ def test_an_action_of_exactly_three_entries_lists_them_all() -> None:
 
 
 def test_possible_shares_are_printed_as_percentages() -> None:
-    s = summary(record("1", confidence="possible"), record("2"))
-    assert "      2  100.0%       50%  nccl-timeout: Title of nccl-timeout" in tr.as_text(s)
-    assert "| 2 | 100.0% | 50% |" in tr.as_markdown(s, None)
+    s = summary(record("1", confidence="possible"), record("2", confidence="possible"))
+    assert "      2  100.0%      100%  nccl-timeout: Title of nccl-timeout" in tr.as_text(s)
+    assert "| 2 | 100.0% | 100% |" in tr.as_markdown(s, None)
 
 
 def test_rates_of_a_short_or_a_huge_run() -> None:
