@@ -357,6 +357,12 @@ REWRITES = [
     ("nested code keeps trailing spaces", "> ```\n> x  \n> ```", ">     x  "),
     ("nested code shows control characters", "> ```\n> a\x01b\n> ```", ">     a�b"),
     ("a fence's info of three words", "```python linenums 1\nx\n```", "```python\nx\n```"),
+    (
+        "an entry image inside a link",
+        "[![a](entry:beta)](https://x.example)",
+        "[[a](beta.md)](https://x.example)",
+    ),
+    ("nested code ending in a letter", "> ```\n> X\n> ```", ">     X"),
 ]
 """Entry markdown and exactly the Markdown the MkDocs pages carry for it."""
 
@@ -434,8 +440,16 @@ def test_a_heading_cannot_close_an_element_or_carry_a_control_character() -> Non
         ("a ``` b", "", "````\na ``` b\n````"),
         ("x", 'py" on\x01', "```pyon\nx\n```"),
         ("a\x01b", "", "```\na\ufffdb\n```"),
+        ("aX\n", "", "```\naX\n```"),
     ],
-    ids=["trailing spaces", "leading blank line", "a longer fence", "language", "control"],
+    ids=[
+        "trailing spaces",
+        "leading blank line",
+        "a longer fence",
+        "language",
+        "control",
+        "last letter",
+    ],
 )
 def test_a_fenced_block_keeps_the_code_as_typed_inside_a_long_enough_fence(
     code: str, language: str, markdown: str
