@@ -172,8 +172,19 @@ def test_an_unsafe_link_in_a_quoted_line_is_reported_where_the_value_starts() ->
 
 
 def test_a_link_is_located_by_its_whole_target() -> None:
-    text = "mentions b here\n\n[x](javascript:a:zz:b)"
-    assert [link.line for link in links(text)] == [2]
+    text = "mentions b here\n[x](javascript:a:zz:b)"
+    assert [link.line for link in links(text)] == [1]
+
+
+def test_an_autolink_is_a_link_too() -> None:
+    assert [link.href for link in links("see <https://x.example/a>")] == ["https://x.example/a"]
+
+
+def test_a_long_protocol_relative_link_is_named_by_its_first_60_characters() -> None:
+    doc = parse(ENTRY, "x.yaml")
+    href = "//evil.example/" + "p" * 80
+    [found] = link_problems(doc, ("summary",), f"[x]({href})")
+    assert f"protocol-relative link '{href[:60]}' is not" in str(found)
 
 
 def test_too_many_open_brackets_are_reported_where_the_first_is() -> None:
@@ -185,15 +196,23 @@ def test_too_many_open_brackets_are_reported_where_the_first_is() -> None:
         "50,000); 400 more '[' than ']'\n"
         "    hint: close each '[' with ']', or write '\\[' for a bracket that is text"
     )
-    block = label_problem(doc, ("summary",), "ok\n\n" + "[" * 400 + "y" * 10 + "]" * 400)
-    assert block is not None
-    assert str(block).startswith("x.yaml:5:1: error[E013]: 'summary' leaves too many '['")
-    assert "more '[' than ']'" not in str(block)
+    block = label_problem(doc, ("summary",), "ok\n\n" + "[" * 400 + "y" * 10 + "]" * 400 + "\n\nz")
+    assert block is not None and str(block).split("\n")[0] == (
+        "x.yaml:5:1: error[E013]: 'summary' leaves too many '[' open: markdown looks for the ']' "
+        "of each to the end of its paragraph (50,086 characters scanned, at most 50,000)"
+    )
+    first_line = label_problem(doc, ("summary",), "ok " + "[" * 400 + "]" * 399)
+    assert first_line is not None
+    assert str(first_line).startswith("x.yaml:3:1: ")
+    assert "; 1 more '[' than ']'" in str(first_line)
+    at_start = label_problem(doc, ("confirm", 2), "[" * 400)
+    assert at_start is not None and str(at_start).startswith("x.yaml:10:5: ")
     assert label_problem(doc, ("summary",), "[ok]") is None
 
 
 def test_entry_targets_stop_at_the_first_colon_and_hash() -> None:
     assert entry_target("entry:a#cause:x") == "a"
+    assert entry_target("entry:a:b#c") == "a:b"
     assert entry_target("entry:a#b#c") == "a"
 
 
@@ -204,5 +223,6 @@ def test_the_label_scan_adds_up_every_bracket() -> None:
 def test_a_scan_of_exactly_the_budget_passes(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(links_module, "LABEL_BUDGET", 4)
     assert label_cost("[abc") == (4, -1)
+    assert label_cost("[abc]x") == (4, -1)
     assert label_cost("[abcdef") == (7, 0)
     assert label_cost("x[[abcdef") == (15, 1)
