@@ -138,38 +138,38 @@ def _at(buf: bytes, needle: bytes) -> tuple[int, int, str]:
 def test_a_line_without_a_rank_takes_it_from_a_neighbour() -> None:
     buf = b"[rank2]: Traceback (most recent call last):\n  File x\nRuntimeError: boom\nnext\n"
     start, end, text = _at(buf, b"RuntimeError")
-    assert nearby_rank(buf, start, end, text, None, start) == 2
+    assert nearby_rank(buf, start, end, line_rank(text, None), None) == 2
 
 
 def test_neighbours_that_disagree_give_no_rank() -> None:
     buf = b"[rank2]: a\nRuntimeError: boom\n[rank5]: b\n"
     start, end, text = _at(buf, b"RuntimeError")
-    assert nearby_rank(buf, start, end, text, None, start) is None
+    assert nearby_rank(buf, start, end, line_rank(text, None), None) is None
 
 
 def test_neighbours_further_than_the_limit_give_no_rank() -> None:
     gap = b"plain\n" * NEIGHBOUR_LINES
     buf = b"[rank2]: a\n" + gap + b"RuntimeError: boom\n" + gap + b"[rank2]: b\n"
     start, end, text = _at(buf, b"RuntimeError")
-    assert nearby_rank(buf, start, end, text, None, start) is None
+    assert nearby_rank(buf, start, end, line_rank(text, None), None) is None
     near = b"[rank2]: a\n" + b"plain\n" * (NEIGHBOUR_LINES - 1) + b"RuntimeError: boom\n"
     start, end, text = _at(near, b"RuntimeError")
-    assert nearby_rank(near, start, end, text, None, start) == 2
+    assert nearby_rank(near, start, end, line_rank(text, None), None) == 2
 
 
 def test_the_files_rank_beats_a_neighbours() -> None:
     buf = b"[rank2]: a\nRuntimeError: boom\n"
     start, end, text = _at(buf, b"RuntimeError")
-    assert nearby_rank(buf, start, end, text, 6, start) == 6
+    assert nearby_rank(buf, start, end, line_rank(text, None), 6) == 6
     own = b"[rank2]: a\n[rank4]: RuntimeError: boom\n"
     start, end, text = _at(own, b"[rank4]")
-    assert nearby_rank(own, start, end, text, 6, start) == 4
+    assert nearby_rank(own, start, end, line_rank(text, None), 6) == 4
 
 
 def test_the_last_line_of_a_buffer_without_a_newline_looks_back() -> None:
     buf = b"[rank1]: a\nRuntimeError: boom"
     start = buf.index(b"RuntimeError")
-    assert nearby_rank(buf, start, -1, buf[start:].decode(), None, start) == 1
+    assert nearby_rank(buf, start, -1, line_rank(buf[start:].decode(), None), None) == 1
 
 
 def test_a_single_timestamp_at_the_start_of_the_window_is_found() -> None:
@@ -182,29 +182,29 @@ def test_a_single_timestamp_at_the_start_of_the_window_is_found() -> None:
 def test_bytes_that_are_not_utf8_never_stop_a_lookup() -> None:
     buf = b"\xff\xfe 2024-07-10 18:00:31 \xff\n[rank2]: \xff\nRuntimeError: boom\n[rank2]: \xfe\n"
     start, end, text = _at(buf, b"RuntimeError")
-    assert nearby_rank(buf, start, end, text, None, start) == 2
+    assert nearby_rank(buf, start, end, line_rank(text, None), None) == 2
     assert earlier_timestamp(buf, start) == "0710180031.000000000"
 
 
 def test_the_evidence_on_the_first_line_reads_only_the_lines_after_it() -> None:
     buf = b"RuntimeError: boom\n[rank3]: a\n[rank4]: b\n"
     start, end, text = _at(buf, b"RuntimeError")
-    assert nearby_rank(buf, start, end, text, None, start) == 3
+    assert nearby_rank(buf, start, end, line_rank(text, None), None) == 3
 
 
 def test_a_neighbour_whose_rank_ends_its_line_counts() -> None:
     buf = b"NCCL watchdog [Rank 5]\nRuntimeError: boom\nnext\n"
     start, end, text = _at(buf, b"RuntimeError")
-    assert nearby_rank(buf, start, end, text, None, start) == 5
+    assert nearby_rank(buf, start, end, line_rank(text, None), None) == 5
     after = b"RuntimeError: boom\nNCCL watchdog [Rank 6]"
     start, end, text = _at(after, b"RuntimeError")
-    assert nearby_rank(after, start, end, text, None, start) == 6
+    assert nearby_rank(after, start, end, line_rank(text, None), None) == 6
 
 
 def test_the_last_line_looks_back_only() -> None:
     buf = b"[rank2]: x\nplain\nplain\nplain\n[rank1]: a\nRuntimeError: boom"
     start = buf.index(b"RuntimeError")
-    assert nearby_rank(buf, start, -1, buf[start:].decode(), None, start) == 1
+    assert nearby_rank(buf, start, -1, line_rank(buf[start:].decode(), None), None) == 1
 
 
 def test_a_joined_records_own_rank_beats_its_neighbours() -> None:
@@ -213,4 +213,4 @@ def test_a_joined_records_own_rank_beats_its_neighbours() -> None:
     end = buf.index(b"\n", line_start)
     text = buf[line_start:end].decode()
     at = buf.index(b"RuntimeError")
-    assert nearby_rank(buf, line_start, end, text, None, at) == 1
+    assert nearby_rank(buf, line_start, end, line_rank(text, None, at - line_start), None) == 1

@@ -263,10 +263,11 @@ def test_csv_rows_hold_every_column_of_a_job() -> None:
     unmatched["error_lines"] = [{"text": "boom", "example": "", "file": "f", "line": 1}]
     assert tr.csv_row(matched) == [
         "j1", "rank-files", "matched", "nccl-timeout", "possible", 10.0, 3, "gpu-7", "line",
-        2, 100, 10, 1, "", "infrastructure", "drain-node",
+        2, 100, 10, 1, "", "infrastructure", "drain-node", "", "", "", "", "",
     ]  # fmt: skip
     assert tr.csv_row(unmatched) == [
         "j2", "rank-files", "unmatched", "", "", "", "", "", "", 1, 100, 10, 0, "boom", "", "",
+        "", "", "", "", "",
     ]  # fmt: skip
 
 
