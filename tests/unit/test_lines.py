@@ -214,3 +214,23 @@ def test_a_joined_records_own_rank_beats_its_neighbours() -> None:
     text = buf[line_start:end].decode()
     at = buf.index(b"RuntimeError")
     assert nearby_rank(buf, line_start, end, line_rank(text, None, at - line_start), None) == 1
+
+
+def test_an_empty_line_between_is_a_neighbour_of_its_own() -> None:
+    behind = b"[rank2]: a\n\nRuntimeError: boom\n[rank5]: b\n"
+    start, end, text = _at(behind, b"RuntimeError")
+    assert nearby_rank(behind, start, end, line_rank(text, None), None) == 5
+    ahead = b"[rank2]: a\nRuntimeError: boom\n\n[rank5]: b\n"
+    start, end, text = _at(ahead, b"RuntimeError")
+    assert nearby_rank(ahead, start, end, line_rank(text, None), None) == 2
+
+
+def test_a_neighbour_is_one_line_not_the_rest_of_the_buffer() -> None:
+    buf = b"[rank2]: a\nplain\nRuntimeError: boom\nplain\nNCCL [Rank 7] x\n"
+    start, end, text = _at(buf, b"RuntimeError")
+    assert nearby_rank(buf, start, end, line_rank(text, None), None) is None
+
+
+def test_a_prefix_that_ends_right_at_the_evidence_is_its_rank() -> None:
+    text = "[rank0]: x[rank1]:RuntimeError: boom"
+    assert line_rank(text, None, text.index("RuntimeError")) == 1

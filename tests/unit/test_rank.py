@@ -8,7 +8,7 @@ from dataclasses import replace
 
 import pytest
 
-from nanopedia.diagnosis import elastic
+from nanopedia.diagnosis import elastic, flight
 from nanopedia.diagnosis.rank import (
     COLLATERAL_FACTOR,
     WEIGHTS,
@@ -18,7 +18,7 @@ from nanopedia.diagnosis.rank import (
     first_failure,
     rank_key,
 )
-from nanopedia.diagnosis.scan import Evidence, FileScan
+from nanopedia.diagnosis.scan import EVIDENCE_CAP, LATE_LINES, Evidence, FileScan
 from nanopedia.model import Indicates
 
 
@@ -448,3 +448,59 @@ def test_the_reason_for_same_second_files_says_both_how_and_why() -> None:
         "earliest torchelastic error file: attempt_0/1/error.json at 2026-12-05 15:05:06 UTC; "
         "next: rank 4 at 2026-12-05 15:05:06 UTC (2 files of the same second; the lowest rank)"
     )
+
+
+def test_the_next_error_file_is_the_next_in_time_before_the_lowest_rank() -> None:
+    errors = [error_file(3, 1796483106), error_file(0, 1796483115), error_file(2, 1796483110)]
+    assert (diagnose([scan()], errors).initiating_reason or "").endswith(
+        "next: rank 2 at 2026-12-05 15:05:10 UTC"
+    )
+    tie = [error_file(3, 1796483106), error_file(1, 1796483110), error_file(0, 1796483110)]
+    assert (diagnose([scan()], tie).initiating_reason or "").endswith(
+        "next: rank 0 at 2026-12-05 15:05:10 UTC"
+    )
+
+
+def test_the_reason_says_when_timestamps_past_the_evidence_cap_were_not_compared() -> None:
+    timed = ev(line=1, rank=1, timestamp="0101000000.0")
+    capped = replace(scan(timed), uncompared=True)
+    assert diagnose([capped]).initiating_reason == (
+        f"earliest decisive error (timestamps, among each error's first {EVIDENCE_CAP} lines and "
+        f"{LATE_LINES:,} more: later decisive lines were not compared)"
+    )
+    untimed = replace(scan(ev(line=1, rank=1)), uncompared=True)
+    assert diagnose([untimed]).initiating_reason == "earliest decisive error (line order)"
+
+
+def test_a_late_decisive_line_can_be_the_first_failure() -> None:
+    kept = ev(line=900, rank=1, timestamp="0101000009.0")
+    late = ev(line=2000, rank=4, timestamp="0101000001.0")
+    found = diagnose([replace(scan(kept), late=(late,))])
+    assert (found.initiating, found.initiating_rank) == (late, 4)
+
+
+def test_a_flight_recorder_finding_is_decisive_evidence_in_the_dump_of_its_first_rank() -> None:
+    finding = flight.Finding(
+        "behind", "pg0", 12, (3, 1), (0, 2), "ALLREDUCE", ("BROADCAST",), "nccl-timeout"
+    )
+    report = flight.Report((("dump0", 0), ("dump3", 3)), (finding,), ())
+    found = diagnose([scan(file="job.log")], report=report, titles={"nccl-timeout": "NCCL"})
+    [candidate] = found.matches
+    [line] = candidate.evidence
+    assert (line.entry, line.title, line.file, line.line, line.rank) == (
+        "nccl-timeout",
+        "NCCL",
+        "dump3",
+        0,
+        3,
+    )
+    assert (line.text, line.fingerprint, line.indicates) == (
+        finding.text,
+        "flight-recorder",
+        "decisive",
+    )
+    assert found.initiating == line and found.initiating_rank == 3
+    elsewhere = flight.Report((("dump0", 0),), (finding,), ())
+    [moved] = diagnose([scan()], report=elsewhere, titles={"nccl-timeout": "N"}).matches
+    assert moved.evidence[0].file == "dump0"
+    assert diagnose([scan()], report=report, titles={}).matches == ()
