@@ -19,7 +19,8 @@ mutants stay killed: tests are only added), `--fresh` starts the group over.
 
 The score is killed / (mutants - equivalent): a mutant whose tests time out counts as killed (the
 bug hangs the code), an unchecked one (a run stopped by `--budget`) as not killed. Equivalent
-mutants (the code means the same) are listed with the reason in `bench/mutation-equivalent.md`.
+mutants (the code means the same) are listed with the reason in `bench/mutation-equivalent.md`;
+one listed there that a test kills is named, to be taken off the list.
 """
 
 from __future__ import annotations
@@ -199,7 +200,9 @@ def report(name: str, group: Group, show_survivors: bool) -> tuple[int, int]:
             else "other"
             for c in codes.values()
         )
-        eq = sum(1 for m in codes if m in known)
+        eq = sum(1 for m, c in codes.items() if m in known and c in SURVIVED | NO_TESTS)
+        for mutant in sorted(m for m, c in codes.items() if m in known and c in KILLED | TIMEOUT):
+            print(f"    {mutant} is listed as equivalent but a test kills it: take it off the list")
         killed = count["killed"] + count["timeout"]
         scored = len(codes) - eq
         group_killed += killed

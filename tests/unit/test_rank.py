@@ -504,3 +504,11 @@ def test_a_flight_recorder_finding_is_decisive_evidence_in_the_dump_of_its_first
     [moved] = diagnose([scan()], report=elsewhere, titles={"nccl-timeout": "N"}).matches
     assert moved.evidence[0].file == "dump0"
     assert diagnose([scan()], report=report, titles={}).matches == ()
+
+
+def test_findings_in_two_dumps_keep_the_order_the_dumps_were_given() -> None:
+    first = flight.Finding("behind", "pg0", 1, (2,), (0,), "A", ("B",), "nccl-timeout")
+    second = flight.Finding("mismatch", "pg0", 2, (1,), (0,), "A", ("C",), "nccl-timeout")
+    report = flight.Report((("dump2", 2), ("dump1", 1)), (second, first), ())
+    found = diagnose([scan()], report=report, titles={"nccl-timeout": "NCCL"})
+    assert [e.file for e in found.matches[0].evidence] == ["dump2", "dump1"]
