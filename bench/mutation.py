@@ -78,6 +78,7 @@ GROUPS: dict[str, Group] = {
             "tests/unit/test_triage_report.py",
             "tests/unit/test_hosts.py",
             "tests/unit/test_inert_text.py",
+            "tests/unit/test_triage_evidence.py",
         ),
     ),
     "mkdocs": Group(("mkdocs/markdown.py",), ("tests/integration/test_mkdocs_markdown.py",)),

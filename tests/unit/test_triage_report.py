@@ -418,3 +418,13 @@ def test_github_ends_with_one_notice_line() -> None:
     job = record("a", verdict=None, error_lines=[gap("boom", "a")])
     out = list(tr.render("github", [job], Summary(), {}, None))
     assert out[-1].endswith("1 file, 100 B\n") and out[-1].count("\n") == 1
+
+
+def test_markdown_text_is_cut_only_past_ten_thousand_characters() -> None:
+    assert tr._md("XYZ" * 100) == "XYZ" * 100
+    assert tr._md("x" * 10_001) == "x" * 9_999 + "…"
+
+
+def test_an_unmatched_job_without_error_lines_points_to_its_evidence() -> None:
+    text = tr.as_text(summary(record("u", verdict=None)))
+    assert "    u: no error line in its logs; its error files or dumps below" in text.split("\n")
