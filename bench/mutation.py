@@ -15,7 +15,8 @@ runs in a workspace, `.cache/mutation/<group>/`, that links the package in as
 `src/nanopedia` beside the theme, entries and tests, with that section plus the group's modules
 (`only_mutate`) and tests (`pytest_add_cli_args_test_selection`). Results stay there: a later run
 tests only mutants not yet tested, `--rerun` tests the survivors and the untested again (killed
-mutants stay killed: tests are only added), `--fresh` starts the group over.
+mutants stay killed: tests are only added), `--fresh` starts the group over. Changing a group's
+modules or tests changes its `[tool.mutmut]`, and mutmut then tests every mutant again.
 
 The score is killed / (mutants - equivalent): a mutant whose tests time out counts as killed (the
 bug hangs the code), an unchecked one (a run stopped by `--budget`) as not killed. Equivalent
