@@ -344,6 +344,21 @@ def parser() -> argparse.ArgumentParser:
         help="write dist/nanopedia-<version>.html with every page, search inlined",
     )
     pack.set_defaults(run=_handler("site_cli", "run_bundle"))
+
+    data = sub.add_parser(
+        "export",
+        help="write the diagnosis data of an entries folder (the site's "
+        "static/diagnose-data.js) for the VS Code extension's extra entries",
+        **takes("entries"),
+    )
+    data.add_argument(
+        "-o",
+        "--out",
+        metavar="FILE",
+        help="where to write it (default: DIR/.nanopedia/diagnose-data.js, where the "
+        "extension looks)",
+    )
+    data.set_defaults(run=_handler("site_cli", "run_export"))
     return p
 
 

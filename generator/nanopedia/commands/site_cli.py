@@ -1,4 +1,4 @@
-"""The terminal side of the commands that make the site: `build`, `bundle` and `serve`.
+"""The terminal side of the commands that make the site: `build`, `bundle`, `serve` and `export`.
 
 Each handler takes the parsed arguments, prints the located problems on stdout and what it made
 on stderr, and returns the exit code (`nanopedia/cli.py` states the policy); a missing entries
@@ -8,6 +8,7 @@ folder or config file fails with a located E050 problem (exit 2).
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import tempfile
 from pathlib import Path
@@ -103,3 +104,37 @@ def run_serve(args: argparse.Namespace) -> int:
                 "pass --port with a free port",
             )
     return 0
+
+
+def run_export(args: argparse.Namespace) -> int:
+    """Writes the data the entries folder gives the diagnosis (as `nanopedia diagnose --entries`
+    loads it); an entry it leaves out is a problem (exit 1), the rest is still written."""
+    from nanopedia.diagnosis import catalogue
+    from nanopedia.incremental.catalogue import user_store
+    from nanopedia.site.exports import EXPORT_FILE, diagnose_file
+
+    entries = Path(args.entries)
+    if not entries.is_dir():
+        fail(args.entries, "E050", "no such entries directory", "pass --entries DIR")
+    compiled = catalogue.load(entries, user_store())
+    for first in compiled.skipped:
+        print(
+            f"nanopedia: warning: {first.location}: entry left out of the export: "
+            f"{first.message} (run 'nanopedia check')",
+            file=sys.stderr,
+        )
+    out = Path(args.out) if args.out else entries / EXPORT_FILE
+    data = diagnose_file(compiled.entries)
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=out.parent, prefix=f".{out.name}.", delete=False) as f:
+            f.write(data)
+        os.chmod(f.name, 0o644)  # readable like the site's files, not the scratch file's 0600
+        os.replace(f.name, out)
+    except OSError as err:
+        fail(str(out), "E050", f"cannot write the export: {err.strerror or err}")
+    print(
+        f"wrote {out} ({len(compiled.entries)} entries, {len(data):,} bytes)",
+        file=sys.stderr,
+    )
+    return 1 if compiled.skipped else 0
