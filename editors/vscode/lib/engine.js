@@ -1,0 +1,89 @@
+// Runs one diagnosis in a worker thread the way the site's page (theme/static/diagnose.js) runs
+// its Web Worker: the engine and the data unchanged, progress reported, a time budget, and a
+// watchdog for a fingerprint that never returns on some line (a regular expression cannot be
+// interrupted from inside): the thread is stopped and the logs read again without it, which the
+// result then names in `slow`. No VS Code API here, so Node's test runner drives it too.
+'use strict';
+const path = require('node:path');
+const { Worker } = require('node:worker_threads');
+
+const THREAD = path.join(__dirname, 'thread.js');
+/* The page's limits (diagnose.js): one fingerprint's time on one buffer before the worker drops
+   it, the silence after which a fingerprint counts as stuck, and the grace past the budget. */
+const PATTERN_MS = 3000;
+const STALL_MS = 5000;
+const GRACE_MS = 10000;
+
+/**
+ * The engine's result (the CLI's --json object, plus `slow`, `skipped` and `seconds`) for
+ * `files`: [{name, path?, disk?: a file to stream, text?: the log itself}].
+ * `engine` is the path of diagnose-worker.js; `onProgress(done, total, file)` is told as the
+ * logs are read; `cancelled()` is polled between messages.
+ */
+function diagnose({ engine, data, files, budgetMs, onProgress, cancelled }) {
+  const began = Date.now();
+  const slow = [];
+  return new Promise((resolve, reject) => {
+    let worker = null;
+    let watchdog = null;
+    let stall = null;
+    let poll = null;
+
+    function halt() {
+      clearTimeout(watchdog);
+      clearTimeout(stall);
+      clearInterval(poll);
+      if (worker) worker.terminate();
+      worker = null;
+    }
+    function fail(message) {
+      halt();
+      reject(new Error(message));
+    }
+    function arm(ms) {
+      clearTimeout(watchdog);
+      watchdog = setTimeout(() => fail('stopped: the matcher went past the time budget without ' +
+        'finishing a piece of the log; a fingerprint may be pathologically slow on this log'), ms);
+    }
+    function launch() {
+      const leftMs = budgetMs - (Date.now() - began);
+      if (leftMs <= 0) {
+        fail('diagnosis stopped: the time budget ran out while fingerprints got stuck');
+        return;
+      }
+      const current = new Worker(THREAD, { workerData: { engine } });
+      worker = current;
+      arm(leftMs + GRACE_MS);
+      current.on('message', (msg) => {
+        if (worker !== current) return;
+        if (msg.type === 'probe') {
+          clearTimeout(stall);
+          if (!msg.entry) return;
+          stall = setTimeout(() => {
+            const row = data.fingerprints.find((r) => r.entry === msg.entry && r.id === msg.id);
+            slow.push({ entry: msg.entry, id: msg.id, title: row ? row.title : msg.entry,
+                        file: msg.file, seconds: STALL_MS / 1000 });
+            halt();
+            launch();
+          }, STALL_MS);
+        } else if (msg.type === 'progress') {
+          arm(leftMs + GRACE_MS);
+          if (onProgress) onProgress(msg.done, msg.total, msg.file);
+        } else if (msg.type === 'done') {
+          halt();
+          resolve(msg.result);
+        } else if (msg.type === 'error') {
+          fail(msg.message);
+        }
+      });
+      current.on('error', (err) => { if (worker === current) fail(`the matcher failed: ${err.message}`); });
+      current.postMessage({ data, files, budgetMs: leftMs, patternMs: PATTERN_MS, slow });
+    }
+    if (cancelled) {
+      poll = setInterval(() => { if (cancelled()) fail('cancelled'); }, 100);
+    }
+    launch();
+  });
+}
+
+module.exports = { diagnose };
