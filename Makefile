@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup site test check typecheck verify test-repro clean
+.PHONY: setup site test check typecheck verify test-repro vsix clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -49,5 +49,11 @@ verify: $(REPRO)/.installed
 test-repro: $(STAMP) $(REPRO)/.installed
 	NANOPEDIA_REQUIRE_REPRO=1 NANOPEDIA_REPRO_PYTHON=$(REPRO)/bin/python $(BIN)/python -m pytest tests/repro
 
+# The VS Code extension (editors/vscode/): the site's engine, data and entry pages copied in from a
+# fresh build of the entries, packaged by the pinned vsce (under a pinned Node 24, both installed
+# into .cache/editor/) into dist/nanopedia-<version>.vsix.
+vsix: $(STAMP)
+	$(BIN)/python editors/vscode/vsix.py
+
 clean:
-	rm -rf site dist .nanopedia-cache
+	rm -rf site dist .nanopedia-cache editors/vscode/engine editors/vscode/.build editors/vscode/LICENSE
