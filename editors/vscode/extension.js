@@ -4,6 +4,7 @@
 // log's decisive and collateral lines are marked, with a code lens and a status-bar item on the
 // first failing line. This file is the VS Code side only: lib/ holds the logic.
 'use strict';
+const crypto = require('node:crypto');
 const fs = require('node:fs');
 const path = require('node:path');
 const vscode = require('vscode');
@@ -239,7 +240,7 @@ function render(id) {
   state.panel.title = `Nanopedia: ${answer.verdict ? answer.verdict.id : 'no match'}`;
   webview.html = answerHtml({ result: answer.result, verdict: answer.verdict, verify, entry }, {
     cspSource: webview.cspSource,
-    nonce: Array.from({ length: 4 }, () => Math.random().toString(36).slice(2)).join(''),
+    nonce: crypto.randomBytes(18).toString('base64'),
     styles: [asset(ENGINE, 'site', 'static', 'site.css'), asset(ENGINE, 'site', 'static', 'pygments.css'), asset(__dirname, 'media', 'view.css')],
     script: asset(__dirname, 'media', 'view.js'),
     siteUrl: siteUrl()

@@ -153,6 +153,8 @@ test('log text reaches the answer view escaped, under a CSP that loads nothing f
   hostile.matches[0].evidence[0].text = '<img src=x onerror=alert(1)>"\'&';
   hostile.initiating = hostile.matches[0].evidence[0];
   hostile.matches[0].title = '<script>alert(1)</script>';
+  hostile.slow = [{ entry: 'team', id: 'slow<x>', title: 't', file: 'job.log', seconds: 5 }];
+  hostile.skipped = ['team/bad: Invalid regular expression: /(<b>/'];
   const html = answerHtml({ result: hostile, verdict: verdict(hostile, shipped), verify: null,
                             entry: { id: 'oom', source: '/team/oom.yaml' } }, PAGE);
   assert.ok(!html.includes('<img src=x') && !html.includes('<script>alert'), html);
@@ -162,6 +164,8 @@ test('log text reaches the answer view escaped, under a CSP that loads nothing f
     "font-src vscode-resource:; script-src 'nonce-n0nce'");
   assert.doesNotMatch(html, /https?:/);
   assert.match(html, /data-source="\/team\/oom.yaml"/);
+  assert.match(html, /<li>Fingerprint team\/slow&lt;x&gt; was left out: it took over 5 s on job.log/);
+  assert.match(html, /<li>Fingerprint left out \(JavaScript cannot compile it\): team\/bad: Invalid regular expression: \/\(&lt;b&gt;\/<\/li>/);
 });
 
 /* ---- Entry pages ---- */
