@@ -79,12 +79,20 @@ def timing(megabytes: int, folder: Path, extension: Path) -> None:
         bench.open(server.url)
         # The extension's commands are there once the palette lists them (nothing open: it says so).
         bench.command("Nanopedia: Diagnose this log file")
-        page.get_by_role("treeitem", name=log.name).first.click(button="right")
-        item = page.locator(".monaco-menu .action-item", has_text="Diagnose this log file").first
-        item.wait_for(timeout=30_000)
-        began = time.monotonic()
-        item.click()
-        frame = bench.answer("cuda-out-of-memory", timeout=1800)
+        bench.command("Notifications: Clear All Notifications")
+        for _ in range(3):  # a click that the menu missed shows no progress: the menu again
+            page.get_by_role("treeitem", name=log.name).first.click(button="right")
+            item = page.locator(".monaco-menu .action-item", has_text="Diagnose this log file")
+            item.first.wait_for(timeout=30_000)
+            began = time.monotonic()
+            item.first.click()
+            progress = page.locator(".notification-toast", has_text="Nanopedia")
+            try:
+                progress.first.wait_for(timeout=20_000)
+                break
+            except Exception:
+                page.keyboard.press("Escape")
+        frame = bench.answer("cuda-out-of-memory", timeout=900)
         wall = time.monotonic() - began
         summary = frame.locator("#summary").inner_text()
         first = frame.locator("p.first").inner_text()

@@ -230,7 +230,7 @@ test('a fingerprint stuck on a line is dropped, named, and the log read again wi
   const log = path.join(folder, 'stuck.log');
   fs.writeFileSync(log, `${fs.readFileSync(FOUR_RANKS, 'utf8')}${'a'.repeat(60)}b\n`);
   try {
-    const result = await diagnose({ engine: ENGINE, data, budgetMs: 60000,
+    const result = await diagnose({ engine: ENGINE, data, budgetMs: 60000, stallMs: 3000,
                                     files: [{ name: 'stuck.log', disk: log }] });
     assert.deepStrictEqual(result.slow.map((s) => [s.entry, s.id]), [['zz-stuck', 'backtracks']]);
     assert.strictEqual(verdict(result, data).id, 'cuda-out-of-memory');
