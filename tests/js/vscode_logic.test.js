@@ -238,3 +238,24 @@ test('a fingerprint stuck on a line is dropped, named, and the log read again wi
     fs.rmSync(folder, { recursive: true, force: true });
   }
 });
+
+test('a log that grows while it is read is diagnosed as far as it was read, and the answer says so', async () => {
+  const folder = fs.mkdtempSync(path.join(os.tmpdir(), 'nanopedia-vscode-growing-'));
+  const log = path.join(folder, 'growing.log');
+  const step = '[rank0]:[2024-06-12 14:02:11,210] [INFO] [train.py:188:train] step=118 loss=1.94\n';
+  fs.writeFileSync(log, fs.readFileSync(FOUR_RANKS, 'utf8') + step.repeat(Math.ceil((40 << 20) / step.length)));
+  let grown = false;
+  try {
+    const result = await diagnose({
+      engine: ENGINE, data: shipped, budgetMs: 120000, files: [{ name: 'growing.log', disk: log }],
+      onProgress() { if (!grown) { fs.appendFileSync(log, step); grown = true; } }
+    });
+    assert.strictEqual(verdict(result, shipped).id, 'cuda-out-of-memory');
+    assert.deepStrictEqual(result.changed.map((c) => c.file), ['growing.log']);
+    assert.ok(result.changed[0].lines < (40 << 20) / step.length, JSON.stringify(result.changed));
+    const html = answerHtml({ result, verdict: verdict(result, shipped), verify: null, entry: null }, PAGE);
+    assert.match(html, /<li>growing.log changed while it was read \(a log still being written\?\): only its first [\d,]+ lines were diagnosed.<\/li>/);
+  } finally {
+    fs.rmSync(folder, { recursive: true, force: true });
+  }
+});

@@ -104,7 +104,9 @@ function summaryHtml(result) {
   const slow = result.slow.map((s) => `<li>Fingerprint ${esc(s.entry)}/${esc(s.id)} was left out: it ` +
     `took over ${Math.round(s.seconds)} s on ${esc(s.file)} in JavaScript's regular-expression ` +
     'engine (nanopedia diagnose, RE2, still uses it).</li>').join('') +
-    result.skipped.map((s) => `<li>Fingerprint left out (JavaScript cannot compile it): ${esc(s)}</li>`).join('');
+    result.skipped.map((s) => `<li>Fingerprint left out (JavaScript cannot compile it): ${esc(s)}</li>`).join('') +
+    (result.changed || []).map((c) => `<li>${esc(c.file)} changed while it was read (a log still being ` +
+      `written?): only its first ${c.lines.toLocaleString('en')} lines were diagnosed.</li>`).join('');
   return `<p id="summary">Read ${result.files.length} log(s), ${lines.toLocaleString('en')} lines, ` +
     `${(bytes / 1e6).toFixed(bytes < 1e7 ? 2 : 0)} MB in ${result.seconds.toFixed(2)} s; ` +
     `${result.matches.length} entr${result.matches.length === 1 ? 'y' : 'ies'} matched.</p>` +
