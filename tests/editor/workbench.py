@@ -17,6 +17,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
 from collections.abc import Iterator
@@ -128,10 +129,16 @@ def code_server(
         stdin=subprocess.DEVNULL,
         start_new_session=True,
     )
+    # A SIGTERM (a CI time limit, `timeout`) ends Python without running `finally`, which would
+    # leave code-server running: it is turned into SystemExit while code-server runs.
+    main = threading.current_thread() is threading.main_thread()
+    before = signal.signal(signal.SIGTERM, _exit) if main else None
     try:
         _wait_healthy(port, process, folder / "code-server.log")
         yield Server(f"http://127.0.0.1:{port}/?folder={workspace}", folder, process.pid)
     finally:
+        if main:
+            signal.signal(signal.SIGTERM, before)
         # code-server's extension host, pty host and file watcher are in its process group.
         for sig in (signal.SIGTERM, signal.SIGKILL):
             try:
@@ -144,6 +151,10 @@ def code_server(
             except subprocess.TimeoutExpired:
                 continue
         log.close()
+
+
+def _exit(signum: int, frame: Any) -> None:
+    raise SystemExit(128 + signum)
 
 
 def _wait_healthy(port: int, process: subprocess.Popen[bytes], log: Path) -> None:
