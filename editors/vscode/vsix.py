@@ -42,6 +42,11 @@ class ToolError(Exception):
     """A pinned tool could not be installed or run; the message says which and why."""
 
 
+def installed(name: str) -> bool:
+    """Whether npm package `name` is in `.cache/editor/` at its pinned version, complete."""
+    return (TOOLS / f"{name.replace('/', '+')}@{PINS[name]}" / ".complete").exists()
+
+
 def tool(name: str) -> Path:
     """The folder of npm package `name` at its pinned version, installed when missing.
 
