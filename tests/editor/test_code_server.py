@@ -65,9 +65,7 @@ def editor(extension: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterato
     if not os.environ.get("NANOPEDIA_REQUIRE_EDITOR") and not vsix.installed("code-server"):
         # Its install compiles VS Code's native modules (4 to 10 minutes on two cores): run
         # `editors/vscode/vsix.py --tools code-server` once, or set NANOPEDIA_REQUIRE_EDITOR=1.
-        pytest.skip(
-            "code-server is not in .cache/editor/ (NANOPEDIA_REQUIRE_EDITOR=1 installs it)"
-        )
+        pytest.skip("code-server is not in .cache/editor/ (NANOPEDIA_REQUIRE_EDITOR=1 installs it)")
     try:
         vsix.tool("code-server")
     except vsix.ToolError as err:
