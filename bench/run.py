@@ -2,9 +2,10 @@
 
     .venv/bin/python bench/run.py --n 1000 10000 --runs 3 [--edits 5] [--git] [--hugo PATH]
 
-For each N: generate the corpus with `../shared/bench/corpus.py`, convert it to entry files
-(`make_corpus.py`), then time a cold build (empty cache), a rebuild with nothing changed, rebuilds
-after editing one entry (`--edits` per run, a different entry each), and Hugo on the same content.
+For each N: generate the corpus with `corpus.py` (a copy of `../shared/bench/corpus.py`, kept here
+so a clean clone has it), convert it to entry files (`make_corpus.py`), then time a cold build
+(empty cache), a rebuild with nothing changed, rebuilds after editing one entry (`--edits` per
+run, a different entry each), and Hugo on the same content.
 With `--git` the entries folder is a git checkout with one commit per entry, as the encyclopedia
 is kept (entry dates come from that history), and a rebuild after committing an edit is timed
 too. Prints medians; peak memory is the largest sum of resident memory over the whole process
@@ -26,7 +27,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
-CORPUS = ROOT.parent / "shared" / "bench" / "corpus.py"
+CORPUS = HERE / "corpus.py"
 NANOPEDIA = [sys.executable, "-m", "nanopedia"]
 
 

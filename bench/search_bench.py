@@ -37,7 +37,7 @@ from urllib.request import url2pathname
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
-CORPUS = ROOT.parent / "shared" / "bench" / "corpus.py"
+CORPUS = ROOT / "bench" / "corpus.py"
 NANOPEDIA = [sys.executable, "-m", "nanopedia"]
 CHROMIUM_ARGS = [
     "--no-sandbox",

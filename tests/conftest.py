@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -179,6 +181,19 @@ def watched_page(browser: Any) -> Iterator[PageWatch]:
     )
     yield watch
     context.close()
+
+
+@pytest.fixture(scope="session")
+def bench_corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The benchmarks' 1,000 synthetic entries as JSON lines (`bench/corpus.py`, deterministic):
+    realistic text for tests that check a fast path against the general one."""
+    out = tmp_path_factory.mktemp("bench-corpus")
+    subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "corpus.py"), "--n", "1000", "--out", str(out)],
+        check=True,
+        capture_output=True,
+    )
+    return out / "entries.jsonl"
 
 
 @pytest.fixture

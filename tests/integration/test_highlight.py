@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import re
 from pathlib import Path
 
@@ -17,7 +16,6 @@ from pygments import lex
 from nanopedia.site import highlight
 
 ROOT = Path(__file__).resolve().parents[2]
-BENCH = Path(os.environ.get("NANOPEDIA_BENCH", "/tmp/nanopedia-bench"))
 
 
 def whole_block(source: str) -> str:
@@ -48,11 +46,8 @@ def test_every_code_block_of_the_entries() -> None:
         assert highlight.code(source, "python") == whole_block(source), source
 
 
-def test_every_code_block_of_the_bench_corpus() -> None:
-    corpus = BENCH / "n1000" / "entries.jsonl"
-    if not corpus.exists():
-        pytest.skip(f"no bench corpus at {corpus} (bench/run.py makes one)")
-    with corpus.open(encoding="utf-8") as lines:
+def test_every_code_block_of_the_bench_corpus(bench_corpus: Path) -> None:
+    with bench_corpus.open(encoding="utf-8") as lines:
         for line in lines:
             for example in json.loads(line)["code_examples"]:
                 assert highlight.code(example["code"], "python") == whole_block(example["code"])

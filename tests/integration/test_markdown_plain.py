@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pytest
@@ -12,9 +11,6 @@ from hypothesis import strategies as st
 
 from nanopedia.site import markdown
 from nanopedia.site.markdown import PageEnv
-
-BENCH = Path(os.environ.get("NANOPEDIA_BENCH", "/tmp/nanopedia-bench"))
-
 
 PARSER = markdown.Markdown(remember=False).parser
 
@@ -59,12 +55,9 @@ def test_examples(text: str) -> None:
     check(text)
 
 
-def test_bench_corpus_fields() -> None:
-    corpus = BENCH / "n1000" / "entries.jsonl"
-    if not corpus.exists():
-        pytest.skip(f"no bench corpus at {corpus}")
+def test_bench_corpus_fields(bench_corpus: Path) -> None:
     plain = 0
-    with corpus.open(encoding="utf-8") as lines:
+    with bench_corpus.open(encoding="utf-8") as lines:
         for n, line in enumerate(lines):
             if n == 200:
                 break
