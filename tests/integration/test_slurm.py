@@ -92,7 +92,7 @@ def test_scancel_is_a_stop_from_outside_named_by_the_scheduler_line(
         rf"slurmstepd\S*: error: \*\*\* JOB {job} ON nano1 CANCELLED AT \S+ \*\*\*", text
     )
     match = top(cli, output)
-    assert (match["id"], match["confidence"]) == ("silent-exit-no-error", "possible")
+    assert (match["id"], match["confidence"]) == ("job-terminated-sigterm", "possible")
     assert match["evidence"][0]["fingerprint"] == "slurm-cancelled"
 
 

@@ -57,7 +57,7 @@ def test_scancel_of_a_torchrun_job_is_a_stop_from_outside(
     assert "SignalException: Process " in text and " got signal: 15" in text
     done = cli("diagnose", "--format", "json", str(output))
     match = json.loads(done.out)["matches"][0]
-    assert (match["id"], match["confidence"]) == ("silent-exit-no-error", "possible")
+    assert (match["id"], match["confidence"]) == ("job-terminated-sigterm", "possible")
     assert {"slurm-cancelled", "agent-death-signal", "elastic-signal-exception"} <= {
         e["fingerprint"] for e in match["evidence"]
     }
