@@ -68,7 +68,7 @@ def test_one_rank_fails_the_others_time_out(matcher) -> None:
 #: Excerpts with supporting lines only (kernel lines that name no rank): the first failure then
 #: falls back to the best candidate's earliest line, which can be another rank's timeout when the
 #: entry counts timeouts as its evidence too. A known limit of the rule, kept visible here.
-NO_RANK_OF_ITS_OWN = {"real/nccl-p2p-hang--2.log"}
+NO_RANK_OF_ITS_OWN = {"real/nccl-p2p-hang--1.log", "real/nccl-p2p-hang--2.log"}
 
 
 def _buried_case(case):  # noqa: ANN001, ANN202
@@ -78,7 +78,12 @@ def _buried_case(case):  # noqa: ANN001, ANN202
     return pytest.param(case, marks=pytest.mark.xfail(reason=reason, strict=True))
 
 
-@pytest.mark.parametrize("case", [_buried_case(c) for c in CASES[::12]], ids=lambda c: c.name)
+#: One case in twelve, benign excerpts left out as in the test above (normal-in-moderation lines
+#: take no rank down: beside four ranks' timeouts the timeouts are the failure).
+BURIED = [_buried_case(c) for c in [c for c in CASES if not c.benign][::12]]
+
+
+@pytest.mark.parametrize("case", BURIED, ids=lambda c: getattr(c, "name", None))
 def test_a_composite_buried_after_100000_healthy_lines(matcher, case) -> None:
     failing = case.rank if case.rank is not None else 1
     result = composite(matcher, failing, log_bytes(case.logs[0]), bury=100_000)
