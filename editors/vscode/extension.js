@@ -13,7 +13,7 @@ const { parseData, mergeData, entryIds } = require('./lib/data');
 const { verdict, marks, verifyCommand } = require('./lib/verdict');
 const { article, movedTo, target } = require('./lib/page');
 const { answerHtml } = require('./lib/view');
-const { Recorder } = require('./lib/terminal');
+const { Recorder, unusable } = require('./lib/terminal');
 const { editorLines, engineText, readLog } = require('./lib/lines');
 const { jobHost } = require('./lib/hosts');
 const { Marker } = require('./lib/marker');
@@ -188,12 +188,8 @@ async function diagnoseTerminal() {
   const terminal = vscode.window.activeTerminal;
   if (!terminal) throw new Error('no terminal is open');
   const output = state.recorder.output(terminal);
-  if (!output) {
-    const integrated = terminal.shellIntegration ? 'no command has run in it since the extension started'
-      : 'its shell has no shell integration (VS Code gives extensions the output of commands only through it)';
-    throw new Error(`nothing to diagnose in terminal "${terminal.name}": ${integrated}. Copy the ` +
-      'output into an editor and run "Nanopedia: Diagnose the selection" instead.');
-  }
+  const problem = unusable(output, terminal.name, Boolean(terminal.shellIntegration));
+  if (problem) throw new Error(problem);
   if (output.running) vscode.window.showInformationMessage(`Nanopedia: "${output.command}" is still running; diagnosing its output so far.`);
   // A read-only document of the output, named after the command, so its lines can be marked.
   state.outputs += 1;

@@ -17,7 +17,7 @@ const { verdict, byRank, marks, verifyCommand } = require(path.join(lib, 'verdic
 const { answerHtml } = require(path.join(lib, 'view.js'));
 const { article, movedTo, target } = require(path.join(lib, 'page.js'));
 const { editorLines, engineText } = require(path.join(lib, 'lines.js'));
-const { Recorder, plainOutput } = require(path.join(lib, 'terminal.js'));
+const { Recorder, plainOutput, unusable } = require(path.join(lib, 'terminal.js'));
 const { diagnose } = require(path.join(lib, 'engine.js'));
 
 const python = process.env.NANOPEDIA_PYTHON || path.join(root, '.venv/bin/python');
@@ -211,6 +211,15 @@ test("a terminal command's output is kept without the terminal's own control seq
     { command: 'cat log', text: 'defghijKLM', exitCode: 1, running: false, cut: true });
   recorder.forget(terminal);
   assert.strictEqual(recorder.output(terminal), null);
+});
+
+test('a command that ended with no output reaching the extension is named, not diagnosed as an empty log', () => {
+  const ended = { command: 'cat log', text: ' \n', exitCode: 0, running: false, cut: false };
+  assert.match(unusable(ended, 'bash', true), /^"cat log" ended, but VS Code passed none of its output/);
+  assert.strictEqual(unusable({ ...ended, running: true }, 'bash', true), null);  // nothing yet: so far
+  assert.strictEqual(unusable({ ...ended, text: '[rank0]: x' }, 'bash', true), null);
+  assert.match(unusable(null, 'bash', true), /no command has run in it since the extension started/);
+  assert.match(unusable(null, 'bash', false), /its shell has no shell integration/);
 });
 
 /* ---- The engine in a worker thread ---- */

@@ -68,4 +68,26 @@ class Recorder {
   }
 }
 
-module.exports = { Recorder, plainOutput };
+/**
+ * Why the terminal's last output cannot be diagnosed, or null when it can: `output` is the
+ * recorder's (or null), `integrated` whether the terminal has shell integration. A command that
+ * ended with no output recorded is named rather than diagnosed as an empty log: VS Code's
+ * workbench starts passing a command's output to extensions when it has parsed the command's
+ * start mark, and output that reached it in the same piece as that mark (a command that prints
+ * everything at once, on a busy machine) never reaches an extension.
+ */
+function unusable(output, name, integrated) {
+  const instead = 'Copy the output into an editor and run "Nanopedia: Diagnose the selection" instead.';
+  if (!output) {
+    const why = integrated ? 'no command has run in it since the extension started'
+      : 'its shell has no shell integration (VS Code gives extensions the output of commands only through it)';
+    return `nothing to diagnose in terminal "${name}": ${why}. ${instead}`;
+  }
+  if (!output.running && !output.text.trim()) {
+    return `"${output.command}" ended, but VS Code passed none of its output to extensions (it can miss ` +
+      `the output of a command that prints everything at once). Run it again, or: ${instead}`;
+  }
+  return null;
+}
+
+module.exports = { Recorder, plainOutput, unusable };
