@@ -132,17 +132,20 @@ def test_every_action_is_at_its_current_major_version() -> None:
         assert version == f"v{CURRENT_MAJOR[name]}", f"{ref}: use @v{CURRENT_MAJOR[name]}"
 
 
-def test_pull_requests_run_ruff_and_the_tests_read_only() -> None:
+def test_pull_requests_run_ruff_the_editor_tools_and_the_tests_read_only() -> None:
     workflow = load(ROOT / ".github" / "workflows" / "tests.yml")
     on = workflow.get(True) or workflow["on"]
     assert "pull_request" in on and "pull_request_target" not in on
     assert workflow["permissions"] == {"contents": "read"}
     assert all("permissions" not in job for job in workflow["jobs"].values())
     runs = [step.get("run", "") for step in steps(workflow)]
-    lint = next(i for i, r in enumerate(runs) if "ruff check generator tests bench" in r)
+    lint = next(i for i, r in enumerate(runs) if "ruff check ." in r)
+    assert "ruff format --check ." in runs[lint]
+    editor = next(i for i, r in enumerate(runs) if "vsix.py --tools" in r)
+    assert "code-server" in runs[editor].split("--tools")[1]  # the editor tests need it, in CI
     types = next(i for i, r in enumerate(runs) if r.startswith("make typecheck"))
     tests = next(i for i, r in enumerate(runs) if r.startswith("make test"))
-    assert lint < tests and types < tests
+    assert lint < tests and types < tests and editor < tests
     assert workflow["jobs"]["test"]["env"]["NANOPEDIA_REQUIRE_BROWSER"] == "1"
 
 
@@ -297,12 +300,16 @@ def test_the_comment_job_runs_only_after_a_successful_pull_request_run() -> None
 
 
 def ci_commands() -> list[str]:
-    """`.ci/run`'s commands, comments and blank lines left out."""
-    lines = (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()
-    return [line.strip() for line in lines if line.strip() and not line.strip().startswith("#")]
+    """`.ci/run`'s commands (a line ended by `\\` joined to the next), comments and blank lines
+    left out."""
+    text = (ROOT / ".ci" / "run").read_text(encoding="utf-8").replace("\\\n", " ")
+    lines = [" ".join(line.split()) for line in text.splitlines()]
+    return [line for line in lines if line and not line.startswith("#")]
 
 
-def test_ci_lints_checks_the_layout_then_tests_with_the_browser_tests_required() -> None:
+def test_ci_lints_checks_the_layout_then_tests_with_the_browser_slurm_and_editor_tests_required() -> (
+    None
+):
     commands = ci_commands()
     tests = commands.index("make test")
     lint = commands.index(".venv/bin/ruff check .")
@@ -314,8 +321,15 @@ def test_ci_lints_checks_the_layout_then_tests_with_the_browser_tests_required()
         if c.startswith("export ") and "NANOPEDIA_REQUIRE_BROWSER=1" in c.split()
     )
     exported = commands[required].split()
-    assert {"NANOPEDIA_REQUIRE_SANDBOX=1", "NANOPEDIA_REQUIRE_REPRO=1"} <= set(exported)
+    assert {
+        "NANOPEDIA_REQUIRE_SANDBOX=1",
+        "NANOPEDIA_REQUIRE_REPRO=1",
+        "NANOPEDIA_REQUIRE_SLURM=1",
+        "NANOPEDIA_REQUIRE_EDITOR=1",
+    } <= set(exported)
     assert commands.index("make .venv-repro/.installed") < tests  # tests/repro needs it
+    tools = next(i for i, c in enumerate(commands) if "vsix.py --tools" in c)
+    assert "code-server" in commands[tools].split() and tools < tests  # the real-editor tests
     assert required < tests and lint < tests and layout < tests and types < tests
 
 
