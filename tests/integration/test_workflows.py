@@ -307,9 +307,7 @@ def ci_commands() -> list[str]:
     return [line for line in lines if line and not line.startswith("#")]
 
 
-def test_ci_lints_checks_the_layout_then_tests_with_the_browser_slurm_and_editor_tests_required() -> (
-    None
-):
+def test_ci_lints_then_tests_with_the_browser_slurm_and_editor_tests_required() -> None:
     commands = ci_commands()
     tests = commands.index("make test")
     lint = commands.index(".venv/bin/ruff check .")
