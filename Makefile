@@ -23,11 +23,10 @@ site: $(STAMP)
 check: $(STAMP)
 	$(BIN)/nanopedia check
 
-# The browser worker's ranking under Node (the same data-driven cases as pytest), then pytest
-# on two workers (tests marked with one xdist_group, such as the editor's, share a worker).
+# The browser worker's ranking under Node (the same data-driven cases as pytest), then pytest.
 test: $(STAMP)
 	NANOPEDIA_PYTHON=$(BIN)/python node --test tests/js/
-	$(BIN)/python -m pytest -n 2 --dist loadgroup
+	$(BIN)/python -m pytest -n 2
 
 # mypy over the package by its import name, found in generator/ (generator/nanopedia/).
 typecheck: $(STAMP)

@@ -24,9 +24,6 @@ from editor.workbench import Server, Workbench, code_server, vsix
 from nanopedia.cli import main
 from nanopedia.diagnosis.triage import triage
 
-#: One worker runs every editor test: one packaging, one code-server (make test: --dist loadgroup).
-pytestmark = pytest.mark.xdist_group("editor")
-
 FOUR_RANKS = ROOT / "tests" / "logs" / "first-failure-oom" / "torchrun-4rank.log"
 WITH_REPRO = ROOT / "tests" / "logs" / "fsdp-mp-torchrun.log"
 TEAM_ID = "teamcorp-loader-stall"

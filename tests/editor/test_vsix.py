@@ -10,16 +10,12 @@ import subprocess
 import zipfile
 from pathlib import Path
 
-import pytest
 from conftest import ROOT
 
 from nanopedia import __version__
 from nanopedia.content.corpus import gather
 from nanopedia.diagnosis import catalogue
 from nanopedia.site.exports import DIAGNOSE_DATA, diagnose_file
-
-#: One worker packages the extension once for all editor tests (`make test`: --dist loadgroup).
-pytestmark = pytest.mark.xdist_group("editor")
 
 
 def files(vsix: Path) -> dict[str, bytes]:

@@ -76,8 +76,7 @@ def timed_out(slurm_cluster: Cluster, tmp_path_factory: pytest.TempPathFactory) 
     return slurm_cluster.sbatch(script(folder, "train.sh", TRAIN), "--time=1", "-w", "nano1")
 
 
-#: The module's long job starts first; every Slurm test shares one worker, so one cluster starts.
-pytestmark = [pytest.mark.usefixtures("timed_out"), pytest.mark.xdist_group("slurm")]
+pytestmark = pytest.mark.usefixtures("timed_out")
 
 
 def test_scancel_is_a_stop_from_outside_named_by_the_scheduler_line(

@@ -12,9 +12,6 @@ import pytest
 from reprotools import repro_python
 from slurmtools import Cluster
 
-#: The worker of the other Slurm tests, whose cluster it reuses (make test: --dist loadgroup).
-pytestmark = pytest.mark.xdist_group("slurm")
-
 TRAIN = """\
 import os, time
 import torch
