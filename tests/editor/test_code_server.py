@@ -8,7 +8,6 @@ view); a team's entries folder exported by `nanopedia export` is used too."""
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import time
 from collections.abc import Iterator
@@ -17,7 +16,7 @@ from typing import Any
 
 import pytest
 import yaml
-from conftest import CHROMIUM, CHROMIUM_ARGS, ROOT
+from conftest import ROOT
 
 from editor.conftest import EDITOR_REQUIRED, missing
 from editor.workbench import Server, Workbench, code_server, vsix
@@ -59,9 +58,11 @@ def cli_json(log: Path, capsys: pytest.CaptureFixture[str]) -> dict[str, Any]:
 
 
 @pytest.fixture(scope="module")
-def editor(extension: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Workbench]:
-    if not os.path.exists(CHROMIUM):
-        missing(f"Chromium is not installed at {CHROMIUM}")
+def editor(
+    extension: Path, tmp_path_factory: pytest.TempPathFactory, browser: Any
+) -> Iterator[Workbench]:
+    """The workbench in a page of the session's Chromium (a second Playwright in one process
+    fails: the session's keeps its event loop running)."""
     if not EDITOR_REQUIRED and not vsix.installed("code-server"):
         # Its install compiles VS Code's native modules (4 to 10 minutes on two cores): run
         # `editors/vscode/vsix.py --tools code-server` once, or set NANOPEDIA_REQUIRE_EDITOR=1.
@@ -70,8 +71,6 @@ def editor(extension: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterato
         vsix.tool("code-server")
     except vsix.ToolError as err:
         missing(str(err))
-    from playwright.sync_api import sync_playwright
-
     folder = tmp_path_factory.mktemp("code-server")
     workspace = folder / "workspace"
     workspace.mkdir()
@@ -82,15 +81,14 @@ def editor(extension: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterato
     )
     team = {"nanopedia.extraEntries": str(team_entries(folder / "team"))}
     server: Server
-    with code_server(extension, workspace, folder, team) as server, sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        page = browser.new_page(viewport={"width": 1400, "height": 900})
-        bench = Workbench(page, folder)
+    with code_server(extension, workspace, folder, team) as server:
+        window = browser.new_context(viewport={"width": 1400, "height": 900})
+        bench = Workbench(window.new_page(), folder)
         try:
             bench.open(server.url)
             yield bench
         finally:
-            browser.close()
+            window.close()
 
 
 def test_the_palette_command_shows_the_clis_verdict_and_first_failing_rank_of_a_four_rank_log(
