@@ -133,7 +133,8 @@ class Index:
     branches: Sequence[Sequence[Any]]
     """[entry file, literals] of each alternative of each fingerprint."""
     users: Sequence[Sequence[int]]
-    """For each literal, the `branches` that need it."""
+    """For each literal, the `branches` it is the key of: a branch needs all its literals, so it
+    is looked at only when its longest one (the rarest in a log, as a rule) occurs."""
     always: Sequence[str]
     """Entry files with a fingerprint that has no literals: a candidate for every log."""
 
@@ -187,8 +188,7 @@ def build(fingerprints: Iterable[tuple[str, str]]) -> Index:
         prefixes.setdefault(word[:MIN_LITERAL], []).append(i)
     users: list[list[int]] = [[] for _ in words]
     for b, (_, needs) in enumerate(branches):
-        for n in needs:
-            users[n].append(b)
+        users[max(needs, key=lambda n: (len(words[n]), -n))].append(b)
     return Index(words, prefixes, [[e, n] for e, n in branches], users, sorted(always))
 
 
