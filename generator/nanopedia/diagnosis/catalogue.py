@@ -317,8 +317,10 @@ def load(root: Path, store: Store | None = None, shipped: Path = SHIPPED) -> Cat
 def compiled(root: Path, store: Store | None = None, shipped: Path = SHIPPED) -> Artifact:
     """The artifact of folder `root`: the store's when the stats of every file are those it
     was compiled from (no file read), else the store's or the shipped one when the files'
-    hashes are those it was compiled from by this code, else compiled (what changed); handed
-    back to `store` with the files' stats whenever a file was read."""
+    hashes are those it was compiled from by this code, else compiled (what changed). Handed
+    back to `store` with the files' stats whenever a file was read, unless it is the shipped
+    one (an installed package's own entries are hashed each run: a few milliseconds that do
+    not grow, and no copy in the user's cache)."""
     stamp = time.time_ns()
     stats = file_stats(root)
     code = code_key()
@@ -339,9 +341,8 @@ def compiled(root: Path, store: Store | None = None, shipped: Path = SHIPPED) ->
         except OSError:
             packaged = None
         if packaged is not None and packaged.key == key:
-            fresh = packaged
-        else:
-            fresh = compile_entries(root, hashes, code, (kept, packaged))
+            return packaged  # the wheel's own entries: used as they are, nothing written
+        fresh = compile_entries(root, hashes, code, (kept, packaged))
     fresh = replace(fresh, stats=stats, stamp=stamp)
     if store is not None:
         store.write(root, dumps(fresh))
