@@ -4,20 +4,22 @@ part of the tests).
     .venv/bin/python bench/diagnose_start.py [--runs 15] [--n 1000] [--before REV]
 
 Each command runs in a fresh process, the commands alternating within a round, `--runs` rounds;
-prints each one's median wall time. The commands: `python -c pass`; `grep -E` of twenty error
+prints each one's median wall time and median CPU time (the process and its children: steadier
+than wall time on a shared machine). The commands: `python -c pass`; `grep -E` of twenty error
 strings (`diagnose_throughput.GREP_STRINGS`); `nanopedia diagnose LOG` with the encyclopedia's
 entries; the same with `--entries` a folder of those entries and `--n` generated ones
 (`/work/shared/bench/corpus.py`, `make_corpus.py`, each given `--fingerprints` decisive
 fingerprints of its own), the compiled catalogue already in the cache (one untimed run first);
-the difference of the two, per added entry. With `--before REV`, the same two diagnoses by the
-code of that git revision alternate with them (`ab.code`). Targets (issue 32): 0.15 s with
-today's entries, 0.25 s with 1,000 more, no measurable growth per entry.
+the difference of the two, per added entry, in wall and in CPU time. With `--before REV`, the
+same two diagnoses by the code of that git revision alternate with them (`ab.code`). Targets
+(issue 32): 0.15 s with today's entries, 0.25 s with 1,000 more, no measurable growth per entry.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -90,7 +92,10 @@ def corpus(work: Path, n: int, fingerprints: int) -> Path:
     return folder
 
 
-def timed(command: list[str], env: dict[str, str]) -> float:
+def timed(command: list[str], env: dict[str, str]) -> tuple[float, float]:
+    """Wall and CPU seconds of one run (CPU: the process and its children, steadier than wall
+    time when other work shares the cores)."""
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     subprocess.run(
         command,
@@ -100,7 +105,9 @@ def timed(command: list[str], env: dict[str, str]) -> float:
         stderr=subprocess.DEVNULL,
         check=False,
     )
-    return time.perf_counter() - start
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, after.ru_utime + after.ru_stime - used.ru_utime - used.ru_stime
 
 
 def main() -> None:
@@ -143,21 +150,32 @@ def main() -> None:
             check=False,
         )
     times: dict[str, list[float]] = {name: [] for name in commands}
+    cpu: dict[str, list[float]] = {name: [] for name in commands}
     names = list(commands)
     for i in range(args.runs):
         for name in names if i % 2 == 0 else names[::-1]:
-            times[name].append(timed(*commands[name]))
+            wall, used = timed(*commands[name])
+            times[name].append(wall)
+            cpu[name].append(used)
     print(
         f"{LOG.name} ({LOG.stat().st_size} bytes), medians of {args.runs} alternating runs, "
         f"load average {os.getloadavg()[0]:.2f}:"
     )
     for name, seconds in times.items():
-        print(f"  {name:<34} {statistics.median(seconds):.3f} s   (min {min(seconds):.3f})")
-    for side, _ in sides:
-        small, large = (
-            statistics.median(v) for k, v in times.items() if k.startswith(side) and "diagnose" in k
+        print(
+            f"  {name:<34} {statistics.median(seconds):.3f} s   (min {min(seconds):.3f}; "
+            f"CPU {statistics.median(cpu[name]):.3f} s)"
         )
-        print(f"  {side}: per added entry {1000 * (large - small) / args.n:+.3f} ms")
+    for side, _ in sides:
+        growth = []
+        for measure in (times, cpu):
+            small, large = (
+                statistics.median(v)
+                for k, v in measure.items()
+                if k.startswith(side) and "diagnose" in k
+            )
+            growth.append(f"{1000 * (large - small) / args.n:+.3f} ms")
+        print(f"  {side}: per added entry {growth[0]} wall, {growth[1]} CPU")
 
 
 if __name__ == "__main__":

@@ -3,18 +3,29 @@ every entry, equal to what full loading gives, never stale, never trusted when d
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import shutil
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 from conftest import ROOT
 
 from nanopedia.content.corpus import gather
-from nanopedia.diagnosis import catalogue, contract, rank, report, scan, text_report, versions
+from nanopedia.diagnosis import (
+    catalogue,
+    contract,
+    prefilter,
+    rank,
+    report,
+    scan,
+    text_report,
+    versions,
+)
 from nanopedia.errors import Problem
 from nanopedia.incremental.catalogue import FolderStore
 
@@ -103,6 +114,137 @@ def test_an_artifact_reads_back_as_it_was_written(compiled) -> None:
     assert catalogue.catalogue(again, ENTRIES) == compiled
 
 
+def test_a_diagnosis_of_the_entries_the_prefilter_picks_is_that_of_them_all(
+    tmp_path: Path,
+) -> None:
+    """Every labelled log, read as `diagnose` reads a small log (held, prefiltered, scanned from
+    memory), gives the diagnosis and reports that the whole catalogue gives, from fewer
+    entries."""
+    artifact = catalogue.compiled(ENTRIES)
+    every = catalogue.catalogue(artifact, ENTRIES).entries
+    views = {e.id: e for e in every}
+    whole = scan.Matcher(every)
+    picked = held_cases = 0
+    for case in cases():
+        paths = [str(p) for p in materialise(case, tmp_path)]
+        held = [prefilter.hold(p) for p in paths]
+        if None in held:
+            continue
+        held_cases += 1
+        names = artifact.prefilter.candidates(prefilter.normalised(h) for h in held if h)
+        some = catalogue.catalogue(artifact, ENTRIES, names).entries
+        picked += len(some)
+        few = scan.Matcher(some)
+        before = rank.diagnose([scan.scan_file(p, whole) for p in paths])
+        after = rank.diagnose(
+            [
+                scan.scan(io.BytesIO(h or b""), p, few, None, None, prefilter.HELD_BYTES)
+                for p, h in zip(paths, held, strict=True)
+            ]
+        )
+        assert _by_probe(after, few) == _by_probe(before, whole), case.name
+        for fmt in (text_report.as_text, report.as_markdown):
+            assert fmt(after, views, None, 3, ()) == fmt(before, views, None, 3, ()), case.name
+    assert held_cases > 50
+    assert picked < held_cases * len(every) / 4  # it does leave entries out
+
+
+def _by_probe(diagnosis: rank.Diagnosis, matcher: scan.Matcher) -> rank.Diagnosis:
+    """`diagnosis` with its lines counted by (entry, fingerprint), not by the matcher's index."""
+    return replace(
+        diagnosis,
+        files=tuple(
+            replace(
+                f,
+                counts={
+                    (matcher.probes[i].entry_id, matcher.probes[i].fingerprint.id): n
+                    for i, n in f.counts.items()
+                },
+            )
+            for f in diagnosis.files
+        ),
+    )
+
+
+def test_an_entry_with_a_pattern_without_literals_is_picked_for_every_log() -> None:
+    index = prefilter.build(
+        [("oom.yaml", "CUDA out of memory"), ("any.yaml", r"\d+ (?:x|y)"), ("ab.yaml", "ab|cde")]
+    )
+    assert prefilter.literals("ab|cde") is None  # `ab` is too short to be required text
+    assert index.candidates([b"nothing to see\n"]) == {"any.yaml", "ab.yaml"}
+    assert index.candidates([b"RuntimeError: CUDA Out Of Memory\n"]) == {
+        "any.yaml",
+        "ab.yaml",
+        "oom.yaml",
+    }
+
+
+def test_only_the_literals_of_one_alternative_must_all_occur() -> None:
+    index = prefilter.build([("e.yaml", "NCCL error: unhandled|watchdog .* timed out")])
+    assert index.candidates([b"[rank0] watchdog caught: collective timed out\n"]) == {"e.yaml"}
+    assert index.candidates([b"NCCL error: (unhandled system error)\n"]) == {"e.yaml"}
+    assert index.candidates([b"NCCL error and a watchdog\n"]) == set()
+
+
+def test_a_file_as_recent_as_its_artifact_is_not_vouched_for_by_its_stats() -> None:
+    """A write within a timestamp's granularity of the hash leaves the stats as they were (git's
+    racily clean entries): such a file is hashed again, an older one is not."""
+    stamp = 100 * catalogue.RACY_NS
+    stat = [10, stamp - catalogue.RACY_NS // 2, stamp - 5 * catalogue.RACY_NS, 7]
+    old = [10, stamp - 3 * catalogue.RACY_NS, stamp - 3 * catalogue.RACY_NS, 8]
+    artifact = replace(
+        catalogue.compile_entries(ENTRIES, {}, "code"),
+        stats={"recent.yaml": stat, "old.yaml": old, "changed.yaml": old},
+        stamp=stamp,
+    )
+    found = {"recent.yaml": stat, "old.yaml": old, "changed.yaml": [11, *old[1:]]}
+    assert catalogue.verified(artifact, found) == {"old.yaml"}
+    rewritten = {"old.yaml": [10, old[1], stamp, 8]}  # the mtime put back, the ctime new
+    assert catalogue.verified(artifact, rewritten) == set()
+
+
+def _hashed(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    read: list[str] = []
+    real = catalogue._hash
+
+    def counted(path: Path) -> str:
+        read.append(path.name)
+        return real(path)
+
+    monkeypatch.setattr(catalogue, "_hash", counted)
+    return read
+
+
+def test_an_unchanged_folder_is_known_from_its_stats_without_reading_a_file(
+    corpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = FolderStore(tmp_path / "cache")
+    first = catalogue.load(corpus, store)  # every file just copied: all recent, all read
+    monkeypatch.setattr(catalogue, "RACY_NS", -60 * 10**9)  # as if copied a minute before
+    read = _hashed(monkeypatch)
+    assert catalogue.load(corpus, store) == first and read == []
+    path = corpus / "fsdp-uniform-dtype.yaml"
+    path.write_text(path.read_text(encoding="utf-8") + "\n", encoding="utf-8")
+    assert catalogue.load(corpus, store) == first and read == ["fsdp-uniform-dtype.yaml"]
+
+
+def test_an_edit_that_keeps_the_size_and_mtime_of_a_file_is_seen(
+    corpus: Path, tmp_path: Path
+) -> None:
+    store = FolderStore(tmp_path / "cache")
+    catalogue.load(corpus, store)
+    path = corpus / "fsdp-uniform-dtype.yaml"
+    before = path.stat()
+    text = path.read_text(encoding="utf-8")
+    title = next(line for line in text.splitlines() if line.startswith("title: "))
+    same = "title: " + "X" * (len(title.encode()) - len("title: "))
+    path.write_text(text.replace(title, same, 1), encoding="utf-8")
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert path.stat().st_size == before.st_size
+    by_id = {e.id: e for e in catalogue.load(corpus, store).entries}
+    assert by_id["fsdp-uniform-dtype"].title == same.removeprefix("title: ")
+
+
 @pytest.fixture
 def corpus(tmp_path: Path) -> Path:
     """A copy of the encyclopedia, to be changed."""
@@ -169,12 +311,14 @@ def test_a_damaged_cache_is_ignored_and_written_again(
         "empty": b"",
         "truncated": data[: len(data) // 2],
         "garbage": b"\x00\xff{[",
-        "wrong shape": b'{"format": 1, "key": "k", "code": "c", "files": {"a.yaml": 3}}',
-        "other format": data.replace(b'"format":1', b'"format":999'),
+        "wrong shape": b'{"format":2,"key":"k","code":"c","files":{"a.yaml":3},"records":0}\n',
+        "other format": data.replace(b'"format":2', b'"format":999', 1),
     }[damage]
+    assert bad != data
     store.path(corpus).write_bytes(bad)
     assert catalogue.load(corpus, store) == good
-    assert store.read(corpus) == data
+    again = catalogue.loads(store.read(corpus))
+    assert again is not None and again == replace(catalogue.loads(data), stamp=again.stamp)
 
 
 def test_a_record_with_a_forged_key_is_not_trusted_for_other_files(

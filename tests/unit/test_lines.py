@@ -7,6 +7,7 @@ import pytest
 
 from nanopedia.diagnosis.lines import (
     NEIGHBOUR_LINES,
+    TIMESTAMP_WINDOW,
     earlier_timestamp,
     file_rank,
     line_rank,
@@ -234,3 +235,30 @@ def test_a_neighbour_is_one_line_not_the_rest_of_the_buffer() -> None:
 def test_a_prefix_that_ends_right_at_the_evidence_is_its_rank() -> None:
     text = "[rank0]: x[rank1]:RuntimeError: boom"
     assert line_rank(text, None, text.index("RuntimeError")) == 1
+
+
+def test_the_earlier_timestamp_is_the_last_of_the_whole_window_whatever_its_lines() -> None:
+    """The window is read from its end in growing tails of whole lines: the answer is still the
+    last timestamp of all of it (of either format, a cut character or a timestamp split by the
+    window's start included)."""
+    import random
+
+    glued = b"1" * 2000 + b"2024-07-10 18:00:39".ljust(255) + b"\n"  # a digit before it: none
+    buf = b"2024-07-10 18:00:30 step\n" + glued
+    assert earlier_timestamp(buf, len(buf)) == "0710180030.000000000"
+    rng = random.Random(32)
+    stamps = ["2024-07-10 18:00:{:02d},5", "E710 18:00:{:02d}.250000", "I0710 18:01:{:02d}.1"]
+    for _ in range(400):
+        lines = []
+        for _ in range(rng.randrange(1, 60)):
+            text = "".join(rng.choice("x1é ") * rng.randrange(0, 300) for _ in range(3))
+            if rng.random() < 0.3:  # anywhere in the line, a digit or a letter before it or not
+                at = rng.randrange(len(text) + 1)
+                stamp = rng.choice(stamps).format(rng.randrange(60))
+                text = text[:at] + stamp + rng.choice(["", " "]) + text[at:]
+            lines.append(text)
+        buf = ("\n".join(lines) + "\n").encode()
+        start = rng.choice([len(buf), buf.rfind(b"\n", 0, len(buf) - 1) + 1])
+        window = rng.choice([100, 1000, TIMESTAMP_WINDOW])
+        whole = buf[max(0, start - window) : start].decode("utf-8", "replace")
+        assert earlier_timestamp(buf, start, window=window) == timestamp(whole)

@@ -8,6 +8,7 @@ arguments or unreadable logs fail with a located E050 problem (exit 2).
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import os
 import sys
@@ -28,18 +29,25 @@ def run_diagnose(args: argparse.Namespace) -> int:
     root = Path(args.entries) if args.entries else locate_entries()
     if not root.is_dir():
         fail(str(root), "E050", "no such entries directory", "pass --entries DIR")
-    from nanopedia.diagnosis import catalogue, readers, report, result, scan, text_report
+    from nanopedia.diagnosis import (
+        catalogue,
+        prefilter,
+        readers,
+        report,
+        result,
+        scan,
+        text_report,
+    )
     from nanopedia.incremental.catalogue import user_store
 
-    compiled = catalogue.load(root, user_store())
-    usable, skipped = compiled.entries, compiled.skipped
+    compiled = catalogue.compiled(root, user_store())
+    skipped = catalogue.catalogue(compiled, root, ()).skipped
     for first in skipped:
         print(
             f"nanopedia: warning: {first.location}: entry left out of the diagnosis: "
             f"{first.message} (run 'nanopedia check')",
             file=sys.stderr,
         )
-    matcher = scan.Matcher(usable)
     logs, found = readers.gather(args.logs)
     found.raise_problems()
     sizes = []
@@ -48,6 +56,13 @@ def run_diagnose(args: argparse.Namespace) -> int:
             sizes.append(0 if raw == "-" else Path(raw).stat().st_size)
         except OSError as err:
             fail(raw, "E050", f"cannot read the log: {err.strerror or err}")
+    held = _held(logs, found)
+    names = None
+    if held is not None:
+        texts = [*held.values(), *(e.traceback.encode("utf-8", "replace") for e in found.errors)]
+        names = compiled.prefilter.candidates(prefilter.normalised(t) for t in texts)
+    usable = catalogue.catalogue(compiled, root, names).entries
+    matcher = scan.Matcher(usable)
     bar = sys.stderr.isatty() and sum(sizes) >= PROGRESS_BYTES
     start = time.monotonic()
     deadline = start + args.deadline
@@ -56,7 +71,13 @@ def run_diagnose(args: argparse.Namespace) -> int:
         name = "<stdin>" if raw == "-" else raw
         shown = _progress(name, size) if bar and size else None
         try:
-            scans.append(scan.scan_file(raw, matcher, deadline, shown, args.jobs, name))
+            scans.append(
+                scan.scan(
+                    io.BytesIO(held[raw]), name, matcher, deadline, None, prefilter.HELD_BYTES
+                )
+                if held is not None
+                else scan.scan_file(raw, matcher, deadline, shown, args.jobs, name)
+            )
             if scans[-1].open_at_deadline:
                 print(
                     f"nanopedia: warning: {report.shorten(name, 200)}: still open at the "
@@ -99,6 +120,26 @@ def run_diagnose(args: argparse.Namespace) -> int:
         print(res.as_text(args.top, text_report.columns()))
     flight = res.diagnosis.flight_report
     return 0 if res.matches or (flight and flight.findings) else 1
+
+
+def _held(logs: list[str], found: Any) -> dict[str, bytes] | None:
+    """Each log's bytes, read whole before the scan when together they are small: the scan
+    reads them from memory, so the prefilter (`diagnosis.prefilter`) and the scan see the same
+    bytes of a log still being written. None when the logs are large or a pipe, or when
+    Flight Recorder dumps are given (their findings name entries by themselves)."""
+    from nanopedia.diagnosis import prefilter
+
+    if found.dumps:
+        return None
+    held: dict[str, bytes] = {}
+    left = prefilter.HELD_BYTES
+    for raw in logs:
+        data = prefilter.hold(raw, left)
+        if data is None:
+            return None
+        held[raw] = data
+        left -= len(data)
+    return held
 
 
 def _progress(name: str, size: int) -> Callable[[int], None]:

@@ -128,8 +128,23 @@ def earlier_timestamp(
     buf: bytes, start: int, before: bytes = b"", window: int = TIMESTAMP_WINDOW
 ) -> str | None:
     """The timestamp of the nearest earlier line within `window` bytes (traceback lines have none,
-    the log line before them usually does); `before` is the text preceding `buf`."""
+    the log line before them usually does); `before` is the text preceding `buf`.
+
+    The whole lines at the end of the window are read first, a few hundred bytes and then four
+    times more until one holds a timestamp: a timestamp never spans a newline, so the last one
+    of such a tail is the last of the window (a line without one, in a log with thousands of
+    them, read the whole window each time: a third of a large log's scan)."""
     head = buf[max(0, start - window) : start]
     if start < window and before:
         head = (before + head)[-window:]
+    size = _TAIL
+    while size < len(head):
+        line = head.find(b"\n", len(head) - size) + 1
+        if line and (found := timestamp(head[line:].decode("utf-8", "replace"))):
+            return found
+        size *= 4
     return timestamp(head.decode("utf-8", "replace"))
+
+
+#: Bytes before a line first looked at for an earlier timestamp (`earlier_timestamp`).
+_TAIL = 256

@@ -305,7 +305,7 @@ def _scan_part(
         total += length
         view = memoryview(data)[:length]
         hits = matcher.set.Match(view) or []
-        buf = bytes(view) if hits else b""  # a buffer with hits is read from a copy, lines and all
+        buf = b""  # a buffer with a hit to locate is read from a copy, lines and all
         located: list[
             tuple[int, int, int, bool]
         ] = []  # (offset, probe index, match end, past the cap)
@@ -315,6 +315,7 @@ def _scan_part(
             if counted and counts.get(index, 0) >= EVIDENCE_CAP and not (decisive and late_left):
                 uncompared |= decisive  # the set found a decisive line that is not compared
                 continue
+            buf = buf or bytes(view)  # not copied when every hit is past its cap
             regex, pos = matcher.regexes[index], 0
             while (m := regex.search(buf, pos)) is not None:
                 past = decisive and counts.get(index, 0) >= EVIDENCE_CAP
