@@ -1,0 +1,203 @@
+"""One diagnosis with everything its reports need (`diagnosis/result.py`): the result of texts
+and files against the fixture corpus, and every format of it says what the report modules
+say, the verdict when something matched and the error line when nothing did."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+import pytest
+from conftest import FIXTURES
+
+from nanopedia.content.corpus import gather
+from nanopedia.diagnosis import (
+    catalogue,
+    elastic,
+    github,
+    readers,
+    report,
+    result,
+    text_report,
+    unmatched,
+)
+from nanopedia.diagnosis.catalogue import EntryView
+from nanopedia.errors import NanopediaError, problem
+
+ERROR = "RuntimeError: expected scalar type BFloat16 but found Float"
+VERSION = "PyTorch version: 2.4.0"
+UNKNOWN = [
+    "step 1",
+    "Traceback (most recent call last):",
+    '  File "/home/me/train.py", line 3, in <module>',
+    "ValueError: no such shard",
+]
+
+
+@pytest.fixture(scope="module")
+def entries() -> list[EntryView]:
+    return catalogue.views(gather(FIXTURES / "corpus")[0].entries)
+
+
+def _text(*lines: str) -> bytes:
+    return ("\n".join(lines) + "\n").encode()
+
+
+def test_a_match_gives_the_verdict_confidence_first_failure_and_versions(
+    entries: list[EntryView],
+) -> None:
+    skipped = (problem("bad.yaml", "E001", "not YAML"),)
+    r = result.from_texts(
+        [("rank1", _text(VERSION, "ok")), ("rank3", _text("step", ERROR))],
+        entries,
+        "https://np.example/",
+        skipped,
+    )
+    assert (r.verdict, r.confidence, r.initiating_rank) == ("alpha-failure", "certain", 3)
+    assert (r.initiating.file, r.initiating.line) == ("rank3", 2)
+    assert r.initiating_reason and r.initiating_reason == r.diagnosis.initiating_reason
+    assert r.silent_ranks == (1,) == r.diagnosis.silent_ranks
+    assert [f.file for f in r.files] == ["rank1", "rank3"]
+    assert r.matches == r.diagnosis.matches and r.missed is None
+    assert r.seen == (("torch", "2.4.0", "rank1", 1),)
+    by_id = {e.id: e for e in entries}
+    assert r.as_json(1) == {
+        **report.with_answers(r.diagnosis, by_id, "https://np.example/", 1, r.seen),
+        "skipped_entries": [skipped[0].as_dict()],
+    }
+    assert r.as_text(1, 70) == text_report.as_text(
+        r.diagnosis, by_id, "https://np.example/", 1, r.seen, 70
+    )
+    assert r.as_text() == text_report.as_text(r.diagnosis, by_id, "https://np.example/", 5, r.seen)
+    assert r.as_markdown(1) == report.as_markdown(
+        r.diagnosis, by_id, "https://np.example/", 1, r.seen
+    )
+    assert r.as_markdown() == report.as_markdown(
+        r.diagnosis, by_id, "https://np.example/", 5, r.seen
+    )
+    assert "torch 2.4.0 (rank1:1) is in the affected range" in r.as_markdown()
+    assert r.as_github(1) == github.for_diagnosis(r.diagnosis, by_id, "https://np.example/", 1)
+    assert r.as_github() == github.for_diagnosis(r.diagnosis, by_id, "https://np.example/", 5)
+    assert r.as_github().startswith("::error file=rank3,line=2")
+
+
+def test_nothing_matched_gives_the_first_error_line_in_every_format(
+    entries: list[EntryView],
+) -> None:
+    r = result.from_texts(
+        [("empty.log", b""), ("a.log", _text(VERSION, *UNKNOWN))], entries, "https://np.example"
+    )
+    assert (r.verdict, r.confidence, r.matches, r.seen) == (None, None, (), ())
+    assert r.missed == unmatched.Missed(
+        unmatched.Found(
+            "ValueError: no such shard", "a.log", 5, "ValueError", "user code (train.py)"
+        ),
+        (("empty.log", "empty"),),
+    )
+    assert r.as_json()["unmatched"] == unmatched.as_json(r.missed, "https://np.example")
+    assert r.as_json()["matches"] == [] and r.as_json()["skipped_entries"] == []
+    assert r.as_text() == unmatched.as_text(r.missed, "https://np.example")
+    assert r.as_text(width=100) == unmatched.as_text(r.missed, "https://np.example", 100)
+    assert r.as_text(width=100) != r.as_text()
+    assert r.as_markdown() == unmatched.as_markdown(r.missed, "https://np.example")
+    assert r.as_github() == ""
+
+
+def test_the_first_error_line_is_that_of_the_first_log_that_has_one(
+    entries: list[EntryView],
+) -> None:
+    other = _text("Traceback (most recent call last):", "KeyError: 'x'")
+    r = result.from_texts(
+        [("a.log", _text("fine")), ("b.log", _text(*UNKNOWN)), ("c.log", other)], entries
+    )
+    assert r.missed and r.missed.error and r.missed.error.file == "b.log"
+    assert r.missed.inputs == ()
+    r = result.from_texts([("a.log", b"\0\1binary"), ("b.log", b"one line")], entries)
+    assert r.missed == unmatched.Missed(None, (("a.log", "binary"), ("b.log", "single-line")))
+
+
+def test_an_error_file_that_speaks_replaces_the_unmatched_answer(
+    entries: list[EntryView],
+) -> None:
+    found = readers.Found()
+    found.add(
+        elastic.ErrorFile("e/0/error.json", 0, 0, "ValueError: x", "ValueError: x", 1_800_000_000)
+    )
+    r = result.from_texts([("a.log", _text(*UNKNOWN))], entries, found=found)
+    assert r.missed is None and r.diagnosis.error_files == tuple(found.errors)
+    assert r.as_text().startswith("no known failure matched\n  first failure: rank 0")
+
+
+def test_an_error_files_traceback_is_scanned_as_its_ranks_evidence(
+    entries: list[EntryView],
+) -> None:
+    found = readers.Found()
+    found.add(
+        elastic.ErrorFile("e/2/error.json", 2, 0, ERROR, f"Traceback:\n{ERROR}", 1_800_000_000)
+    )
+    r = result.from_texts([("a.log", _text("fine"))], entries, found=found)
+    assert r.verdict == "alpha-failure" and r.initiating_rank == 2
+
+
+def test_files_on_disk_are_read_as_the_cli_reads_them(
+    entries: list[EntryView], tmp_path: Path
+) -> None:
+    log = tmp_path / "job.log.gz"
+    log.write_bytes(gzip.compress(_text(VERSION, f"[rank2]: {ERROR}")))
+    r = result.from_paths([str(log)], entries, "https://np.example/", deadline=60)
+    assert (r.verdict, r.initiating_rank, r.seen[0].version) == ("alpha-failure", 2, "2.4.0")
+    assert r.as_json()["matches"][0]["url"] == "https://np.example/entries/alpha-failure.html"
+    plain = tmp_path / "other.log"
+    plain.write_bytes(_text(*UNKNOWN))
+    r = result.from_paths([str(plain)], entries)
+    assert r.missed and r.missed.error and r.missed.error.file == str(plain)
+
+
+def test_an_error_file_that_cannot_be_read_fails_located(
+    entries: list[EntryView], tmp_path: Path
+) -> None:
+    bad = tmp_path / "error.json"
+    bad.write_text("{not json", encoding="utf-8")
+    with pytest.raises(NanopediaError) as err:
+        result.from_paths([str(bad)], entries)
+    assert [p.location.path for p in err.value.problems] == [str(bad)]
+    assert err.value.problems[0].code == "E050"
+
+
+def test_a_log_that_cannot_be_read_again_is_left_out_of_the_unmatched_answer(
+    entries: list[EntryView], tmp_path: Path
+) -> None:
+    from nanopedia.diagnosis import scan
+
+    matcher = scan.Matcher(entries)
+    gone = tmp_path / "gone.log"
+    scans = [scan.scan(__import__("io").BytesIO(_text(*UNKNOWN)), "gone.log", matcher)]
+    r = result.from_scans([str(gone), "-"][:1], scans, entries, matcher=matcher)
+    assert r.missed == unmatched.Missed(None, ())
+    stdin = result.from_scans(["-"], scans, entries, matcher=matcher)
+    assert stdin.missed == unmatched.Missed(None, ())
+
+
+def test_a_diagnosis_past_its_deadline_stops(entries: list[EntryView]) -> None:
+    from nanopedia.diagnosis.scan import DiagnoseTimeout
+
+    with pytest.raises(DiagnoseTimeout):
+        result.from_texts([("a.log", _text(ERROR) * 2000)], entries, deadline=-1)
+    assert result.DEADLINE == 300.0
+
+
+def test_an_exceptions_text_is_the_traceback_python_prints_with_its_cause_and_notes() -> None:
+    try:
+        try:
+            raise KeyError("inner")
+        except KeyError as inner:
+            err = ValueError("outer")
+            err.add_note("a note")
+            raise err from inner
+    except ValueError as caught:
+        text = result.exception_text(caught)
+    assert "KeyError: 'inner'" in text
+    assert "The above exception was the direct cause" in text
+    assert text.rstrip().endswith("ValueError: outer\na note")
+    assert json.dumps(text)
