@@ -179,14 +179,6 @@ def test_a_log_that_cannot_be_read_again_is_left_out_of_the_unmatched_answer(
     assert stdin.missed == unmatched.Missed(None, ())
 
 
-def test_a_diagnosis_past_its_deadline_stops(entries: list[EntryView]) -> None:
-    from nanopedia.diagnosis.scan import DiagnoseTimeout
-
-    with pytest.raises(DiagnoseTimeout):
-        result.from_texts([("a.log", _text(ERROR) * 2000)], entries, deadline=-1)
-    assert result.DEADLINE == 300.0
-
-
 def test_an_exceptions_text_is_the_traceback_python_prints_with_its_cause_and_notes() -> None:
     try:
         try:

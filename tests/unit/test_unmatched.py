@@ -3,6 +3,8 @@ inputs that are no logs, and the next steps."""
 
 from __future__ import annotations
 
+import gzip
+import io
 import json
 from pathlib import Path
 from typing import Any
@@ -57,3 +59,207 @@ def test_next_steps_link_the_search_under_the_base_url_and_name_nanopedia_new() 
     assert steps[0] == "search: https://wiki.example/np/search.html?q=RuntimeError%3A%20x%20%26%20y"
     assert "nanopedia new" in steps[-1]
     assert unmatched.next_steps(None, None) == steps[-1:]
+
+
+FOUND = unmatched.Found(
+    "RuntimeError: shard 3 of `data` | missing @team " + "word " * 60,
+    "logs/a|b.log",
+    12,
+    "RuntimeError",
+    "user code (train.py)",
+)
+INPUTS = (("empty.log", "empty"), ("blob.bin", "binary"))
+
+
+def test_the_terminal_answer_names_inputs_error_line_class_and_where_to_search() -> None:
+    """The error line is cut after four lines with `…`; the search link is whole on its line,
+    its query cut at a word to fit."""
+    assert unmatched.as_text(unmatched.Missed(FOUND, INPUTS), None).splitlines() == [
+        "no known failure matched",
+        "  input: empty.log: empty (no bytes at all: nothing to diagnose)",
+        "  input: blob.bin: binary (NUL bytes in its first 256 KiB: not a text log)",
+        "  error line at logs/a|b.log:12:",
+        "    RuntimeError: shard 3 of `data` | missing @team word word word word word",
+        "    word word word word word word word word word word word word word word word",
+        "    word word word word word word word word word word word word word word word",
+        "    word word word word word word word word word word word word word word word …",
+        "  class: RuntimeError",
+        "  raised in: user code (train.py)",
+        "  next: search a Nanopedia site for the error line (set base_url in",
+        "    nanopedia.toml for a full link):",
+        "    search.html?q=RuntimeError%3A+shard+3+of+%60data%60+%7C+missing+%40team+word",
+        "  next: contribute: nanopedia new ENTRY-ID (entries/README.md says what an entry",
+        "    holds)",
+    ]
+    narrow = unmatched.as_text(unmatched.Missed(FOUND), "https://np.example/", 30)
+    assert narrow.splitlines()[-5:] == [
+        "  raised in: user code (train.py)",
+        "  next: search the site for the error line:",
+        "    https://np.example/search.html?q=RuntimeError%3A+shard+3",
+        "  next: contribute: nanopedia new ENTRY-ID",
+        "    (entries/README.md says what an entry holds)",
+    ]
+    assert max(len(ln) for ln in narrow.splitlines()) <= unmatched.MIN_WIDTH
+
+
+def test_a_short_error_line_is_shown_whole_and_hostile_bytes_escaped() -> None:
+    found = unmatched.Found("Killed\x1b]0;x\x07", "job.log", 3, "signal 9 (SIGKILL)", "native code")
+    lines = unmatched.as_text(unmatched.Missed(found), None).splitlines()
+    assert lines[1:5] == [
+        "  error line at job.log:3:",
+        "    Killed\\x1b]0;x\\x07",
+        "  class: signal 9 (SIGKILL)",
+        "  raised in: native code",
+    ]
+    assert unmatched.as_text(unmatched.Missed(found), None) == unmatched.as_text(
+        unmatched.Missed(found), None, unmatched.WIDTH
+    )
+
+
+def test_with_no_error_line_the_answer_says_none_was_found_unless_inputs_explain_it() -> None:
+    assert unmatched.as_text(unmatched.Missed(None), None).splitlines()[:2] == [
+        "no known failure matched",
+        "  error line: none found (no traceback, no fatal native line)",
+    ]
+    text = unmatched.as_text(unmatched.Missed(None, INPUTS[:1]), None)
+    assert "none found" not in text and "  input: empty.log: empty" in text
+
+
+@pytest.mark.parametrize(
+    ("text", "room", "link"),
+    [
+        ("a b c", 30, "search.html?q=a+b+c"),
+        ("a b c", 18, "search.html?q=a+b"),
+        ("a b c", 17, "search.html?q=a+b"),
+        ("a b c", 16, "search.html?q=a"),
+        ("longword b", 5, "search.html?q=longword"),  # the first word at least
+        ("x&y z", 30, "search.html?q=x%26y+z"),
+    ],
+)
+def test_the_search_link_is_cut_at_a_word_to_fit_its_line(text: str, room: int, link: str) -> None:
+    found = unmatched.Found(text, "a.log", 1, "unknown", "native code")
+    assert unmatched.search_link(found, None, room) == link
+    assert unmatched.search_link(found, "https://s.example/", room + 18) == (
+        "https://s.example/" + link
+    )
+
+
+def test_the_search_query_is_the_first_120_characters_of_the_error_line() -> None:
+    found = unmatched.Found("e" * 130, "a.log", 1, "unknown", "native code")
+    assert unmatched.next_steps(found, "https://s.example")[0] == (
+        f"search: https://s.example/search.html?q={'e' * 120}"
+    )
+    assert unmatched.next_steps(found, None)[0] == (
+        f"search: search.html?q={'e' * 120} on a Nanopedia site (set base_url in "
+        "nanopedia.toml for a full link)"
+    )
+
+
+def test_the_markdown_answer_is_inert_but_its_search_link_stays_live() -> None:
+    """Log text cannot format the paste or ping anyone; the site's own search link, whose query
+    is percent-encoded, is an autolink a reader can open (#39: it was broken by the word
+    joiner that makes log text inert)."""
+    md = unmatched.as_markdown(unmatched.Missed(FOUND, INPUTS), "https://np.example/")
+    query = "RuntimeError%3A%20shard%203%20of%20%60data%60%20%7C%20missing%20%40team%20"
+    assert md.splitlines() == [
+        "**nanopedia:** no known failure matched",
+        "",
+        "- **Input:** empty.log: `empty` (no bytes at all: nothing to diagnose)",
+        "- **Input:** blob.bin: `binary` (NUL bytes in its first 256 KiB: not a text log)",
+        f"- **Error line:** `RuntimeError: shard 3 of 'data' ¦ missing @team {'word ' * 60}` "
+        "(logs/a\\|b.log:12)",
+        "- **Class:** `RuntimeError`",
+        "- **Raised in:** user code (train.py)",
+        f"- **Next:** search: <https://np.example/search.html?q={query}" + "word%20" * 14 + "wo>",
+        "- **Next:** contribute: nanopedia new ENTRY-ID (entries/README.md says what an entry "
+        "holds)",
+    ]
+    bare = unmatched.as_markdown(unmatched.Missed(FOUND), None).splitlines()
+    assert bare[-2].startswith(f"- **Next:** search: search.html?q={query}")
+    assert bare[-2].endswith(
+        " on a Nanopedia site (set base\\_url in nanopedia.toml for a full link)"
+    )
+    assert unmatched.as_markdown(unmatched.Missed(None), "https://np.example/").splitlines() == [
+        "**nanopedia:** no known failure matched",
+        "",
+        "- **Next:** contribute: nanopedia new ENTRY-ID (entries/README.md says what an entry "
+        "holds)",
+    ]
+
+
+def test_the_json_answer_carries_the_error_line_its_class_and_the_inputs() -> None:
+    assert unmatched.as_json(unmatched.Missed(FOUND, INPUTS[1:]), None) == {
+        "error": FOUND.text,
+        "file": "logs/a|b.log",
+        "line": 12,
+        "class": "RuntimeError",
+        "raised_in": "user code (train.py)",
+        "inputs": [
+            {"file": "blob.bin", "reason": "binary", "detail": unmatched.INPUT_REASONS["binary"]}
+        ],
+        "next": unmatched.next_steps(FOUND, None),
+    }
+    assert unmatched.as_json(unmatched.Missed(None), "https://s.example") == {
+        "error": None,
+        "file": None,
+        "line": None,
+        "class": None,
+        "raised_in": None,
+        "inputs": [],
+        "next": [unmatched.CONTRIBUTE],
+    }
+
+
+MIB = 1 << 20
+
+
+@pytest.mark.parametrize(
+    ("data", "problem", "found"),
+    [
+        (b"", "empty", None),
+        (b"ok\n\0binary\n", "binary", None),
+        (b"Segmentation fault", "single-line", ("Segmentation fault", 1, "signal 11 (SIGSEGV)")),
+        (b"x" * (MIB + 10), "single-line", None),  # a head of 1 MiB with no line break
+        (
+            b"\x1b[31mTraceback (most recent call last):\x1b[0m\nValueError: \x1b[1mbad\x1b[0m\n",
+            None,
+            ("ValueError: bad", 2, "ValueError"),
+        ),
+        (
+            (b"x" * 999 + b"\n") * 1100 + b"step\nKilled\n",
+            None,
+            ("Killed", 1102, "signal 9 (SIGKILL)"),
+        ),
+        (b"a\n" + b"x" * MIB + b"\nKilled\n", None, ("Killed", 3, "signal 9 (SIGKILL)")),
+        (b"fine\r\nCUDA error: bad\r\n", None, ("CUDA error: bad", 2, "unknown")),
+    ],
+)
+def test_a_log_is_read_for_its_input_problem_and_first_error_past_its_first_mib(
+    data: bytes, problem: str | None, found: tuple[str, int, str] | None
+) -> None:
+    got_problem, got = unmatched.read_stream(io.BytesIO(data), "job.log")
+    assert got_problem == problem
+    assert (got and (got.text, got.line, got.kind)) == found
+    assert got is None or got.file == "job.log"
+
+
+def test_a_line_cut_by_the_search_limit_is_not_read(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`Killed` is a signal only as a whole word: `Killedx` cut after `Killed` by the limit
+    must not read as one."""
+    lines = (b"x" * 999 + b"\n") * 1100  # past the first MiB
+    monkeypatch.setattr(unmatched, "SEARCH_BYTES", len(lines) + len(b"Killed"))
+    assert unmatched.read_stream(io.BytesIO(lines + b"Killedx\nfine\n"), "job.log") == (None, None)
+    monkeypatch.setattr(unmatched, "SEARCH_BYTES", len(lines) + len(b"Killed\nmo"))
+    found = unmatched.read_stream(io.BytesIO(lines + b"Killed\nmore\n"), "job.log")[1]
+    assert found and (found.text, found.line) == ("Killed", 1101)
+
+
+def test_a_file_is_read_plain_or_gzip_and_standard_input_not_again(tmp_path: Path) -> None:
+    plain = tmp_path / "a.log"
+    plain.write_bytes(b"step\nSegmentation fault (core dumped)\n")
+    packed = tmp_path / "b.log.gz"
+    packed.write_bytes(gzip.compress(plain.read_bytes()))
+    for path in (plain, packed):
+        problem, found = unmatched.read(str(path), "named.log")
+        assert problem is None and found and (found.file, found.line) == ("named.log", 2)
+    assert unmatched.read("-", "<stdin>") == (None, None)

@@ -224,7 +224,7 @@ def next_steps(found: Found | None, base_url: str | None) -> list[str]:
     """Where to go from here: the site's search for the error line, and how to contribute."""
     steps = []
     if found and base_url:
-        steps.append(f"search: {base_url.rstrip('/')}/search.html?q={quote(_query(found))}")
+        steps.append(f"search: {search_url(found, base_url)}")
     elif found:
         steps.append(
             f"search: search.html?q={quote(_query(found))} on a Nanopedia site (set "
@@ -232,6 +232,11 @@ def next_steps(found: Found | None, base_url: str | None) -> list[str]:
         )
     steps.append(CONTRIBUTE)
     return steps
+
+
+def search_url(found: Found, base_url: str) -> str:
+    """The site's search for the error line under `base_url`."""
+    return f"{base_url.rstrip('/')}/search.html?q={quote(_query(found))}"
 
 
 def _query(found: Found) -> str:
@@ -344,5 +349,11 @@ def as_markdown(missed: Missed, base_url: str | None) -> str:
             f"- **Class:** `{_code(found.kind)}`",
             f"- **Raised in:** {_md(found.raised_in)}",
         ]
-    out += [f"- **Next:** {_md(step)}" for step in next_steps(found, base_url)]
+    steps = next_steps(found, base_url)
+    if found and base_url:
+        # The site's own link stays live (`_md` would break its `://`): an autolink, whose
+        # query, the log's text, is percent-encoded and so holds no Markdown.
+        out.append(f"- **Next:** search: <{search_url(found, base_url)}>")
+        steps = steps[1:]
+    out += [f"- **Next:** {_md(step)}" for step in steps]
     return "\n".join(out)
