@@ -5,7 +5,10 @@ say, the verdict when something matched and the error line when nothing did."""
 from __future__ import annotations
 
 import gzip
+import io
 import json
+import re
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -23,10 +26,21 @@ from nanopedia.diagnosis import (
     unmatched,
 )
 from nanopedia.diagnosis.catalogue import EntryView
+from nanopedia.diagnosis.rank import Diagnosis
 from nanopedia.errors import NanopediaError, problem
+
+from .conftest import Made
 
 ERROR = "RuntimeError: expected scalar type BFloat16 but found Float"
 VERSION = "PyTorch version: 2.4.0"
+ERROR_FILE = json.dumps(
+    {
+        "message": {
+            "message": "ValueError: x",
+            "extraInfo": {"py_callstack": "tb", "timestamp": "1800000000"},
+        }
+    }
+).encode()
 UNKNOWN = [
     "step 1",
     "Traceback (most recent call last):",
@@ -172,7 +186,7 @@ def test_a_log_that_cannot_be_read_again_is_left_out_of_the_unmatched_answer(
 
     matcher = scan.Matcher(entries)
     gone = tmp_path / "gone.log"
-    scans = [scan.scan(__import__("io").BytesIO(_text(*UNKNOWN)), "gone.log", matcher)]
+    scans = [scan.scan(io.BytesIO(_text(*UNKNOWN)), "gone.log", matcher)]
     r = result.from_scans([str(gone), "-"][:1], scans, entries, matcher=matcher)
     assert r.missed == unmatched.Missed(None, ())
     stdin = result.from_scans(["-"], scans, entries, matcher=matcher)
@@ -193,3 +207,48 @@ def test_an_exceptions_text_is_the_traceback_python_prints_with_its_cause_and_no
     assert "The above exception was the direct cause" in text
     assert text.rstrip().endswith("ValueError: outer\na note")
     assert json.dumps(text)
+
+
+def test_every_format_shows_five_candidates_unless_told_and_json_all(made: Made) -> None:
+    many = tuple(replace(made.diagnosis.matches[0], id=f"e{i}") for i in range(7))
+    r = result.Result(Diagnosis(many, None, None, None), made.entries)
+
+    def shown(top: int | None) -> list[int]:
+        md = r.as_markdown() if top is None else r.as_markdown(top)
+        text = r.as_text() if top is None else r.as_text(top)
+        gh = r.as_github() if top is None else r.as_github(top)
+        return [md.count("| `e"), len(re.findall(r"(?m)^\d\. e", text)), len(gh.splitlines())]
+
+    assert shown(None) == [5, 5, 5]
+    assert shown(6) == [6, 6, 6]
+    assert len(r.as_json()["matches"]) == 7 and len(r.as_json(2)["matches"]) == 2
+
+
+def test_a_log_that_cannot_be_read_again_does_not_hide_the_next_logs_error(
+    entries: list[EntryView], tmp_path: Path
+) -> None:
+    from nanopedia.diagnosis import scan
+
+    matcher = scan.Matcher(entries)
+    texts = [("gone.log", _text("fine")), ("b.log", _text(*UNKNOWN))]
+    scans = [scan.scan(io.BytesIO(data), name, matcher) for name, data in texts]
+    logs: list[result.Log] = [str(tmp_path / "gone.log"), texts[1]]
+    r = result.from_scans(logs, scans, entries, matcher=matcher)
+    assert r.missed and r.missed.error and r.missed.error.file == "b.log"
+    with pytest.raises(ValueError):  # a log without its scan is the caller's mistake
+        result.from_scans([*logs, "c.log"], scans, entries, matcher=matcher)
+
+
+def test_files_are_scanned_to_the_deadline_and_read_with_the_error_files_beside_them(
+    entries: list[EntryView], tmp_path: Path
+) -> None:
+    from nanopedia.diagnosis.scan import DiagnoseTimeout
+
+    run = tmp_path / "run" / "attempt_0" / "2"
+    run.mkdir(parents=True)
+    (run / "stderr.log").write_bytes(_text(*UNKNOWN))
+    (run / "error.json").write_bytes(ERROR_FILE)
+    r = result.from_paths([str(tmp_path / "run")], entries)
+    assert [e.rank for e in r.diagnosis.error_files] == [2] and r.missed is None
+    with pytest.raises(DiagnoseTimeout):
+        result.from_paths([str(run / "stderr.log")], entries, deadline=-1)

@@ -239,6 +239,14 @@ def test_matched_spans_move_with_the_escapes_that_make_a_line_printable(
         (FAR, [(0, 3), (70, 73)], ["one one one one…", "…far far far far"]),
         (FAR, [(70, 73), (0, 3)], ["one one one one…", "…far far far far"]),
         ("ab " * 10 + "zz", [(10, 12), (16, 18)], ["ab ab ab ab ab ab a…"]),
+        # a match that ends by column 19 is shown from the line's start, one at 20 is not
+        ("x" * 17 + "ab" + "y" * 20, [(17, 19)], ["xxxxxxxxxxxxxxxxxab…"]),
+        ("x" * 18 + "ab" + "y" * 20, [(18, 20)], ["…xxxxxabyyyyyyyyyyy…"]),
+        # a match wider than a piece starts it, nothing before
+        ("a" * 30 + "b" * 30 + "c" * 10, [(30, 60)],
+         ["…" + "b" * 18 + "…", "…" + "b" * 12 + "c" * 6 + "…"]),
+        # the cut between words is looked for before the match, never inside or after it
+        ("a" * 40 + "HIT b" + "c" * 30, [(40, 43)], ["…aaaaaHIT…"]),
     ],
 )  # fmt: skip
 def test_a_long_log_line_is_cut_at_20_columns_around_its_matched_words(

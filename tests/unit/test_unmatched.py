@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from nanopedia.diagnosis import unmatched
+from nanopedia.site.wrapping import cut, fill
 
 ROOT = Path(__file__).resolve().parents[2]
 CASES = json.loads((ROOT / "tests" / "cases" / "unmatched.json").read_text())["cases"]
@@ -263,3 +264,64 @@ def test_a_file_is_read_plain_or_gzip_and_standard_input_not_again(tmp_path: Pat
         problem, found = unmatched.read(str(path), "named.log")
         assert problem is None and found and (found.file, found.line) == ("named.log", 2)
     assert unmatched.read("-", "<stdin>") == (None, None)
+
+
+@pytest.mark.parametrize(
+    ("line", "kind"),
+    [
+        ("process exited with exit code 1 (Signal 9 (SIGKILL) received)", "signal 9 (SIGKILL)"),
+        ("exitcode: 1 after signal 15", "signal 15 (SIGTERM)"),
+        ("exit code 2: got SIGTERM", "signal 15 (SIGTERM)"),
+        ("exit code 2: got SIGFOOD", "SIGFOOD"),
+        ("exit code 128 SIGTERM", "signal 15 (SIGTERM)"),
+        ("exit status 3", "exit code 3"),
+        ("exitcode: -9", "signal 9 (SIGKILL)"),
+        ("exited with code 137", "signal 9 (SIGKILL)"),
+        ("exit code 0 SIGTERM", None),
+    ],
+)
+def test_an_exit_code_names_the_signal_the_line_gives_for_it(line: str, kind: str | None) -> None:
+    found = unmatched.find([line], "a.log")
+    assert (found and found.kind) == kind
+
+
+@pytest.mark.parametrize(
+    ("path", "where"),
+    [
+        ("/usr/lib/python3.11/site-packages/torch/nn/modules.py", "library torch"),
+        ("/venv/lib/python3.11/site-packages/six.py", "library six"),
+        ("/usr/lib/python3/dist-packages/foo_bar-1.0/x.py", "library foo_bar"),
+        ("/x/site-packages/my lib/x.py", "library my lib"),
+        ("C:\\Py\\Lib\\site-packages\\torch\\x.py", "library torch"),
+        ("<frozen importlib._bootstrap>", "the Python standard library"),
+        ("/usr/lib/python3.11/json/decoder.py", "the Python standard library"),
+        ("/usr/lib/python3/json.py", "user code (json.py)"),
+        ("C:\\work\\proj\\train.py", "user code (train.py)"),
+        ("/home/me/proj/train.py", "user code (train.py)"),
+        ("train.py", "user code (train.py)"),
+    ],
+)
+def test_where_an_error_was_raised_is_read_from_its_frames_path(path: str, where: str) -> None:
+    assert unmatched.raised_in(path) == where
+
+
+def test_an_error_line_of_exactly_four_lines_is_shown_whole_and_a_longer_one_cut() -> None:
+    words = " ".join(f"w{i:02}" for i in range(90))
+    lines = fill(words, 80, "    ", "    ")
+    four = unmatched.Found(" ".join(" ".join(lines[:4]).split()), "a.log", 1, "unknown", "x")
+    shown = unmatched.as_text(unmatched.Missed(four), None).splitlines()
+    assert shown[2:6] == lines[:4]
+    assert len(lines) == 5
+    longer = unmatched.Found(words, "a.log", 1, "unknown", "x")
+    shown = unmatched.as_text(unmatched.Missed(longer), None).splitlines()
+    assert shown[2:6] == [*lines[:3], cut(lines[3] + " …", 80)]
+
+
+def test_the_search_link_keeps_a_runs_spaces_and_the_base_urls_own_path() -> None:
+    found = unmatched.Found("a  b", "a.log", 1, "unknown", "x")
+    assert unmatched.search_link(found, None, 40) == "search.html?q=a++b"
+    base = "https://np.example/DOCX/"
+    assert unmatched.search_link(found, base, 80) == "https://np.example/DOCX/search.html?q=a++b"
+    assert unmatched.search_url(found, base) == "https://np.example/DOCX/search.html?q=a%20%20b"
+    missed = unmatched.Missed(found)
+    assert unmatched.as_json(missed, base)["next"][0] == f"search: {base}search.html?q=a%20%20b"
