@@ -137,3 +137,102 @@ def test_a_gzip_log_and_a_small_log_are_read_whole(tmp_path: Path) -> None:
     packed.write_bytes(gzip.compress(b"a\nNCCL INFO NCCL version 2.21.5+cuda12.4\n"))
     assert [(s.package, s.line) for s in versions.read(str(packed), "job", 2)] == [("nccl", 2)]
     assert versions.read("-", "<stdin>", 10) == []  # read once by the scan: not again
+
+
+@pytest.fixture
+def small_edges(monkeypatch: pytest.MonkeyPatch) -> int:
+    """Ends of 64 bytes, so that a test's log is many times larger than what is read."""
+    monkeypatch.setattr(versions, "EDGE_BYTES", 64)
+    return 64
+
+
+def _pip_line_across_the_first_edge() -> bytes:
+    """A log of 101 bytes whose pip line crosses byte 64, where the head ends."""
+    return b"x" * 50 + b"\n[pip3] pytorch-triton==3.0.0\n" + b"y" * 20 + b"\n"
+
+
+def test_a_line_across_the_heads_end_is_read_whole_from_a_file_and_from_memory(
+    tmp_path: Path, small_edges: int
+) -> None:
+    """A log under twice the edge is one text: the pip line cut by the head's end once read as
+    package `h-triton` (#39)."""
+    data = _pip_line_across_the_first_edge()
+    assert small_edges < data.index(b"==") and len(data) <= 2 * small_edges
+    log = tmp_path / "a.log"
+    log.write_bytes(data)
+    wanted = [versions.Seen("pytorch-triton", "3.0.0", "a.log", 2)]
+    assert versions.read(str(log), "a.log", 3) == wanted
+    assert versions.from_bytes(data, "a.log") == wanted
+
+
+def test_both_ends_of_a_large_log_are_read_their_cut_lines_left_out(
+    tmp_path: Path, small_edges: int
+) -> None:
+    head = b"PyTorch version: 2.4.0\n[pip3] numpy==1.0.0\n" + b"#" * 11 + b"\n[pip3] nu"
+    middle = b"\n" + b"step\n" * 40
+    tail = b"[pip3] numpy==2.0.0\n[pip3] deepspeed==0.14.0\nKilled\n"
+    data = head + middle + b"[pip3] nccl==9.9\n" + tail
+    assert len(data) > 2 * small_edges and len(head) == small_edges
+    lines = data.count(b"\n")
+    log = tmp_path / "big.log"
+    log.write_bytes(data)
+    wanted = [
+        ("torch", "2.4.0", 1),
+        ("numpy", "1.0.0", 2),  # the head's sighting is kept
+        ("deepspeed", "0.14.0", lines - 1),
+    ]
+    got = versions.read(str(log), "big.log", lines)
+    assert [(s.package, s.version, s.line) for s in got] == wanted
+    got = versions.from_bytes(data, "big.log")
+    assert [(s.package, s.version, s.line) for s in got] == wanted
+    unended = data.removesuffix(b"\n")
+    got = versions.from_bytes(unended, "big.log")
+    assert [s.line for s in got][-1] == lines - 1
+
+
+def test_the_versions_of_a_jobs_logs_keep_each_packages_first_sighting(tmp_path: Path) -> None:
+    class Scan:
+        def __init__(self, file: str, lines: int) -> None:
+            self.file, self.lines = file, lines
+
+    log = tmp_path / "a.log"
+    log.write_bytes(b"PyTorch version: 2.4.0\n")
+    logs: list[str | tuple[str, bytes]] = [
+        str(tmp_path / "gone.log"),
+        str(log),
+        ("b.log", b"[pip3] torch==2.5.0\n[pip3] numpy==1.0\n"),
+    ]
+    scans = [Scan("gone.log", 1), Scan("a.log", 1), Scan("b.log", 2)]
+    assert versions.read_all(logs, scans) == [
+        versions.Seen("torch", "2.4.0", "a.log", 1),
+        versions.Seen("numpy", "1.0", "b.log", 2),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("line", "found"),
+    [
+        ("PyTorch version: 2.4.0" + " " * 378, True),  # 400 characters: read
+        ("PyTorch version: 2.4.0" + " " * 379, False),  # longer: no banner is that long
+        ("x==1.0", True),
+        ("x==", False),
+    ],
+)
+def test_only_lines_of_at_most_400_characters_with_a_digit_are_read(line: str, found: bool) -> None:
+    assert bool(versions.find([line], "a.log")) is found
+
+
+@pytest.mark.parametrize(
+    ("name", "normal"),
+    [("Huggingface_Hub", "huggingface-hub"), ("a.b__c--d", "a-b-c-d"), ("torch", "torch")],
+)
+def test_package_names_are_compared_as_pypi_does(name: str, normal: str) -> None:
+    assert versions.normalise(name) == normal
+
+
+def test_a_system_whose_ranges_cannot_be_compared_gives_no_fit() -> None:
+    seen = versions.find(["PyTorch version: 2.4.0"], "job.log", 7)
+    assert seen[0].line == 7
+    assert versions.fits(seen, _entry(_system("torch", ("not-a-version", None)))) == []
+    assert versions.in_range("2.4.0", "0", "nope") is None
+    assert versions.in_range("2.4.0", "nope", None) is None
