@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from nanopedia.diagnosis import report
+from nanopedia.diagnosis import report, text_report
 from nanopedia.diagnosis.catalogue import CauseView, EntryView, FixView
 from nanopedia.diagnosis.flight import Report
 from nanopedia.diagnosis.rank import Candidate, Diagnosis
@@ -262,6 +262,8 @@ def test_mentions_and_autolinks_are_broken_by_a_word_joiner(text: str, inert: st
         ("`code`", True, "`code`"),
         ("*`x`*", True, "\\*`x`\\*"),
         ("@o \x1b", False, "@\u2060o \\x1b"),
+        ("aXb", False, "aXb"),
+        ("X`x`", True, "X`x`"),
     ],
 )
 def test_markdown_prose_escapes_every_markup_character(text: str, code: bool, md: str) -> None:
@@ -401,3 +403,39 @@ def test_a_version_is_said_to_be_in_or_outside_the_affected_range(
     assert report.fit_text(fit) == (
         f"torch 2.4.0 (a.log:7) is {word} the affected range of PyTorch: from 2.1"
     )
+
+
+def test_markdown_keeps_the_code_spans_of_the_cause_and_fix_titles(made: Made) -> None:
+    md = report.as_markdown(_bare(made, matches=made.diagnosis.matches[1:2]), made.entries, None, 1)
+    assert "- **Likely cause:** Casts to `self.dtype`" in md.splitlines()
+    assert "- **First fix:** Cast from `x.dtype`" in md.splitlines()
+
+
+def test_error_files_are_listed_earliest_first_then_by_rank_those_without_a_time_last() -> None:
+    from nanopedia.diagnosis.elastic import ErrorFile
+
+    files = tuple(
+        ErrorFile(f"f{i}", rank, 0, f"E{i}", "tb", stamp)
+        for i, (rank, stamp) in enumerate(
+            [(4, None), (None, 1_800_000_005), (0, 1_800_000_005), (2, 1_800_000_003),
+             (1, 1_800_000_003), (3, 1_800_000_009)]
+        )
+    )  # fmt: skip
+    md = report.as_markdown(Diagnosis((), None, None, None, error_files=files), {}, None, 5)
+    assert [ln.split("`")[1] for ln in md.splitlines() if ln.startswith("- rank")] == [
+        "E4",
+        "E3",
+        "E1",  # no rank sorts as rank 0, and the order given breaks the tie
+        "E2",
+        "E5",
+        "E0",
+    ]
+    text = text_report.as_text(Diagnosis((), None, None, None, error_files=files), {}, None, 5)
+    assert [ln.strip() for ln in text.splitlines() if ln.strip().startswith("E")] == [
+        "E4",
+        "E3",
+        "E1",
+        "E2",
+        "E5",
+        "E0",
+    ]

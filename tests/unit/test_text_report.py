@@ -198,6 +198,9 @@ def test_two_fingerprints_of_one_line_share_it_and_point_back_once(made: Made) -
         ("`a\nb`", "a b"),
         ("`x` and ``y``", "x and y"),
         ("` ab`", " ab"),
+        ("`a ``b`` c", "`a b c"),  # a run with no closing run of its length is text
+        ("` \t `", "\t"),
+        ("` X `", "X"),
         ("`ab `", "ab "),
     ],
 )
@@ -324,3 +327,54 @@ def test_the_layout_width_follows_the_terminal_and_never_goes_under_60(
         lambda fallback: __import__("os").terminal_size(fallback),
     )
     assert text_report.columns() == text_report.WIDTH == 80
+
+
+def test_long_titles_paths_and_counts_wrap_under_their_own_indent() -> None:
+    title = "A very long title " * 5
+    path = "runs/" + "deep/" * 14 + "job.log"
+    evidence = tuple(line(f"fp-{i}", i, i + 1, f"line {i}", file=path) for i in range(8))
+    c = Candidate("an-entry-whose-id-is-long-enough-to-wrap", title, 9.0, False, evidence)
+    text = text_report.as_text(Diagnosis((c,), None, None, None), {}, None, 5, (), 60)
+    lines = text.splitlines()
+    assert lines[:3] == [
+        "verdict: an-entry-whose-id-is-long-enough-to-wrap: A very",
+        "    long title A very long title A very long title A very",
+        "    long title A very long title",
+    ]
+    at = next(i for i, ln in enumerate(lines) if ln.startswith("evidence (lines of"))
+    assert lines[at - 1 : at + 2] == [
+        "",
+        "evidence (lines of runs/deep/deep/deep/deep/deep/deep/deep/d",
+        "eep/deep/deep/deep/deep/deep/deep/job.log):",  # a word wider than the line is broken
+    ]
+    assert lines[-3:] == [
+        "   … 2 more fingerprint(s) of",
+        "     an-entry-whose-id-is-long-enough-to-wrap (--format json",
+        "     lists every line)",
+    ]
+
+
+def test_six_fingerprints_are_all_shown_with_no_count_of_more() -> None:
+    evidence = tuple(line(f"fp{i}", i, i + 1, f"line {i}", file=f"r/{i}.log") for i in range(6))
+    c = Candidate("alpha", "Alpha", 9.0, False, evidence)
+    lines = text_report.as_text(Diagnosis((c,), None, None, None), {}, None, 5).splitlines()
+    at = lines.index("evidence (files under r/):")
+    assert lines[at - 1] == ""
+    assert lines[-2:] == ["   rank 5: fp5 (decisive) 5.log:6", "     line 5"]
+
+
+def test_the_first_failures_line_is_cut_around_the_spans_of_the_candidates_shown() -> None:
+    text = "head " + "a" * 40 + " FIRST " + "b" * 40 + " SECOND " + "c" * 40
+    first = line("x", 0, 1, text, span=(46, 51))
+    other = line("y", 0, 1, text, span=(93, 99))
+    one = Candidate("alpha", "A", 9.0, False, (first,))
+    two = Candidate("beta", "B", 1.0, False, (other,), strength=1)
+    d = Diagnosis((one, two), 0, first, "r")
+
+    def shown(top: int) -> str:
+        lines = text_report.as_text(d, {}, None, top).splitlines()
+        at = lines.index("  first failure: rank 0 at run/job.log:1")
+        return " ".join(ln for ln in lines[at + 1 : at + 4] if ln.startswith("    "))
+
+    assert "FIRST" in shown(1) and "SECOND" not in shown(1)
+    assert "FIRST" in shown(2) and "SECOND" in shown(2)
