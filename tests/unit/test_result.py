@@ -252,3 +252,51 @@ def test_files_are_scanned_to_the_deadline_and_read_with_the_error_files_beside_
     assert [e.rank for e in r.diagnosis.error_files] == [2] and r.missed is None
     with pytest.raises(DiagnoseTimeout):
         result.from_paths([str(run / "stderr.log")], entries, deadline=-1)
+
+
+def test_a_flight_recorder_finding_names_its_entry_by_the_catalogues_title(
+    entries: list[EntryView], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from nanopedia.diagnosis import flight
+
+    monkeypatch.setattr(flight, "BEHIND_ENTRY", "alpha-failure")
+    found = readers.Found()
+    for rank, seqs in ((0, 3), (1, 2)):
+        entries_json = [
+            {
+                "process_group": ["0", ""],
+                "collective_seq_id": n,
+                "profiling_name": "nccl:all_reduce",
+            }
+            for n in range(1, seqs + 1)
+        ]
+        doc = json.dumps({"version": "2.10", "pg_config": {}, "entries": entries_json})
+        found.add(flight.parse(doc.encode(), f"rank{rank}.json"))
+    r = result.from_texts([("a.log", _text("fine"))], entries, found=found)
+    assert (r.verdict, r.matches[0].title, r.initiating_rank) == (
+        "alpha-failure",
+        "Alpha failure under FSDP",
+        1,
+    )
+    assert r.diagnosis.flight_report and r.diagnosis.flight_report.findings[0].ranks == (1,)
+
+
+def test_every_scan_stops_at_the_deadline_logs_and_error_files_alike(
+    entries: list[EntryView], tmp_path: Path
+) -> None:
+    from nanopedia.diagnosis.scan import DiagnoseTimeout
+
+    found = readers.Found()
+    found.add(elastic.ErrorFile("e/0/error.json", 0, 0, ERROR, ERROR, 1_800_000_000))
+    with pytest.raises(DiagnoseTimeout):
+        result.from_texts([("a.log", _text(ERROR))], entries, deadline=-1)
+    with pytest.raises(DiagnoseTimeout):
+        result.from_texts([], entries, deadline=-1, found=found)
+    error = tmp_path / "run" / "attempt_0" / "0" / "error.json"
+    error.parent.mkdir(parents=True)
+    error.write_bytes(ERROR_FILE)
+    with pytest.raises(DiagnoseTimeout):
+        result.from_paths([str(error)], entries, deadline=-1)
+    skipped = (problem("bad.yaml", "E001", "not YAML"),)
+    r = result.from_paths([str(error)], entries, skipped=skipped)
+    assert r.as_json()["skipped_entries"] == [skipped[0].as_dict()]

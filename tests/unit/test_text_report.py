@@ -6,6 +6,7 @@ folder evidence is named under, the line that makes a verdict certain) as tables
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -378,3 +379,39 @@ def test_the_first_failures_line_is_cut_around_the_spans_of_the_candidates_shown
 
     assert "FIRST" in shown(1) and "SECOND" not in shown(1)
     assert "FIRST" in shown(2) and "SECOND" in shown(2)
+
+
+EDGES = json.loads((Path(__file__).resolve().parents[1] / "cases" / "excerpt.json").read_text())
+
+
+@pytest.mark.parametrize("case", EDGES["cases"], ids=range(len(EDGES["cases"])))
+def test_the_cut_rules_of_a_long_line_hold_at_their_edges(case: dict) -> None:
+    spans = [tuple(s) for s in case["spans"]]
+    shown = text_report.excerpt(case["text"], spans, case["width"])
+    assert shown == case["shown"]
+    assert all(len(p) <= case["width"] for p in shown)
+
+
+def test_error_files_and_dump_lines_wrap_under_their_indent_and_a_repeat_points_back() -> None:
+    same = "RuntimeError: the same message on both ranks"
+    files = (
+        ErrorFile("run/attempt_0/3/error.json", 3, 0, same, "tb", 1_800_000_000),
+        ErrorFile("run/attempt_0/5/error.json", 5, 0, same, "tb", 1_800_000_001),
+    )
+    report = Report((("d0", 0),), (), tuple(range(1, 40, 2)))
+    d = Diagnosis((), None, None, None, error_files=files, flight_report=report)
+    assert text_report.as_text(d, {}, None, 5, (), 60).splitlines()[2:] == [
+        "torchelastic error files (earliest first):",
+        "   rank 3 at 2027-01-15 08:00:00 UTC:",
+        "       run/attempt_0/3/error.json",
+        "     RuntimeError: the same message on both ranks",
+        "   rank 5 at 2027-01-15 08:00:01 UTC:",
+        "       run/attempt_0/5/error.json (message shown for rank 3)",
+        "",
+        "flight recorder (1 dumps, ranks 0):",
+        "   no dump from ranks",
+        "     1,3,5,7,9,11,13,15,17,19,21,23,25,27,29,31,33,35,37,39",
+        "     (their part is unknown)",
+        "   every rank entered the same collectives (no rank behind,",
+        "     no mismatch)",
+    ]

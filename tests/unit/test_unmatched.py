@@ -35,21 +35,22 @@ def test_case(case: dict[str, Any]) -> None:
 
 
 @pytest.mark.parametrize(
-    ("head", "ended", "reason"),
+    ("head", "reason"),
     [
-        (b"", True, "empty"),
-        (b"ELF\0\1\2", True, "binary"),
-        (b"RuntimeError: no newline", True, "single-line"),
-        (b"x" * 100, False, "single-line"),
-        (b"step 1\n", True, None),
+        (b"", "empty"),
+        (b"ELF\0\1\2", "binary"),
+        (b"RuntimeError: no newline", "single-line"),
+        (b"x" * 100, "single-line"),
+        (b"step 1\n", None),
+        (b"50%\r60%\r", None),  # a progress bar's carriage returns break lines too
     ],
 )
 def test_inputs_that_are_no_logs_are_named_as_triage_names_them(
-    head: bytes, ended: bool, reason: str | None
+    head: bytes, reason: str | None
 ) -> None:
     from nanopedia.diagnosis.jobs import SKIP_REASONS
 
-    assert unmatched.input_problem(head, ended) == reason
+    assert unmatched.input_problem(head) == reason
     if reason and reason != "empty":
         assert reason in SKIP_REASONS
 
@@ -218,7 +219,10 @@ MIB = 1 << 20
     ("data", "problem", "found"),
     [
         (b"", "empty", None),
-        (b"ok\n\0binary\n", "binary", None),
+        (b"ok\n\0binary\nTraceback (most recent call last):\nValueError: x\n", "binary", None),
+        (b"Segmentation fault " + b"x" * MIB, "single-line", None),  # a head with no break
+        (b"x" * (MIB + 10) + b"\nSegmentation fault\n", "single-line", None),
+        (b"\xff\xfe\nKilled\n", None, ("Killed", 2, "signal 9 (SIGKILL)")),
         (b"Segmentation fault", "single-line", ("Segmentation fault", 1, "signal 11 (SIGSEGV)")),
         (b"x" * (MIB + 10), "single-line", None),  # a head of 1 MiB with no line break
         (
@@ -253,6 +257,9 @@ def test_a_line_cut_by_the_search_limit_is_not_read(monkeypatch: pytest.MonkeyPa
     monkeypatch.setattr(unmatched, "SEARCH_BYTES", len(lines) + len(b"Killed\nmo"))
     found = unmatched.read_stream(io.BytesIO(lines + b"Killed\nmore\n"), "job.log")[1]
     assert found and (found.text, found.line) == ("Killed", 1101)
+    monkeypatch.setattr(unmatched, "SEARCH_BYTES", len(lines) + 2)
+    past = io.BytesIO(lines + b"fine\nKilled\n")
+    assert unmatched.read_stream(past, "job.log") == (None, None)  # read no further
 
 
 def test_a_file_is_read_plain_or_gzip_and_standard_input_not_again(tmp_path: Path) -> None:
@@ -325,3 +332,62 @@ def test_the_search_link_keeps_a_runs_spaces_and_the_base_urls_own_path() -> Non
     assert unmatched.search_url(found, base) == "https://np.example/DOCX/search.html?q=a%20%20b"
     missed = unmatched.Missed(found)
     assert unmatched.as_json(missed, base)["next"][0] == f"search: {base}search.html?q=a%20%20b"
+
+
+@pytest.mark.parametrize(
+    ("lines", "found"),
+    [
+        (  # an exit code that stands for no signal
+            ["step", "worker exited with exit code 3"],
+            ("worker exited with exit code 3", 2, "exit code 3", "native code"),
+        ),
+        (["step", "exit code 129"], ("exit code 129", 2, "signal 1 (SIGHUP)", "native code")),
+        (
+            ["x", "exit code 2 after SIGTERM"],
+            ("exit code 2 after SIGTERM", 2, "signal 15 (SIGTERM)", "native code"),
+        ),
+        (["a", "CUDA error: device-side assert"], ("CUDA error: device-side assert", 2, "unknown",
+                                                   "native code")),
+        (  # a C++ exception with its what()
+            ["terminate called after throwing an instance of 'c10::Error'", "  what():  bad"],
+            ("bad", 1, "c10::Error", "native code"),
+        ),
+        (  # one without: the terminate line itself
+            ["terminate called after throwing an instance of 'c10::Error'", "step"],
+            ("terminate called after throwing an instance of 'c10::Error'", 1, "c10::Error",
+             "native code"),
+        ),
+        (  # a fatal line after it is the first fatal line read
+            ["terminate called after throwing an instance of 'std::bad_alloc'",
+             "Segmentation fault"],
+            ("Segmentation fault", 2, "signal 11 (SIGSEGV)", "native code"),
+        ),
+        (  # an indented traceback ends in an exception line that is not indented
+            ["  Traceback (most recent call last):", '    File "/w/t.py", line 1, in f',
+             "ValueError: bad"],
+            ("ValueError: bad", 3, "ValueError", "user code (t.py)"),
+        ),
+        (  # a line of one leading space is source, not the exception
+            ["Traceback (most recent call last):", ' File "/w/t.py", line 1', " oops",
+             "KeyError: 'k'"],
+            ("KeyError: 'k'", 4, "KeyError", "user code (t.py)"),
+        ),
+        (  # no frame: where it was raised is unknown
+            ["Traceback (most recent call last):", "OSError: gone"],
+            ("OSError: gone", 2, "OSError", "unknown"),
+        ),
+        (  # not a traceback after all: fatal lines after it are read again
+            ["Traceback (most recent call last):", "hello world!", "Segmentation fault"],
+            ("Segmentation fault", 3, "signal 11 (SIGSEGV)", "native code"),
+        ),
+        (
+            ["Traceback (most recent call last):", "RuntimeError: shape of tensor X"],
+            ("RuntimeError: shape of tensor X", 2, "RuntimeError", "unknown"),
+        ),
+    ],
+)  # fmt: skip
+def test_the_error_line_its_class_and_where_it_was_raised(
+    lines: list[str], found: tuple[str, int, str, str]
+) -> None:
+    got = unmatched.find(lines, "job.log")
+    assert got == unmatched.Found(found[0], "job.log", found[1], found[2], found[3])

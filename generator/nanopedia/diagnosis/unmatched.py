@@ -121,13 +121,13 @@ def raised_in(path: str) -> str:
 
 
 def find(lines: Iterable[str], file: str) -> Found | None:
-    """The first traceback's exception line, else the first fatal native line."""
+    """The first traceback's exception line, else the first fatal native line, in `lines`
+    without their line breaks (`str.splitlines`)."""
     fatal: Found | None = None
     prefix: str | None = None
     last_frame: str | None = None
     pending_terminate: tuple[int, str] | None = None
-    for n, raw in enumerate(lines, 1):
-        line = raw.rstrip("\r\n")
+    for n, line in enumerate(lines, 1):
         if prefix is None:
             m = _TRACEBACK.match(line)
             if m:
@@ -208,7 +208,7 @@ def _signal_of(m: re.Match[str]) -> str:
         return m.group(4)
 
 
-def input_problem(head: bytes, ended: bool) -> str | None:
+def input_problem(head: bytes) -> str | None:
     """What makes an input no log, as `triage` names it (`INPUT_REASONS`): no bytes, NUL bytes
     in its head, or no line break in all it holds (a log that ended, or a head of 1 MiB)."""
     if not head:
@@ -274,7 +274,7 @@ def read_stream(stream: IO[bytes], name: str) -> tuple[str | None, Found | None]
     """`read` of an open log (a file, or a text held in memory as `io.BytesIO`)."""
     head = stream.read(1 << 20)
     ended = len(head) < 1 << 20
-    problem = input_problem(head, ended)
+    problem = input_problem(head)
     if problem == "binary" or problem == "empty":
         return problem, None
     if problem == "single-line" and not ended:
