@@ -418,7 +418,7 @@ def test_error_files_are_listed_earliest_first_then_by_rank_those_without_a_time
         ErrorFile(f"f{i}", rank, 0, f"E{i}", "tb", stamp)
         for i, (rank, stamp) in enumerate(
             [(4, None), (None, 1_800_000_005), (0, 1_800_000_005), (2, 1_800_000_003),
-             (1, 1_800_000_003), (3, 1_800_000_009)]
+             (1, 1_800_000_003), (3, 1_800_000_009), (1, 1_800_000_007), (0, 1_800_000_007)]
         )
     )  # fmt: skip
     md = report.as_markdown(Diagnosis((), None, None, None, error_files=files), {}, None, 5)
@@ -427,6 +427,8 @@ def test_error_files_are_listed_earliest_first_then_by_rank_those_without_a_time
         "E3",
         "E1",  # no rank sorts as rank 0, and the order given breaks the tie
         "E2",
+        "E7",  # rank 0 before rank 1
+        "E6",
         "E5",
         "E0",
     ]
@@ -436,6 +438,8 @@ def test_error_files_are_listed_earliest_first_then_by_rank_those_without_a_time
         "E3",
         "E1",
         "E2",
+        "E7",
+        "E6",
         "E5",
         "E0",
     ]

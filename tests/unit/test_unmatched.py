@@ -258,7 +258,7 @@ def test_a_line_cut_by_the_search_limit_is_not_read(monkeypatch: pytest.MonkeyPa
     found = unmatched.read_stream(io.BytesIO(lines + b"Killed\nmore\n"), "job.log")[1]
     assert found and (found.text, found.line) == ("Killed", 1101)
     monkeypatch.setattr(unmatched, "SEARCH_BYTES", len(lines) + 2)
-    past = io.BytesIO(lines + b"fine\nKilled\n")
+    past = io.BytesIO(lines + b"fine\nKilled\nmore\n")
     assert unmatched.read_stream(past, "job.log") == (None, None)  # read no further
 
 
