@@ -7,8 +7,18 @@ import re
 
 import pytest
 
-from nanopedia.diagnosis.github import command, escape_data, escape_property, for_jobs, for_json
+from nanopedia.diagnosis.github import (
+    command,
+    escape_data,
+    escape_property,
+    for_diagnosis,
+    for_jobs,
+    for_json,
+)
+from nanopedia.diagnosis.rank import Diagnosis
 from nanopedia.diagnosis.report import NO_FIX
+
+from .conftest import Made
 
 #: A raw control character anywhere in the output (GitHub would read a CR or LF as a new command).
 RAW_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
@@ -153,3 +163,35 @@ def test_a_command_names_a_file_and_line_only_when_they_are_real(
 def test_a_commands_title_and_each_message_line_are_cut() -> None:
     line = command("error", "a" * 400 + "\n" + "b" * 10, "t" * 300)
     assert line == f"::error title={'t' * 199}…::{'a' * 299}…%0A{'b' * 10}"
+
+
+def test_diagnose_github_is_one_command_per_candidate_shown(made: Made) -> None:
+    shown = for_diagnosis(made.diagnosis, made.entries, "https://np.example/", 2).split("\n")
+    assert [ln.split("::")[1].split(" ")[0] for ln in shown] == ["error", "notice"]
+    assert shown[0].startswith(
+        "::error file=run/job.log,line=10,title=nanopedia%3A alpha (certain)"
+    )
+    assert shown[0].endswith(
+        "%0Alikely cause: A bad GPU%0Awhat to do: drain-node (infrastructure)"
+        "%0Afirst fix: Drain the node%0Aread: https://np.example/entries/alpha.html"
+    )
+    assert len(for_diagnosis(made.diagnosis, made.entries, None, None).split("\n")) == 3
+    assert for_diagnosis(Diagnosis((), None, None, None), {}, None, 5) == ""
+
+
+def test_triage_github_leads_with_the_jobs_verdict_even_under_a_benign_first_candidate() -> None:
+    """A triage job's verdict is its first candidate that is not benign: with `--top 1` the one
+    command names it, not the benign line above it (#39: it named the benign one)."""
+    rows = [
+        _row("noisy", [_ev("a.log", 1, "x")], benign=True, confidence="benign"),
+        _row("alpha", [_ev("b.log", 2, "y")]),
+        _row("beta", [_ev("c.log", 3, "z")]),
+    ]
+    job = {**_out(rows), "job": "j", "verdict": "alpha"}
+    (shown,) = for_jobs([job], 1)
+    assert shown.startswith("::error file=b.log,line=2,title=nanopedia%3A alpha (certain) (j)::")
+    assert [ln.split("title=")[1].split("::")[0] for ln in for_jobs([job], 2)] == [
+        "nanopedia%3A alpha (certain) (j)",
+        "nanopedia%3A also noisy (j)",
+    ]
+    assert len(list(for_jobs([job]))) == 3
