@@ -22,6 +22,7 @@ from .conftest import Made, line
         ("", "site/entries/x.html"),
         ("https://np.example", "https://np.example/entries/x.html"),
         ("https://np.example/wiki//", "https://np.example/wiki/entries/x.html"),
+        ("https://np.example/DOCX/", "https://np.example/DOCX/entries/x.html"),
     ],
 )
 def test_an_entry_is_linked_under_the_base_url_or_in_the_built_site(

@@ -137,7 +137,7 @@ def test_long_job_names_and_texts_are_cut_and_escapes_shown_in_the_terminal() ->
     assert text[3] == "    error file: " + ("rank 0 at t1: E: " + "x" * 300)[:199] + "…"
     md = triage_evidence.as_markdown(_kept(job), None)
     assert md[3] == "- " + "j" * 119 + "…"
-    assert md[4].endswith("x…")
+    assert md[4] == "  - error file: " + ("rank 0 at t1: E: " + "x" * 300)[:199] + "…"
     escaped = triage_evidence.as_text(_kept(_job("a\x1bb", [_error(0, 1, "E: \x07")])))
     assert escaped[2:] == ["  a\\x1bb:", "    error file: rank 0 at t1: E: \\x07"]
 
@@ -166,3 +166,9 @@ def test_a_job_with_only_dumps_is_kept_and_the_count_of_more_is_grouped() -> Non
     assert triage_evidence.as_markdown(kept, None)[-1] == (
         "- … 1,234 more jobs with them (--format json lists all)"
     )
+
+
+def test_an_error_files_exception_is_the_first_line_of_its_message() -> None:
+    job = _job("j", [_error(0, 1, "\n  E: first\nsecond\nthird\n")])
+    assert [r.text for r in triage_evidence.rows(job)] == ["rank 0 at t1: E: first"]
+    assert triage_evidence.csv_cells(job)[1] == "E: first"

@@ -236,3 +236,20 @@ def test_a_system_whose_ranges_cannot_be_compared_gives_no_fit() -> None:
     assert versions.fits(seen, _entry(_system("torch", ("not-a-version", None)))) == []
     assert versions.in_range("2.4.0", "0", "nope") is None
     assert versions.in_range("2.4.0", "nope", None) is None
+
+
+def test_a_jobs_large_log_numbers_its_tail_by_the_scans_line_count(
+    tmp_path: Path, small_edges: int
+) -> None:
+    class Scan:
+        def __init__(self, file: str, lines: int) -> None:
+            self.file, self.lines = file, lines
+
+    log = tmp_path / "big.log"
+    log.write_bytes(b"step\n" * 40 + b"[pip3] numpy==2.0.0\nend\n")
+    assert log.stat().st_size > 2 * small_edges
+    assert versions.read_all([str(log)], [Scan("big.log", 42)]) == [
+        versions.Seen("numpy", "2.0.0", "big.log", 41)
+    ]
+    with pytest.raises(ValueError):  # a log without its scan is the caller's mistake
+        versions.read_all([str(log), str(log)], [Scan("big.log", 42)])
