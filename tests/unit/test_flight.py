@@ -150,6 +150,7 @@ def test_a_process_groups_members_are_read_from_pg_config(config: Any, members: 
         (b'{"x": "' + b"a" * (1 << 20) + b'", "pg_config": {}}', False),
         (b'[{"collective_seq_id": 1}]', True),
         (b'{"x": "' + b"a" * 5000 + b'", "collective_seq_id": 1}', False),
+        (b'{"x": "' + b"a" * 4068 + b'", "collective_seq_id": 1}', False),  # ends at byte 4097
         (b'["pg_config"]', False),
         (b"step 1 pg_config", False),
         (b"", False),

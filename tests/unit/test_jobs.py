@@ -92,6 +92,13 @@ def test_log_files_are_named_log_out_err_or_txt_optionally_gzipped(name: str, lo
         ("  runs/x  ", "runs/x", True),
         ("a.b", "aXb", False),
         ("a+b", "a+b", True),
+        ("a/**/b", "a/x/y/b", True),
+        ("a/**/b", "a/b", True),
+        ("a/**/b", "a/x/c", False),
+        ("ab**", "abc/d", True),
+        ("a**b", "a/xc", False),
+        ("a**b", "a/xb", True),
+        ("jobX", "jobX", True),
     ],
 )
 def test_a_job_pattern_is_a_glob_per_path_segment(pattern: str, path: str, matches: bool) -> None:
@@ -252,6 +259,15 @@ def test_a_job_pattern_names_folders_and_files_and_says_when_nothing_matches(
     assert [i for i in find_jobs([tmp_path], "*.md") if isinstance(i, Job)] == [
         Job(str(tmp_path / "top.md"), "pattern", (str(tmp_path / "top.md"),))
     ]
+    details = {
+        (i.path, i.detail)
+        for i in find_jobs([tmp_path], "team-*/job-*")
+        if isinstance(i, Skip) and i.job or (isinstance(i, Skip) and i.reason == "no-logs")
+    }
+    assert details == {
+        (str(tmp_path / "team-a" / "job-1" / "gone.log"), "a broken symbolic link"),
+        (str(tmp_path / "team-b" / "job-3"), jobs.SKIP_REASONS["no-logs"]),
+    }
     nothing = list(find_jobs([tmp_path / "team-b"], "nope-*"))
     assert [(s.path, s.reason, s.detail) for s in nothing] == [  # type: ignore[union-attr]
         (str(tmp_path / "team-b"), "no-logs", "nothing below it matches --job-pattern 'nope-*'")
@@ -287,3 +303,14 @@ def test_a_folder_that_cannot_be_listed_is_named_unreadable(tmp_path: Path) -> N
     )
     assert jobs._join(os.curdir, "a.log") == "a.log"
     assert jobs._join("runs", "a.log") == os.path.join("runs", "a.log")
+
+
+def test_a_job_pattern_walks_the_current_folder_as_dot(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _write(tmp_path, "runs/job-1/a.log", "top.log")
+    monkeypatch.chdir(tmp_path)
+    assert _found(find_jobs(["."], "runs/*"), tmp_path) == [
+        ("runs/job-1", "pattern", "runs/job-1/a.log")
+    ]
+    assert _found(find_jobs(["."], "*.log"), tmp_path) == [("top.log", "pattern", "top.log")]

@@ -355,13 +355,17 @@ def test_each_reader_reads_to_its_own_limit(
 ) -> None:
     dump = _write_dump(tmp_path / "rank0.json")
     error = _write_error(tmp_path / "error.json")
+    capped = r"more than \d+ bytes, far more than a real one; not read"  # before parsing
     monkeypatch.setattr(flight, "MAX_BYTES", dump.stat().st_size - 1)
-    with pytest.raises(ReaderError, match="more than"):
-        readers.read_file(str(dump), "flight")
+    with pytest.raises(ReaderError, match=capped) as err:
+        readers.read_file(str(dump), "flight", "named")
+    assert err.value.name == "named"
     assert readers.read_file(str(error), "elastic")  # its limit is elastic's
     monkeypatch.setattr(elastic, "MAX_BYTES", error.stat().st_size - 1)
-    with pytest.raises(ReaderError, match="more than"):
+    with pytest.raises(ReaderError, match=capped):
         readers.read_file(str(error), "elastic")
+    monkeypatch.setattr(flight, "MAX_BYTES", 1 << 20)
+    assert readers.read_file(str(dump), "flight")  # its limit is the dump's
 
 
 def test_a_file_is_sniffed_by_name_then_by_its_first_bytes(tmp_path: Path) -> None:
@@ -373,6 +377,9 @@ def test_a_file_is_sniffed_by_name_then_by_its_first_bytes(tmp_path: Path) -> No
     assert readers.sniff(str(log)) == "log"
     assert readers.sniff(str(tmp_path / "gone.log")) == "log"  # reading it will say why
     assert readers.kind("d", b"\x80\x04") == "flight"
+    late = tmp_path / "late"
+    late.write_bytes(b'{"x": "' + b"a" * 5000 + b'", "pg_config": {}, "entries": []}')
+    assert readers.sniff(str(late)) == "log"  # only the first 4 KiB are looked at
 
 
 def test_gathering_sorts_logs_from_error_files_and_dumps_and_names_what_failed(
@@ -435,3 +442,17 @@ def test_an_error_file_in_no_rank_folder_read_twice_is_kept_once() -> None:
     late = elastic.ErrorFile("d/error.json", None, None, "E: x", "tb", 6)
     found.add(late)  # the rank's own copy was read first
     assert len(found.errors) == 2
+
+
+def test_a_dash_is_standard_input_even_beside_a_file_or_folder_of_that_name(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "a").mkdir()
+    _write_dump(tmp_path / "a" / "-")
+    monkeypatch.chdir(tmp_path / "a")
+    logs, found = readers.gather(["-"])
+    assert (logs, found.dumps, found.problems) == (["-"], [], [])
+    (tmp_path / "b" / "-").mkdir(parents=True)
+    (tmp_path / "b" / "-" / "x.log").write_text("step\n")
+    monkeypatch.chdir(tmp_path / "b")
+    assert readers.gather(["-"])[0] == ["-"]

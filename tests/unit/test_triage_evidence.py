@@ -128,6 +128,8 @@ def test_exactly_four_error_files_are_all_shown_and_dumps_counted_in_the_plural(
         "rank 3 at t3: E: x",
         "3 dumps: every rank entered the same collectives",
     ]
+    rows = triage_evidence.rows(_job("j", [], quiet))
+    assert [r.what for r in rows] == ["flight recorder"]
 
 
 def test_long_job_names_and_texts_are_cut_and_escapes_shown_in_the_terminal() -> None:
@@ -172,3 +174,12 @@ def test_an_error_files_exception_is_the_first_line_of_its_message() -> None:
     job = _job("j", [_error(0, 1, "\n  E: first\nsecond\nthird\n")])
     assert [r.text for r in triage_evidence.rows(job)] == ["rank 0 at t1: E: first"]
     assert triage_evidence.csv_cells(job)[1] == "E: first"
+
+
+def test_error_files_of_one_time_come_in_rank_order() -> None:
+    job = _job("j", [_error(1, 5, "E: one"), _error(None, 5, "E: none"), _error(0, 5, "E: zero")])
+    assert [r.text.split(":")[0] for r in triage_evidence.rows(job)] == [
+        "rank ? at t5",  # no rank sorts as rank 0; the order given breaks the tie
+        "rank 0 at t5",
+        "rank 1 at t5",
+    ]

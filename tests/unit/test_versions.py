@@ -253,3 +253,11 @@ def test_a_jobs_large_log_numbers_its_tail_by_the_scans_line_count(
     ]
     with pytest.raises(ValueError):  # a log without its scan is the caller's mistake
         versions.read_all([str(log), str(log)], [Scan("big.log", 42)])
+
+
+def test_every_system_is_set_against_the_versions_even_after_one_the_log_does_not_show() -> None:
+    seen = versions.find(["[pip3] torch==2.4.0"], "job.log")
+    entry = _entry(_system("deepspeed", ("0", None)), _system("torch", ("2.1", "2.5")))
+    assert versions.fits(seen, entry) == [
+        versions.Fit("torch", "2.4.0", "PyTorch", True, "2.1 to before 2.5", "job.log", 1)
+    ]
