@@ -90,6 +90,7 @@ def test_a_dump_is_read_field_by_field() -> None:
         {**_entry(3), "is_p2p": True},  # point-to-point: not compared
         {**_entry(4), "is_p2p": "yes"},  # only `true` marks one
         _entry(5, "allgather", [[1] * 100], pg=("1", "")),
+        _entry(7, "all_reduce", {"a": [4]}, pg=("1", "")),
         {k: v for k, v in _entry(6).items() if k != "state"},
     ]
     config = {"0": {"desc": "default_pg", "ranks": "[0, 1]"}, "1": {"ranks": [0]}}
@@ -104,7 +105,8 @@ def test_a_dump_is_read_field_by_field() -> None:
         (4, "all_reduce", "nccl:all_reduce", "[[4]]", "[[4]]", "completed"),
         (6, "all_reduce", "nccl:all_reduce", "[[4]]", "[[4]]", ""),
     ]
-    (gathered,) = dump.groups[("1", "")]
+    gathered, odd = dump.groups[("1", "")]
+    assert odd.inputs == '{"a":[4]}'
     assert gathered.inputs == ("[[" + ",".join(["1"] * 100) + "]]")[:200]
     assert len(gathered.inputs) == 200
 
@@ -128,6 +130,8 @@ def test_a_dumps_rank_is_the_number_that_ends_its_name(name: str, rank: int) -> 
         ({"0": {"ranks": "[0, 1, 2]"}}, {"0": (0, 1, 2)}),
         ({"0": {"ranks": [3, 4]}}, {"0": (3, 4)}),
         ({"0": {"ranks": "[0, oops]"}, "1": {"ranks": "[1"}}, {}),
+        ({"0": {"ranks": "[0, oops]"}, "1": {"ranks": "[1]"}}, {"1": (1,)}),
+        ({"0": {"ranks": "[" + " " * ((1 << 20) - 3) + "0]"}}, {}),  # exactly 1 MiB: not read
         ({"0": {"ranks": "['a']"}, "1": {"ranks": [1.5]}}, {}),
         ({"0": {"ranks": "[]"}}, {"0": ()}),
         ({"0": "[0, 1]", "1": {"desc": "x"}}, {}),
@@ -199,7 +203,7 @@ def test_a_dump_with_too_many_entries_or_bytes_is_refused(monkeypatch: pytest.Mo
     assert len(flight.parse(_bytes(_seqs(1, 2)), "rank0.json").groups[("0", "default_pg")]) == 2
     with pytest.raises(ReaderError) as err:
         flight.parse(_bytes(_seqs(1, 2, 3)), "rank0.json")
-    assert err.value.message == "3 entries, more than the 2 read"
+    assert (err.value.name, err.value.message) == ("rank0.json", "3 entries, more than the 2 read")
     monkeypatch.setattr(flight, "MAX_BYTES", 10)
     with pytest.raises(ReaderError) as err:
         flight.parse(b"{" + b" " * 10, "rank0.json")
@@ -335,3 +339,45 @@ def test_process_groups_are_compared_apart_with_members_from_pg_config() -> None
     assert [r for _, r in twice.files] == [0]
     other = [_dump(0, _seqs(1, 2)), _dump(1, _seqs(1, 2, pg=("0", "other")))]
     assert flight.analyse(other).findings == ()  # (name, description) names a group
+
+
+def test_a_member_whose_dump_lacks_the_group_is_behind_from_its_first_collective() -> None:
+    config = {"0": {"ranks": "[0, 1]"}}
+    dumps = [_dump(0, _seqs(1, 2), config), _dump(1, _seqs(1, pg=("9", "")), config)]
+    assert _rows(flight.analyse(dumps)) == [
+        ("behind", "0 (default_pg)", 1, (1,), (0,), "all_reduce [[4]]", ())
+    ]
+
+
+def test_a_number_one_rank_skipped_does_not_stop_the_comparison_of_later_ones() -> None:
+    dumps = [_dump(0, _seqs(1, 2, 3)), _dump(1, [_entry(1), _entry(3, "broadcast")])]
+    assert [(r[0], r[2]) for r in _rows(flight.analyse(dumps))] == [("mismatch", 3)]
+
+
+def test_findings_and_missing_ranks_of_every_group_are_kept() -> None:
+    config = {"0": {"ranks": "[0, 1, 3]"}, "7": {"ranks": "[0, 1, 5]"}}
+    dumps = [
+        _dump(0, [_entry(1), *_seqs(1, 2, pg=("7", ""))], config),
+        _dump(1, [_entry(1, "broadcast"), *_seqs(1, pg=("7", ""))], config),
+    ]
+    report = flight.analyse(dumps)
+    assert [(f.kind, f.group) for f in report.findings] == [
+        ("mismatch", "0 (default_pg)"),
+        ("behind", "7"),
+    ]
+    assert report.missing == (3, 5)
+
+
+def test_a_refused_dump_is_named_in_every_refusal() -> None:
+    import pickle
+
+    with pytest.raises(ReaderError) as err:
+        flight.parse(pickle.dumps({"entries": []}), "dumps/rank3.pkl")
+    assert err.value.name == "dumps/rank3.pkl"
+    assert err.value.message == (
+        "a Python pickle, not a JSON Flight Recorder dump: Nanopedia never unpickles a file "
+        "(loading a pickle runs its code)"
+    )
+    with pytest.raises(ReaderError) as err:
+        flight.parse(b" " * (flight.MAX_BYTES + 1), "big/rank0.json")
+    assert err.value.name == "big/rank0.json"

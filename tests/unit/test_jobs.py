@@ -99,6 +99,12 @@ def test_log_files_are_named_log_out_err_or_txt_optionally_gzipped(name: str, lo
         ("a**b", "a/xc", False),
         ("a**b", "a/xb", True),
         ("jobX", "jobX", True),
+        ("job-?x", "job-1x", True),
+        ("job-?x", "job-1y", False),
+        ("[a].[b]", "axb", False),
+        ("[a].[b]", "a.b", True),
+        ("job-[\\]", "job-X", False),
+        ("[ab]c", "ac", True),
     ],
 )
 def test_a_job_pattern_is_a_glob_per_path_segment(pattern: str, path: str, matches: bool) -> None:
@@ -297,9 +303,9 @@ def test_every_log_below_a_folder_in_natural_order_and_every_file_on_request(
 
 def test_a_folder_that_cannot_be_listed_is_named_unreadable(tmp_path: Path) -> None:
     listing = jobs._list(str(tmp_path / "nowhere"))
-    assert (listing.empty, [(s.reason, s.detail) for s in listing.skips]) == (
+    assert (listing.empty, [(s.path, s.reason, s.detail) for s in listing.skips]) == (
         False,
-        [("unreadable", "No such file or directory")],
+        [(str(tmp_path / "nowhere"), "unreadable", "No such file or directory")],
     )
     assert jobs._join(os.curdir, "a.log") == "a.log"
     assert jobs._join("runs", "a.log") == os.path.join("runs", "a.log")
@@ -314,3 +320,55 @@ def test_a_job_pattern_walks_the_current_folder_as_dot(
         ("runs/job-1", "pattern", "runs/job-1/a.log")
     ]
     assert _found(find_jobs(["."], "*.log"), tmp_path) == [("top.log", "pattern", "top.log")]
+
+
+def test_links_to_folders_are_not_walked_and_a_given_pipe_says_why(tmp_path: Path) -> None:
+    _write(tmp_path, "real/a.log", "top/b.log")
+    os.symlink(tmp_path / "real", tmp_path / "top" / "linked")
+    assert _found(find_jobs([tmp_path / "top"]), tmp_path) == [("top/b.log", "file", "top/b.log")]
+    os.mkfifo(tmp_path / "pipe.log")
+    (skip,) = find_jobs([tmp_path / "pipe.log"])
+    assert (skip.reason, skip.detail) == (  # type: ignore[union-attr]
+        "not-regular",
+        "not a regular file (a pipe, socket or device)",
+    )
+
+
+def test_a_run_folders_skips_and_no_logs_say_why(tmp_path: Path) -> None:
+    _write(tmp_path, "run/attempt_0/0/stderr.log")
+    os.symlink(tmp_path / "gone", tmp_path / "run" / "attempt_0" / "0" / "x.log")
+    (skip, job) = find_jobs([tmp_path / "run"])
+    assert isinstance(skip, Skip) and isinstance(job, Job)
+    assert (skip.reason, skip.detail, skip.job) == (
+        "unreadable",
+        "a broken symbolic link",
+        str(tmp_path / "run"),
+    )
+    (tmp_path / "empty-run" / "attempt_0").mkdir(parents=True)
+    (tmp_path / "empty-run" / "attempt_0" / "notes.md").write_text("x")
+    (nothing,) = find_jobs([tmp_path / "empty-run"])
+    assert (nothing.reason, nothing.detail) == ("no-logs", jobs.SKIP_REASONS["no-logs"])  # type: ignore[union-attr]
+
+
+def test_an_entry_that_cannot_be_looked_at_is_skipped_as_unreadable(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    class Entry:
+        name = "locked.log"
+
+        def is_dir(self, follow_symlinks: bool = True) -> bool:
+            raise PermissionError(13, "Permission denied")
+
+    class Listing:
+        def __enter__(self) -> list[Entry]:
+            return [Entry()]
+
+        def __exit__(self, *exc: object) -> None:
+            return None
+
+    monkeypatch.setattr(jobs.os, "scandir", lambda folder: Listing())
+    listing = jobs._list("runs")
+    assert listing.skips == [
+        Skip(os.path.join("runs", "locked.log"), "unreadable", "Permission denied")
+    ]
+    assert listing.empty is False and listing.logs == []

@@ -261,3 +261,28 @@ def test_every_system_is_set_against_the_versions_even_after_one_the_log_does_no
     assert versions.fits(seen, entry) == [
         versions.Fit("torch", "2.4.0", "PyTorch", True, "2.1 to before 2.5", "job.log", 1)
     ]
+
+
+def test_a_log_in_memory_is_read_at_both_ends_and_nothing_cut_is_misread(small_edges: int) -> None:
+    """Exactly twice the edge is one text; past it the ends are read, each without the line
+    the cut runs through (a version cut short, `numpy==1.2` of `1.23.0`, or a name cut, `rch`
+    of `torch`), and a line in between not at all."""
+    line = b"[pip3] pytorch-triton==3.0.0\n"
+    whole = b"x" * 50 + b"\n" + line + b"y" * (128 - 51 - len(line) - 1) + b"\n"
+    assert len(whole) == 2 * small_edges
+    assert [s.package for s in versions.from_bytes(whole, "a.log")] == ["pytorch-triton"]
+    head = b"PyTorch version: 2.4.0\n" + b"#" * 23 + b"\n[pip3] numpy==1.2"
+    assert len(head) == small_edges
+    middle = b"3.0\n" + b"[pip3] mid==1.0\n" + b"s\n" * 20 + b"[pip3] to"
+    tail = b"rch==9.9\n[pip3] deepspeed==0.14.0\n" + b"z" * 29 + b"\n"
+    assert len(tail) == small_edges
+    data = head + middle + tail
+    lines = data.count(b"\n")
+    got = versions.from_bytes(data, "a.log")
+    assert got == [
+        versions.Seen("torch", "2.4.0", "a.log", 1),
+        versions.Seen("deepspeed", "0.14.0", "a.log", lines - 1),
+    ]
+    at_break = head + middle + b"\n[pip3] deepspeed==0.14.0\n" + b"z" * 37 + b"\n"
+    assert at_break[-small_edges:][:1] == b"\n"  # the tail starts at a line break
+    assert [s.package for s in versions.from_bytes(at_break, "a.log")] == ["torch", "deepspeed"]
