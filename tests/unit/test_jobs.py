@@ -359,9 +359,15 @@ def test_an_entry_that_cannot_be_looked_at_is_skipped_as_unreadable(
         def is_dir(self, follow_symlinks: bool = True) -> bool:
             raise PermissionError(13, "Permission denied")
 
+    class Odd(Entry):
+        name = "odd.log"
+
+        def is_dir(self, follow_symlinks: bool = True) -> bool:
+            raise OSError("no reason given")
+
     class Listing:
         def __enter__(self) -> list[Entry]:
-            return [Entry()]
+            return [Entry(), Odd()]
 
         def __exit__(self, *exc: object) -> None:
             return None
@@ -369,6 +375,13 @@ def test_an_entry_that_cannot_be_looked_at_is_skipped_as_unreadable(
     monkeypatch.setattr(jobs.os, "scandir", lambda folder: Listing())
     listing = jobs._list("runs")
     assert listing.skips == [
-        Skip(os.path.join("runs", "locked.log"), "unreadable", "Permission denied")
+        Skip(os.path.join("runs", "locked.log"), "unreadable", "Permission denied"),
+        Skip(os.path.join("runs", "odd.log"), "unreadable", "no reason given"),
     ]
     assert listing.empty is False and listing.logs == []
+
+    def refuse(folder: str) -> None:
+        raise OSError("the share went away")
+
+    monkeypatch.setattr(jobs.os, "scandir", refuse)
+    assert jobs._list("runs").skips == [Skip("runs", "unreadable", "the share went away")]
