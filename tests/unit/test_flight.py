@@ -92,6 +92,7 @@ def test_a_dump_is_read_field_by_field() -> None:
         _entry(5, "allgather", [[1] * 100], pg=("1", "")),
         _entry(7, "all_reduce", {"a": [4]}, pg=("1", "")),
         {k: v for k, v in _entry(6).items() if k != "state"},
+        {**_entry(8), "profiling_name": "barrier"},  # no backend before the name
     ]
     config = {"0": {"desc": "default_pg", "ranks": "[0, 1]"}, "1": {"ranks": [0]}}
     dump = flight.parse(_bytes(entries, config, version="v" * 30), "dumps/trace_rank_12.json")
@@ -104,6 +105,7 @@ def test_a_dump_is_read_field_by_field() -> None:
         (2, "gloo:broadcast", "nccl:gloo:broadcast", "?", "?", "x" * 20),  # the first part
         (4, "all_reduce", "nccl:all_reduce", "[[4]]", "[[4]]", "completed"),
         (6, "all_reduce", "nccl:all_reduce", "[[4]]", "[[4]]", ""),
+        (8, "barrier", "barrier", "[[4]]", "[[4]]", "completed"),
     ]
     gathered, odd = dump.groups[("1", "")]
     assert odd.inputs == '{"a":[4]}'
@@ -381,3 +383,7 @@ def test_a_refused_dump_is_named_in_every_refusal() -> None:
     with pytest.raises(ReaderError) as err:
         flight.parse(b" " * (flight.MAX_BYTES + 1), "big/rank0.json")
     assert err.value.name == "big/rank0.json"
+
+
+def test_a_dump_without_a_version_reads_as_one_of_no_version() -> None:
+    assert flight.parse(b'{"entries": []}', "rank0.json").version == ""

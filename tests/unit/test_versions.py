@@ -263,26 +263,57 @@ def test_every_system_is_set_against_the_versions_even_after_one_the_log_does_no
     ]
 
 
-def test_a_log_in_memory_is_read_at_both_ends_and_nothing_cut_is_misread(small_edges: int) -> None:
-    """Exactly twice the edge is one text; past it the ends are read, each without the line
-    the cut runs through (a version cut short, `numpy==1.2` of `1.23.0`, or a name cut, `rch`
-    of `torch`), and a line in between not at all."""
+def _read_both(data: bytes, folder: Path) -> tuple[list[versions.Seen], list[versions.Seen]]:
+    """What the versions of `data` are, held in memory and read from a file."""
+    log = folder / "a.log"
+    log.write_bytes(data)
+    lines = data.count(b"\n") + (not data.endswith(b"\n"))
+    return versions.from_bytes(data, "a.log"), versions.read(str(log), "a.log", lines)
+
+
+def test_a_log_is_read_at_both_ends_and_nothing_cut_is_misread(
+    tmp_path: Path, small_edges: int
+) -> None:
+    """Up to twice the edge a log is one text; past it the ends are read, each without the
+    line the cut runs through (a version cut short, `numpy==1.2` of `1.23.0`, or a name cut,
+    `rch` of `torch`), and a line in between not at all. In memory and from a file alike."""
     line = b"[pip3] pytorch-triton==3.0.0\n"
     whole = b"x" * 50 + b"\n" + line + b"y" * (128 - 51 - len(line) - 1) + b"\n"
     assert len(whole) == 2 * small_edges
-    assert [s.package for s in versions.from_bytes(whole, "a.log")] == ["pytorch-triton"]
-    head = b"PyTorch version: 2.4.0\n" + b"#" * 23 + b"\n[pip3] numpy==1.2"
+    for got in _read_both(whole, tmp_path):
+        assert [s.package for s in got] == ["pytorch-triton"]
+    unended = b"x" * 50 + b"\n[pip3] torch==2.1.0"
+    for got in _read_both(unended, tmp_path):
+        assert [(s.package, s.line) for s in got] == [("torch", 2)]
+    head = b"PyTorch version: 2.4\n[pip3] accelerate==0.30.1\n[pip3] numpy==1.2"
     assert len(head) == small_edges
     middle = b"3.0\n" + b"[pip3] mid==1.0\n" + b"s\n" * 20 + b"[pip3] to"
     tail = b"rch==9.9\n[pip3] deepspeed==0.14.0\n" + b"z" * 29 + b"\n"
     assert len(tail) == small_edges
     data = head + middle + tail
     lines = data.count(b"\n")
-    got = versions.from_bytes(data, "a.log")
-    assert got == [
-        versions.Seen("torch", "2.4.0", "a.log", 1),
-        versions.Seen("deepspeed", "0.14.0", "a.log", lines - 1),
-    ]
+    for got in _read_both(data, tmp_path):
+        assert got == [
+            versions.Seen("torch", "2.4", "a.log", 1),
+            versions.Seen("accelerate", "0.30.1", "a.log", 2),
+            versions.Seen("deepspeed", "0.14.0", "a.log", lines - 1),
+        ]
     at_break = head + middle + b"\n[pip3] deepspeed==0.14.0\n" + b"z" * 37 + b"\n"
     assert at_break[-small_edges:][:1] == b"\n"  # the tail starts at a line break
-    assert [s.package for s in versions.from_bytes(at_break, "a.log")] == ["torch", "deepspeed"]
+    for got in _read_both(at_break, tmp_path):
+        assert [s.package for s in got] == ["torch", "accelerate", "deepspeed"]
+    for got in _read_both(b"ok \xc3\x28\n[pip3] torch==2.0.0\n", tmp_path):
+        assert [s.version for s in got] == ["2.0.0"]  # bytes that are no UTF-8 are replaced
+
+
+def test_a_gzip_log_is_read_for_its_head_only(tmp_path: Path, small_edges: int) -> None:
+    head = b"PyTorch version: 2.4\n[pip3] accelerate==0.30.1\n[pip3] numpy==1.2"
+    packed = tmp_path / "a.log.gz"
+    packed.write_bytes(gzip.compress(head + b"3.0\n" + b"s\n" * 50 + b"[pip3] tail==1.0\n"))
+    assert [s.package for s in versions.read(str(packed), "a.log", 54)] == ["torch", "accelerate"]
+
+
+def test_a_system_whose_ranges_cannot_be_compared_does_not_hide_the_next() -> None:
+    seen = versions.find(["[pip3] torch==2.4.0", "[pip3] numpy==1.0"], "job.log")
+    entry = _entry(_system("torch", ("not-a-version", None)), _system("numpy", ("0.5", None)))
+    assert [(f.package, f.affected) for f in versions.fits(seen, entry)] == [("numpy", True)]
