@@ -82,6 +82,47 @@ GROUPS: dict[str, Group] = {
             "tests/unit/test_triage_evidence.py",
         ),
     ),
+    # What a reader of `diagnose` sees: the verdict, confidence word, first failure, likely
+    # cause and fix, evidence by rank and its cuts, in text, Markdown and JSON, and the answer
+    # when nothing matched.
+    "report": Group(
+        (
+            "diagnosis/report.py",
+            "diagnosis/result.py",
+            "diagnosis/text_report.py",
+            "diagnosis/unmatched.py",
+        ),
+        (
+            "tests/unit/test_report.py",
+            "tests/unit/test_text_report.py",
+            "tests/unit/test_result.py",
+            "tests/unit/test_unmatched.py",
+            "tests/unit/test_inert_text.py",
+            "tests/integration/test_report.py",
+        ),
+    ),
+    # What is read beside the logs and how it is handed on: error files, Flight Recorder dumps,
+    # jobs, versions, the JSON contract, GitHub annotations and triage's evidence.
+    "readers": Group(
+        (
+            "diagnosis/readers.py",
+            "diagnosis/flight.py",
+            "diagnosis/jobs.py",
+            "diagnosis/contract.py",
+            "diagnosis/versions.py",
+            "diagnosis/github.py",
+            "diagnosis/triage_evidence.py",
+        ),
+        (
+            "tests/unit/test_readers.py",
+            "tests/unit/test_flight.py",
+            "tests/unit/test_jobs.py",
+            "tests/unit/test_contract.py",
+            "tests/unit/test_versions.py",
+            "tests/unit/test_github_format.py",
+            "tests/unit/test_triage_evidence.py",
+        ),
+    ),
     "mkdocs": Group(("mkdocs/markdown.py",), ("tests/integration/test_mkdocs_markdown.py",)),
     "bundle": Group(("commands/bundle.py",), ("tests/unit/test_bundle.py",)),
     "lock": Group(

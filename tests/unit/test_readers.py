@@ -274,3 +274,185 @@ def test_kinds_of_files() -> None:
     assert readers.kind("a/b/error.json", b"") == "elastic"
     assert readers.kind("rank0.json", (FLIGHT / "skip" / "rank0.json").read_bytes()) == "flight"
     assert readers.kind("train.log", b"step 1 loss 2.0\n") == "log"
+
+
+# --- reading files beside the logs ---------------------------------------------------------------
+
+
+def _write_error(path: Path, message: str = "ValueError: x", stamp: int = 1_800_000_000) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    doc = {
+        "message": {
+            "message": message,
+            "extraInfo": {"py_callstack": "tb", "timestamp": str(stamp)},
+        }
+    }
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    return path
+
+
+def _write_dump(path: Path, rank_entries: int = 1) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    entries = [
+        {"process_group": ["0", ""], "collective_seq_id": n, "profiling_name": "nccl:all_reduce"}
+        for n in range(1, rank_entries + 1)
+    ]
+    path.write_text(json.dumps({"version": "2.10", "pg_config": {}, "entries": entries}))
+    return path
+
+
+@pytest.mark.parametrize(
+    ("name", "evidence"),
+    [
+        ("run/attempt_0/3/error.json", True),
+        ("error.json", True),
+        ("rank3.json", True),
+        ("3.json", True),
+        ("dumps/x_rank_12.json", True),
+        ("config.json", False),
+        ("rank3.json.gz", False),
+        ("rank3.log", False),
+        ("a3.json/x.log", False),
+    ],
+)
+def test_files_worth_reading_beside_the_logs_are_error_files_and_ranked_json(
+    name: str, evidence: bool
+) -> None:
+    assert readers.is_evidence_name(name) is evidence
+
+
+def test_read_capped_reads_up_to_its_limit_and_refuses_one_byte_more() -> None:
+    import io
+
+    assert readers.read_capped(io.BytesIO(b"x" * 10), "a", 10) == b"x" * 10
+    with pytest.raises(ReaderError) as err:
+        readers.read_capped(io.BytesIO(b"x" * 11), "a", 10)
+    assert (err.value.name, err.value.message) == (
+        "a",
+        "more than 10 bytes, far more than a real one; not read",
+    )
+
+
+def test_a_file_is_read_as_what_it_is_and_one_that_cannot_be_read_says_why(
+    tmp_path: Path,
+) -> None:
+    error = _write_error(tmp_path / "run" / "attempt_0" / "2" / "error.json")
+    dump = _write_dump(tmp_path / "rank5.json")
+    got = readers.read_file(str(error), "elastic")
+    assert isinstance(got, elastic.ErrorFile) and (got.file, got.rank) == (str(error), 2)
+    named = readers.read_file(str(dump), "flight", "given/rank7.json")
+    assert isinstance(named, flight.Dump) and (named.file, named.rank) == ("given/rank7.json", 7)
+    with pytest.raises(ReaderError) as err:
+        readers.read_file(str(tmp_path / "gone.json"), "flight")
+    assert err.value.message == "cannot read it: No such file or directory"
+    with pytest.raises(ReaderError) as err:
+        readers.read_file(str(tmp_path), "elastic", "folder")
+    assert err.value.name == "folder" and err.value.message.startswith("cannot read it: ")
+
+
+def test_each_reader_reads_to_its_own_limit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    dump = _write_dump(tmp_path / "rank0.json")
+    error = _write_error(tmp_path / "error.json")
+    capped = r"more than \d+ bytes, far more than a real one; not read"  # before parsing
+    monkeypatch.setattr(flight, "MAX_BYTES", dump.stat().st_size - 1)
+    with pytest.raises(ReaderError, match=capped) as err:
+        readers.read_file(str(dump), "flight", "named")
+    assert err.value.name == "named"
+    assert readers.read_file(str(error), "elastic")  # its limit is elastic's
+    monkeypatch.setattr(elastic, "MAX_BYTES", error.stat().st_size - 1)
+    with pytest.raises(ReaderError, match=capped):
+        readers.read_file(str(error), "elastic")
+    monkeypatch.setattr(flight, "MAX_BYTES", 1 << 20)
+    assert readers.read_file(str(dump), "flight")  # its limit is the dump's
+
+
+def test_a_file_is_sniffed_by_name_then_by_its_first_bytes(tmp_path: Path) -> None:
+    dump = _write_dump(tmp_path / "trace")
+    log = tmp_path / "a.json"
+    log.write_text("step 1\n")
+    assert readers.sniff(str(tmp_path / "x" / "error.json")) == "elastic"  # never opened
+    assert readers.sniff(str(dump)) == "flight"
+    assert readers.sniff(str(log)) == "log"
+    assert readers.sniff(str(tmp_path / "gone.log")) == "log"  # reading it will say why
+    assert readers.kind("d", b"\x80\x04") == "flight"
+    late = tmp_path / "late"
+    late.write_bytes(b'{"x": "' + b"a" * 5000 + b'", "pg_config": {}, "entries": []}')
+    assert readers.sniff(str(late)) == "log"  # only the first 4 KiB are looked at
+
+
+def test_gathering_sorts_logs_from_error_files_and_dumps_and_names_what_failed(
+    tmp_path: Path,
+) -> None:
+    run = tmp_path / "run"
+    _write_error(run / "attempt_0" / "1" / "error.json")
+    _write_dump(run / "rank0.json")
+    _write_dump(run / "rank1.json", 2)
+    (run / "attempt_0" / "1" / "stderr.log").write_text("step\n")
+    (run / "rank2.json").write_text('{"pg_config": {}, "entries": 5}')
+    (tmp_path / "empty").mkdir()
+    loose = _write_dump(tmp_path / "loose" / "trace_file")
+    logs, found = readers.gather(["-", str(run), str(tmp_path / "empty"), str(loose)])
+    assert logs == ["-", str(run / "attempt_0" / "1" / "stderr.log")]
+    assert [e.rank for e in found.errors] == [1]
+    assert [d.rank for d in found.dumps] == [0, 1]
+    assert [(p.name, p.message.split(":")[0]) for p in found.problems] == [
+        (str(run / "rank2.json"), 'no "entries" list; expected a Flight Recorder JSON dump'),
+        (
+            str(tmp_path / "empty"),
+            "no logs, torchelastic error files or Flight Recorder dumps below this folder",
+        ),
+        (str(loose), "no rank at the end of the file name"),
+    ]
+    report = found.report()
+    assert report is not None and [r for _, r in report.files] == [0, 1]
+    assert readers.Found().report() is None
+    folder_logs, every = readers.gather([str(tmp_path / "loose")], every_file=True)
+    assert folder_logs == [] and [p.name for p in every.problems] == [str(loose)]
+    plain, nothing = readers.gather([str(tmp_path / "loose")])
+    assert plain == [] and [p.name for p in nothing.problems] == [str(tmp_path / "loose")]
+
+
+def test_files_that_cannot_be_read_fail_together_each_located_with_its_hint() -> None:
+    from nanopedia.errors import NanopediaError
+
+    found = readers.Found()
+    found.raise_problems()  # nothing to say
+    found.problems += [ReaderError("a.json", "bad", "do this"), ReaderError("b.json", "worse")]
+    with pytest.raises(NanopediaError) as err:
+        found.raise_problems()
+    assert [(p.location.path, p.code, p.message, p.hint) for p in err.value.problems] == [
+        ("a.json", "E050", "bad", "do this"),
+        ("b.json", "E050", "worse", None),
+    ]
+
+
+def test_an_error_file_in_no_rank_folder_read_twice_is_kept_once() -> None:
+    first = elastic.ErrorFile("a/error.json", None, None, "E: x", "tb", 5)
+    again = elastic.ErrorFile("b/error.json", None, None, "E: x", "tb", 5)
+    other = elastic.ErrorFile("c/error.json", None, None, "E: x", "tb", 6)
+    found = readers.Found()
+    for e in (first, again, other):
+        found.add(e)
+    assert [e.file for e in found.errors] == ["a/error.json", "c/error.json"]
+    ranked = elastic.ErrorFile("r/attempt_0/4/error.json", 4, 0, "E: x", "tb", 6)
+    found.add(ranked)
+    assert [e.file for e in found.errors] == ["a/error.json", "r/attempt_0/4/error.json"]
+    late = elastic.ErrorFile("d/error.json", None, None, "E: x", "tb", 6)
+    found.add(late)  # the rank's own copy was read first
+    assert len(found.errors) == 2
+
+
+def test_a_dash_is_standard_input_even_beside_a_file_or_folder_of_that_name(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "a").mkdir()
+    _write_dump(tmp_path / "a" / "-")
+    monkeypatch.chdir(tmp_path / "a")
+    logs, found = readers.gather(["-"])
+    assert (logs, found.dumps, found.problems) == (["-"], [], [])
+    (tmp_path / "b" / "-").mkdir(parents=True)
+    (tmp_path / "b" / "-" / "x.log").write_text("step\n")
+    monkeypatch.chdir(tmp_path / "b")
+    assert readers.gather(["-"])[0] == ["-"]

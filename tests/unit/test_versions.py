@@ -137,3 +137,184 @@ def test_a_gzip_log_and_a_small_log_are_read_whole(tmp_path: Path) -> None:
     packed.write_bytes(gzip.compress(b"a\nNCCL INFO NCCL version 2.21.5+cuda12.4\n"))
     assert [(s.package, s.line) for s in versions.read(str(packed), "job", 2)] == [("nccl", 2)]
     assert versions.read("-", "<stdin>", 10) == []  # read once by the scan: not again
+
+
+@pytest.fixture
+def small_edges(monkeypatch: pytest.MonkeyPatch) -> int:
+    """Ends of 64 bytes, so that a test's log is many times larger than what is read."""
+    monkeypatch.setattr(versions, "EDGE_BYTES", 64)
+    return 64
+
+
+def _pip_line_across_the_first_edge() -> bytes:
+    """A log of 101 bytes whose pip line crosses byte 64, where the head ends."""
+    return b"x" * 50 + b"\n[pip3] pytorch-triton==3.0.0\n" + b"y" * 20 + b"\n"
+
+
+def test_a_line_across_the_heads_end_is_read_whole_from_a_file_and_from_memory(
+    tmp_path: Path, small_edges: int
+) -> None:
+    """A log under twice the edge is one text: the pip line cut by the head's end once read as
+    package `h-triton` (#39)."""
+    data = _pip_line_across_the_first_edge()
+    assert small_edges < data.index(b"==") and len(data) <= 2 * small_edges
+    log = tmp_path / "a.log"
+    log.write_bytes(data)
+    wanted = [versions.Seen("pytorch-triton", "3.0.0", "a.log", 2)]
+    assert versions.read(str(log), "a.log", 3) == wanted
+    assert versions.from_bytes(data, "a.log") == wanted
+
+
+def test_both_ends_of_a_large_log_are_read_their_cut_lines_left_out(
+    tmp_path: Path, small_edges: int
+) -> None:
+    head = b"PyTorch version: 2.4.0\n[pip3] numpy==1.0.0\n" + b"#" * 11 + b"\n[pip3] nu"
+    middle = b"\n" + b"step\n" * 40
+    tail = b"[pip3] numpy==2.0.0\n[pip3] deepspeed==0.14.0\nKilled\n"
+    data = head + middle + b"[pip3] nccl==9.9\n" + tail
+    assert len(data) > 2 * small_edges and len(head) == small_edges
+    lines = data.count(b"\n")
+    log = tmp_path / "big.log"
+    log.write_bytes(data)
+    wanted = [
+        ("torch", "2.4.0", 1),
+        ("numpy", "1.0.0", 2),  # the head's sighting is kept
+        ("deepspeed", "0.14.0", lines - 1),
+    ]
+    got = versions.read(str(log), "big.log", lines)
+    assert [(s.package, s.version, s.line) for s in got] == wanted
+    got = versions.from_bytes(data, "big.log")
+    assert [(s.package, s.version, s.line) for s in got] == wanted
+    unended = data.removesuffix(b"\n")
+    got = versions.from_bytes(unended, "big.log")
+    assert [s.line for s in got][-1] == lines - 1
+
+
+def test_the_versions_of_a_jobs_logs_keep_each_packages_first_sighting(tmp_path: Path) -> None:
+    class Scan:
+        def __init__(self, file: str, lines: int) -> None:
+            self.file, self.lines = file, lines
+
+    log = tmp_path / "a.log"
+    log.write_bytes(b"PyTorch version: 2.4.0\n")
+    logs: list[str | tuple[str, bytes]] = [
+        str(tmp_path / "gone.log"),
+        str(log),
+        ("b.log", b"[pip3] torch==2.5.0\n[pip3] numpy==1.0\n"),
+    ]
+    scans = [Scan("gone.log", 1), Scan("a.log", 1), Scan("b.log", 2)]
+    assert versions.read_all(logs, scans) == [
+        versions.Seen("torch", "2.4.0", "a.log", 1),
+        versions.Seen("numpy", "1.0", "b.log", 2),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("line", "found"),
+    [
+        ("PyTorch version: 2.4.0" + " " * 378, True),  # 400 characters: read
+        ("PyTorch version: 2.4.0" + " " * 379, False),  # longer: no banner is that long
+        ("x==1.0", True),
+        ("x==", False),
+    ],
+)
+def test_only_lines_of_at_most_400_characters_with_a_digit_are_read(line: str, found: bool) -> None:
+    assert bool(versions.find([line], "a.log")) is found
+
+
+@pytest.mark.parametrize(
+    ("name", "normal"),
+    [("Huggingface_Hub", "huggingface-hub"), ("a.b__c--d", "a-b-c-d"), ("torch", "torch")],
+)
+def test_package_names_are_compared_as_pypi_does(name: str, normal: str) -> None:
+    assert versions.normalise(name) == normal
+
+
+def test_a_system_whose_ranges_cannot_be_compared_gives_no_fit() -> None:
+    seen = versions.find(["PyTorch version: 2.4.0"], "job.log", 7)
+    assert seen[0].line == 7
+    assert versions.fits(seen, _entry(_system("torch", ("not-a-version", None)))) == []
+    assert versions.in_range("2.4.0", "0", "nope") is None
+    assert versions.in_range("2.4.0", "nope", None) is None
+
+
+def test_a_jobs_large_log_numbers_its_tail_by_the_scans_line_count(
+    tmp_path: Path, small_edges: int
+) -> None:
+    class Scan:
+        def __init__(self, file: str, lines: int) -> None:
+            self.file, self.lines = file, lines
+
+    log = tmp_path / "big.log"
+    log.write_bytes(b"step\n" * 40 + b"[pip3] numpy==2.0.0\nend\n")
+    assert log.stat().st_size > 2 * small_edges
+    assert versions.read_all([str(log)], [Scan("big.log", 42)]) == [
+        versions.Seen("numpy", "2.0.0", "big.log", 41)
+    ]
+    with pytest.raises(ValueError):  # a log without its scan is the caller's mistake
+        versions.read_all([str(log), str(log)], [Scan("big.log", 42)])
+
+
+def test_every_system_is_set_against_the_versions_even_after_one_the_log_does_not_show() -> None:
+    seen = versions.find(["[pip3] torch==2.4.0"], "job.log")
+    entry = _entry(_system("deepspeed", ("0", None)), _system("torch", ("2.1", "2.5")))
+    assert versions.fits(seen, entry) == [
+        versions.Fit("torch", "2.4.0", "PyTorch", True, "2.1 to before 2.5", "job.log", 1)
+    ]
+
+
+def _read_both(data: bytes, folder: Path) -> tuple[list[versions.Seen], list[versions.Seen]]:
+    """What the versions of `data` are, held in memory and read from a file."""
+    log = folder / "a.log"
+    log.write_bytes(data)
+    lines = data.count(b"\n") + (not data.endswith(b"\n"))
+    return versions.from_bytes(data, "a.log"), versions.read(str(log), "a.log", lines)
+
+
+def test_a_log_is_read_at_both_ends_and_nothing_cut_is_misread(
+    tmp_path: Path, small_edges: int
+) -> None:
+    """Up to twice the edge a log is one text; past it the ends are read, each without the
+    line the cut runs through (a version cut short, `numpy==1.2` of `1.23.0`, or a name cut,
+    `rch` of `torch`), and a line in between not at all. In memory and from a file alike."""
+    line = b"[pip3] pytorch-triton==3.0.0\n"
+    whole = b"x" * 50 + b"\n" + line + b"y" * (128 - 51 - len(line) - 1) + b"\n"
+    assert len(whole) == 2 * small_edges
+    for got in _read_both(whole, tmp_path):
+        assert [s.package for s in got] == ["pytorch-triton"]
+    unended = b"x" * 50 + b"\n[pip3] torch==2.1.0"
+    for got in _read_both(unended, tmp_path):
+        assert [(s.package, s.line) for s in got] == [("torch", 2)]
+    head = b"PyTorch version: 2.4\n[pip3] accelerate==0.30.1\n[pip3] numpy==1.2"
+    assert len(head) == small_edges
+    middle = b"3.0\n" + b"[pip3] mid==1.0\n" + b"s\n" * 5 + b"[pip3] to"
+    tail = b"rch==9.9\n[pip3] deepspeed==0.14.0\n" + b"z" * 29 + b"\n"
+    assert len(tail) == small_edges
+    data = head + middle + tail
+    assert 2 * small_edges < len(data) < 3 * small_edges
+    lines = data.count(b"\n")
+    for got in _read_both(data, tmp_path):
+        assert got == [
+            versions.Seen("torch", "2.4", "a.log", 1),
+            versions.Seen("accelerate", "0.30.1", "a.log", 2),
+            versions.Seen("deepspeed", "0.14.0", "a.log", lines - 1),
+        ]
+    at_break = head + middle + b"\n[pip3] deepspeed==0.14.0\n" + b"z" * 37 + b"\n"
+    assert at_break[-small_edges:][:1] == b"\n"  # the tail starts at a line break
+    for got in _read_both(at_break, tmp_path):
+        assert [s.package for s in got] == ["torch", "accelerate", "deepspeed"]
+    for got in _read_both(b"ok \xc3\x28\n[pip3] torch==2.0.0\n", tmp_path):
+        assert [s.version for s in got] == ["2.0.0"]  # bytes that are no UTF-8 are replaced
+
+
+def test_a_gzip_log_is_read_for_its_head_only(tmp_path: Path, small_edges: int) -> None:
+    head = b"PyTorch version: 2.4\n[pip3] accelerate==0.30.1\n[pip3] numpy==1.2"
+    packed = tmp_path / "a.log.gz"
+    packed.write_bytes(gzip.compress(head + b"3.0\n" + b"s\n" * 50 + b"[pip3] tail==1.0\n"))
+    assert [s.package for s in versions.read(str(packed), "a.log", 54)] == ["torch", "accelerate"]
+
+
+def test_a_system_whose_ranges_cannot_be_compared_does_not_hide_the_next() -> None:
+    seen = versions.find(["[pip3] torch==2.4.0", "[pip3] numpy==1.0"], "job.log")
+    entry = _entry(_system("torch", ("not-a-version", None)), _system("numpy", ("0.5", None)))
+    assert [(f.package, f.affected) for f in versions.fits(seen, entry)] == [("numpy", True)]

@@ -69,12 +69,14 @@ def for_json(
     verdict: str | None = None,
 ) -> list[str]:
     """The commands for one diagnosis as `--format json` writes it (`report.with_answers`, or a
-    triage job record with its `job` name and `verdict` id): the verdict first, then up to
-    `top` candidates in all."""
-    rows = list(out["matches"][:top] if top else out["matches"])
+    triage job record with its `job` name and `verdict` id): the verdict first (a triage job's
+    verdict is its first candidate that is not benign, so not always the first), then the other
+    candidates, up to `top` in all."""
+    rows = list(out["matches"])
     if not rows:
         return []
     best = next((r for r in rows if r["id"] == verdict), rows[0]) if verdict else rows[0]
+    rows = [best, *[r for r in rows if r is not best][: top - 1 if top else None]]
     on = f" ({job})" if job else ""
     first = out["initiating"] or _first_line(best)
     lines = [best["title"]]

@@ -297,7 +297,8 @@ def _find(
             continue
         found = False
         for item in _walk_pattern(path, regex) if regex else _walk(path):
-            found = found or isinstance(item, Job) or item.reason == "empty-folder"
+            # A folder below said to be empty or without logs already explains the path.
+            found = found or isinstance(item, Job) or item.reason in ("empty-folder", "no-logs")
             yield item
         if not found:
             detail = (

@@ -254,7 +254,8 @@ def as_markdown(
     """The same answer for a GitHub issue or a Slack thread."""
     extra = _md_structured(result, base_url)
     if not result.matches:
-        first = [f"- **First failure:** {_md(t)}" for t in first_text(result)]
+        said = _first(result)
+        first = [f"- **First failure:** {_md(said)}"] if said else []
         return "\n".join(["**nanopedia:** no known failure matched", *first, *extra])
     v = verdict(result, entries, base_url)
     title = f"[{_md(v.best.title)}]({v.link})" if base_url else _md(v.best.title)

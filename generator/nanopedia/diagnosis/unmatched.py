@@ -121,13 +121,13 @@ def raised_in(path: str) -> str:
 
 
 def find(lines: Iterable[str], file: str) -> Found | None:
-    """The first traceback's exception line, else the first fatal native line."""
+    """The first traceback's exception line, else the first fatal native line, in `lines`
+    without their line breaks (`str.splitlines`)."""
     fatal: Found | None = None
     prefix: str | None = None
     last_frame: str | None = None
     pending_terminate: tuple[int, str] | None = None
-    for n, raw in enumerate(lines, 1):
-        line = raw.rstrip("\r\n")
+    for n, line in enumerate(lines, 1):
         if prefix is None:
             m = _TRACEBACK.match(line)
             if m:
@@ -208,7 +208,7 @@ def _signal_of(m: re.Match[str]) -> str:
         return m.group(4)
 
 
-def input_problem(head: bytes, ended: bool) -> str | None:
+def input_problem(head: bytes) -> str | None:
     """What makes an input no log, as `triage` names it (`INPUT_REASONS`): no bytes, NUL bytes
     in its head, or no line break in all it holds (a log that ended, or a head of 1 MiB)."""
     if not head:
@@ -224,7 +224,7 @@ def next_steps(found: Found | None, base_url: str | None) -> list[str]:
     """Where to go from here: the site's search for the error line, and how to contribute."""
     steps = []
     if found and base_url:
-        steps.append(f"search: {base_url.rstrip('/')}/search.html?q={quote(_query(found))}")
+        steps.append(f"search: {search_url(found, base_url)}")
     elif found:
         steps.append(
             f"search: search.html?q={quote(_query(found))} on a Nanopedia site (set "
@@ -232,6 +232,11 @@ def next_steps(found: Found | None, base_url: str | None) -> list[str]:
         )
     steps.append(CONTRIBUTE)
     return steps
+
+
+def search_url(found: Found, base_url: str) -> str:
+    """The site's search for the error line under `base_url`."""
+    return f"{base_url.rstrip('/')}/search.html?q={quote(_query(found))}"
 
 
 def _query(found: Found) -> str:
@@ -269,7 +274,7 @@ def read_stream(stream: IO[bytes], name: str) -> tuple[str | None, Found | None]
     """`read` of an open log (a file, or a text held in memory as `io.BytesIO`)."""
     head = stream.read(1 << 20)
     ended = len(head) < 1 << 20
-    problem = input_problem(head, ended)
+    problem = input_problem(head)
     if problem == "binary" or problem == "empty":
         return problem, None
     if problem == "single-line" and not ended:
@@ -344,5 +349,11 @@ def as_markdown(missed: Missed, base_url: str | None) -> str:
             f"- **Class:** `{_code(found.kind)}`",
             f"- **Raised in:** {_md(found.raised_in)}",
         ]
-    out += [f"- **Next:** {_md(step)}" for step in next_steps(found, base_url)]
+    steps = next_steps(found, base_url)
+    if found and base_url:
+        # The site's own link stays live (`_md` would break its `://`): an autolink, whose
+        # query, the log's text, is percent-encoded and so holds no Markdown.
+        out.append(f"- **Next:** search: <{search_url(found, base_url)}>")
+        steps = steps[1:]
+    out += [f"- **Next:** {_md(step)}" for step in steps]
     return "\n".join(out)

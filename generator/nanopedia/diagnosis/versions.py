@@ -155,10 +155,12 @@ def read(path: str, name: str, lines: int) -> list[Seen]:
         if stream is not under or len(head) < EDGE_BYTES:
             return find(_lines(head, whole=len(head) < EDGE_BYTES), name)
         size = under.seek(0, 2)
-        start = max(EDGE_BYTES, size - EDGE_BYTES)
-        under.seek(start)
+        if size <= 2 * EDGE_BYTES:  # the two ends meet: one text, no line cut between them
+            under.seek(EDGE_BYTES)
+            return find(_lines(head + under.read(), whole=True), name)
+        under.seek(size - EDGE_BYTES)
         tail = under.read(EDGE_BYTES)
-    rest = _lines(tail[tail.find(b"\n") + 1 :] if start > EDGE_BYTES else tail, whole=True)
+    rest = _lines(tail[tail.find(b"\n") + 1 :], whole=True)
     first = lines - len(rest) + 1
     return _merge(find(_lines(head, whole=False), name), find(rest, name, first))
 
