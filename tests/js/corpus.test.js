@@ -6,13 +6,9 @@
 'use strict';
 const test = require('node:test');
 const assert = require('node:assert');
-const path = require('node:path');
-const { execFileSync } = require('node:child_process');
+const { python } = require('./python.js');
 
-const root = path.resolve(__dirname, '..', '..');
-const python = process.env.NANOPEDIA_PYTHON || path.join(root, '.venv/bin/python');
-
-const corpus = JSON.parse(execFileSync(python, ['-c', `
+const corpus = python(`
 import base64, json, sys, tempfile
 from pathlib import Path
 sys.path.insert(0, "bench")
@@ -37,7 +33,7 @@ with tempfile.TemporaryDirectory() as tmp:
             "expected": contract.as_json(rank.diagnose(scans), None),
         })
 print(json.dumps(out))
-`], { cwd: root, maxBuffer: 256 << 20 }));
+`);
 
 const { diagnoseFiles } = require('./worker.js');
 

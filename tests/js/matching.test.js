@@ -11,15 +11,9 @@ const assert = require('node:assert');
 const fs = require('node:fs');
 const path = require('node:path');
 const { execFileSync } = require('node:child_process');
+const { python: py, root } = require('./python.js');
 
-const root = path.resolve(__dirname, '..', '..');
-const python = process.env.NANOPEDIA_PYTHON || path.join(root, '.venv/bin/python');
 const cases = JSON.parse(fs.readFileSync(path.join(root, 'tests/cases/case_folding.json'), 'utf8')).cases;
-
-function py(script, input) {
-  return JSON.parse(execFileSync(python, ['-c', script],
-    { cwd: root, input: JSON.stringify(input), maxBuffer: 256 << 20 }));
-}
 
 // One contract.export_data() per case: the fixture entry with the case's pattern as its only
 // fingerprint, exactly as the page's diagnose-data.js carries it.

@@ -5,15 +5,12 @@ const test = require('node:test');
 const assert = require('node:assert');
 const fs = require('node:fs');
 const path = require('node:path');
-const { execFileSync } = require('node:child_process');
+const { python, root } = require('./python.js');
 
-const root = path.resolve(__dirname, '..', '..');
 const cases = JSON.parse(fs.readFileSync(path.join(root, 'tests/cases/ranking.json'), 'utf8')).cases;
 // The constants come from contract.export_data(), as the page's diagnose-data.js has them.
-const python = process.env.NANOPEDIA_PYTHON || path.join(root, '.venv/bin/python');
-const data = JSON.parse(execFileSync(python, ['-c',
-  'import json; from nanopedia.diagnosis import contract; print(json.dumps(contract.export_data([])))'],
-  { cwd: root }));
+const data = python(
+  'import json; from nanopedia.diagnosis import contract; print(json.dumps(contract.export_data([])))');
 
 globalThis.self = globalThis;
 require(path.join(root, 'theme/static/diagnose-worker.js'));

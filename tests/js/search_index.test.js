@@ -11,14 +11,11 @@ const test = require('node:test');
 const assert = require('node:assert');
 const fs = require('node:fs');
 const path = require('node:path');
-const vm = require('node:vm');
-const { execFileSync } = require('node:child_process');
-
-const root = path.resolve(__dirname, '..', '..');
-const python = process.env.NANOPEDIA_PYTHON || path.join(root, '.venv/bin/python');
+const { page } = require('./page.js');
+const { python, root } = require('./python.js');
 const MiniSearch = require(path.join(root, 'theme/static/vendor/minisearch/minisearch.js'));
 
-const built = JSON.parse(execFileSync(python, ['-c', `
+const built = python(`
 import json
 from pathlib import Path
 from types import SimpleNamespace
@@ -81,23 +78,20 @@ links = SimpleNamespace(tags={}, by_tag={})
 files = {path: b"".join(j.parts()) for path, j in search.index_files(*names, fresh, links)}
 out["records"].append(records(files, docs))
 print(json.dumps(out))
-`], { cwd: root, maxBuffer: 256 << 20 }));
+`);
 
-/* The page's globals after running scripts the way the browser does. */
+/* The page's globals after running scripts the way the browser does (a page without forms). */
 function run(...scripts) {
-  const window = {};
   const document = {
     readyState: 'complete', addEventListener() {}, querySelectorAll() { return []; }
   };
-  const context = vm.createContext({ window, document });
-  for (const code of scripts) vm.runInContext(code, context);
-  return window;
+  return page(scripts, { document });
 }
 
-const page = run(fs.readFileSync(path.join(root, 'theme/static/search.js'), 'utf8'), built.head);
-const data = page.NANOPEDIA_SEARCH;
-const options = page.NanopediaSearchOptions(data);
-page.MiniSearch = MiniSearch; // what the page's loader builds on
+const searchPage = run(fs.readFileSync(path.join(root, 'theme/static/search.js'), 'utf8'), built.head);
+const data = searchPage.NANOPEDIA_SEARCH;
+const options = searchPage.NanopediaSearchOptions(data);
+searchPage.MiniSearch = MiniSearch; // what the page's loader builds on
 
 /* Search results without what depends on the order terms were added in: the order of the
    derived terms a fuzzy query reached, and the last bits of sums of their scores. */
@@ -156,12 +150,12 @@ built.shards.forEach((shard, k) => {
 
   test(`shard ${k}: the page's lazy loader searches exactly as MiniSearch.loadJS does`, () => {
     const js = run(shard.script).NANOPEDIA_SEARCH_INDEX[shard.number];
-    const lazy = page.NanopediaSearchLoad(js, options);
+    const lazy = searchPage.NanopediaSearchLoad(js, options);
     const eager = MiniSearch.loadJS(js, options);
     const words = shard.docs.slice(0, 8).map((doc) => doc.title);
     const queries = words.concat(words.map((t) => t.slice(0, 5)), ['dtype', 'nccl tim', 'tmieout',
       'constructor', '__proto__', 'zzzz-not-a-term']);
-    const variants = [page.NanopediaSearchQuery('AND'), page.NanopediaSearchQuery('OR'),
+    const variants = [searchPage.NanopediaSearchQuery('AND'), searchPage.NanopediaSearchQuery('OR'),
       { prefix: true, fuzzy: 0.2 }, { fields: ['title', 'errors'] }];
     let hits = 0;
     /* Twice over: the second time reads the Maps the first one made. */

@@ -1,0 +1,194 @@
+"""Mutation testing of the theme's JavaScript with Stryker, and its score per file.
+
+    .venv/bin/python bench/mutation_js.py [FILE[:LINES] ...] [--concurrency 1]
+        [--incremental] [--survivors] [--max-minutes 240]
+
+Stryker (`bench/mutation/stryker.config.json`) plants one small bug at a time in the scripts of
+`theme/static/` (default: the browser worker and the search script) and runs the Node tests of
+`tests/js/` that reach it (the tap runner, one test file per process, stopping at the first
+failure); a mutant that no test fails survived. Prints the mutation score per file as Stryker
+reports it (killed and timed out over all valid mutants) and, beside it, the score with the
+survivors that `bench/mutation/equivalent_js.json` lists as equivalent (no test can tell them
+apart from the original, each with its reason) set aside. `FILE:LINES` (`search.js:100-200`)
+mutates those lines only; `--survivors` lists each survivor with its line; `--incremental` reuses
+the last run's results where neither the code nor the tests that covered it changed.
+
+Stryker and its tap runner are npm packages, pinned here and installed into `.cache/stryker/`
+(git-ignored) the first time. The Node tests ask Python for the CLI's answers; those do not
+depend on the mutated scripts, so they are kept for the run (`NANOPEDIA_PYTHON_MEMO`) instead of
+asked again for every mutant. Slow (an hour or more for the two files on two cores): not part
+of the test run. The HTML report is `.cache/mutation/js/mutation.html`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+CONFIG = ROOT / "bench" / "mutation" / "stryker.config.json"
+EQUIVALENT = ROOT / "bench" / "mutation" / "equivalent_js.json"
+PREFIX = ROOT / ".cache" / "stryker"
+REPORT = ROOT / ".cache" / "mutation" / "js" / "mutation.json"
+#: The packages, pinned (9.x is the last line that runs on Node 20); bump them here.
+PACKAGES = {"@stryker-mutator/core": "9.6.1", "@stryker-mutator/tap-runner": "9.6.1"}
+DEFAULT = ["theme/static/diagnose-worker.js", "theme/static/search.js"]
+#: Mutant states Stryker counts: detected over valid (its "mutation score").
+DETECTED = {"Killed", "Timeout"}
+UNDETECTED = {"Survived", "NoCoverage"}
+
+
+def installed() -> bool:
+    for name, version in PACKAGES.items():
+        meta = PREFIX / "node_modules" / name / "package.json"
+        try:
+            if json.loads(meta.read_text(encoding="utf-8")).get("version") != version:
+                return False
+        except (OSError, ValueError):
+            return False
+    return True
+
+
+def install() -> None:
+    """The pinned packages into PREFIX, unless they are there already."""
+    if installed():
+        return
+    npm = shutil.which("npm")
+    if npm is None:
+        sys.exit("npm is not installed: it installs Stryker into .cache/stryker")
+    specs = [f"{name}@{version}" for name, version in sorted(PACKAGES.items())]
+    print(f"installing {' '.join(specs)} into {PREFIX}", file=sys.stderr)
+    PREFIX.mkdir(parents=True, exist_ok=True)
+    subprocess.run(
+        [npm, "install", "--prefix", str(PREFIX), "--no-audit", "--no-fund", "--no-save"]
+        + ["--loglevel=error", *specs],
+        check=True,
+        timeout=900,
+    )
+    if not installed():
+        sys.exit(f"npm did not install {' '.join(specs)} into {PREFIX}")
+
+
+def equivalents() -> list[dict[str, str]]:
+    return json.loads(EQUIVALENT.read_text(encoding="utf-8"))["mutants"]
+
+
+def source_line(text: str, mutant: dict[str, Any]) -> str:
+    return text.splitlines()[mutant["location"]["start"]["line"] - 1].strip()
+
+
+def listed(known: list[dict[str, str]], name: str, line: str, mutant: dict[str, Any]) -> bool:
+    """Whether the equivalent list names this mutant: by file, code line, mutator and
+    replacement (not by line number, which moves whenever the file above it changes)."""
+    return any(
+        k["file"] == name
+        and k["line"] == line
+        and k["mutator"] == mutant["mutatorName"]
+        and k["replacement"] == mutant.get("replacement", "")
+        for k in known
+    )
+
+
+def summary(report: dict[str, Any], known: list[dict[str, str]], survivors: bool) -> list[str]:
+    """A line per file: its mutants by state, Stryker's score, and the score without the
+    listed equivalents; then, with `survivors`, each survivor."""
+    rows = [
+        f"{'file':38} {'mutants':>7} {'killed':>6} {'timeout':>7} {'survived':>8} {'nocov':>5} "
+        f"{'error':>5} {'score':>7} {'w/o eq.':>7}"
+    ]
+    details = []
+    for name, entry in sorted(report["files"].items()):
+        text = entry["source"]
+        states = Counter(m["status"] for m in entry["mutants"])
+        equivalent = 0
+        for m in entry["mutants"]:
+            if m["status"] not in UNDETECTED:
+                continue
+            line = source_line(text, m)
+            same = listed(known, name, line, m)
+            equivalent += same
+            if survivors and not same:
+                at = m["location"]["start"]
+                details.append(
+                    f"{name}:{at['line']}:{at['column'] + 1}: {m['status']} {m['mutatorName']}"
+                    f" -> {m.get('replacement', '')!r}\n    {line}"
+                )
+        detected = sum(states[s] for s in DETECTED)
+        valid = detected + sum(states[s] for s in UNDETECTED)
+        score = 100 * detected / valid if valid else 100.0
+        kept = valid - equivalent
+        without = 100 * detected / kept if kept else 100.0
+        errors = states["RuntimeError"] + states["CompileError"]
+        rows.append(
+            f"{name:38} {len(entry['mutants']):7} {states['Killed']:6} {states['Timeout']:7} "
+            f"{states['Survived']:8} {states['NoCoverage']:5} {errors:5} {score:6.1f}% "
+            f"{without:6.1f}%"
+        )
+    return rows + details
+
+
+def run(command: list[str], env: dict[str, str], seconds: float) -> int:
+    """Stryker in a process group of its own, stopped whole (its test processes too) when it
+    runs past `seconds`."""
+    proc = subprocess.Popen(command, cwd=ROOT, env=env, start_new_session=True)
+    try:
+        code = proc.wait(timeout=seconds)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait()
+        print(f"stryker ran past {seconds / 60:g} minutes: stopped", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait()
+        raise
+    if code:
+        print(f"stryker failed with exit code {code}", file=sys.stderr)
+    return code
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("files", nargs="*", help="theme/static scripts, each FILE or FILE:LINES")
+    parser.add_argument("--concurrency", type=int, default=1, help="test processes at once")
+    parser.add_argument("--incremental", action="store_true", help="reuse the last run's results")
+    parser.add_argument("--survivors", action="store_true", help="list every survivor")
+    parser.add_argument("--max-minutes", type=float, default=240, help="stop the run after this")
+    parser.add_argument("--report", action="store_true", help="only summarise the last report")
+    args = parser.parse_args()
+    known = equivalents()
+    if not args.report:
+        install()
+        mutate = [f if "/" in f else f"theme/static/{f}" for f in args.files] or DEFAULT
+        with tempfile.TemporaryDirectory(prefix="nanopedia-mutation-") as memo:
+            env = {
+                **os.environ,
+                "NANOPEDIA_PYTHON": sys.executable,
+                "NANOPEDIA_PYTHON_MEMO": memo,
+                # Relative: each Stryker sandbox imports its own copy of the package.
+                "PYTHONPATH": os.pathsep.join(["generator", os.environ.get("PYTHONPATH", "")]),
+            }
+            stryker = PREFIX / "node_modules" / "@stryker-mutator" / "core" / "bin" / "stryker.js"
+            command = ["nice", "-n", "10", "node", str(stryker), "run", str(CONFIG)]
+            command += ["--concurrency", str(args.concurrency), "--mutate", ",".join(mutate)]
+            if args.incremental:
+                command.append("--incremental")
+            code = run(command, env, 60 * args.max_minutes)
+            if code:
+                return code
+    report = json.loads(REPORT.read_text(encoding="utf-8"))
+    print("\n".join(summary(report, known, args.survivors)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
