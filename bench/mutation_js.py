@@ -6,12 +6,16 @@
 Stryker (`bench/mutation/stryker.config.json`) plants one small bug at a time in the scripts of
 `theme/static/` (default: the browser worker and the search script) and runs the Node tests of
 `tests/js/` that reach it (the tap runner, one test file per process, stopping at the first
-failure); a mutant that no test fails survived. Prints the mutation score per file as Stryker
+failure; the focused files first, so that a mutant they kill never waits for the corpus parity
+test); a mutant that no test fails survived. Prints the mutation score per file as Stryker
 reports it (killed and timed out over all valid mutants) and, beside it, the score with the
 survivors that `bench/mutation/equivalent_js.json` lists as equivalent (no test can tell them
-apart from the original, each with its reason) set aside. `FILE:LINES` (`search.js:100-200`)
-mutates those lines only; `--survivors` lists each survivor with its line; `--incremental` reuses
-the last run's results where neither the code nor the tests that covered it changed.
+apart from the original, each with its reason) set aside.
+
+`FILE:LINES` (`search.js:100-200`) mutates those lines only; `--tests GLOB...` runs only those
+test files (faster; the score is then a lower bound); `--survivors` lists each survivor with its
+line; `--incremental` reuses the last run's results where neither the code nor the tests that
+covered it changed.
 
 Stryker and its tap runner are npm packages, pinned here and installed into `.cache/stryker/`
 (git-ignored) the first time. The Node tests ask Python for the CLI's answers; those do not
@@ -136,6 +140,18 @@ def summary(report: dict[str, Any], known: list[dict[str, str]], survivors: bool
     return rows + details
 
 
+def config(tests: list[str] | None) -> Path:
+    """The configuration file, or a copy of it that runs `tests` only."""
+    if not tests:
+        return CONFIG
+    settings = json.loads(CONFIG.read_text(encoding="utf-8"))
+    settings["tap"]["testFiles"] = tests
+    copy = REPORT.parent / "stryker.config.json"
+    copy.parent.mkdir(parents=True, exist_ok=True)
+    copy.write_text(json.dumps(settings, indent=2), encoding="utf-8")
+    return copy
+
+
 def run(command: list[str], env: dict[str, str], seconds: float) -> int:
     """Stryker in a process group of its own, stopped whole (its test processes too) when it
     runs past `seconds`."""
@@ -162,6 +178,7 @@ def main() -> int:
     parser.add_argument("--concurrency", type=int, default=1, help="test processes at once")
     parser.add_argument("--incremental", action="store_true", help="reuse the last run's results")
     parser.add_argument("--survivors", action="store_true", help="list every survivor")
+    parser.add_argument("--tests", nargs="+", help="test files (globs) instead of tests/js's all")
     parser.add_argument("--max-minutes", type=float, default=240, help="stop the run after this")
     parser.add_argument("--report", action="store_true", help="only summarise the last report")
     args = parser.parse_args()
@@ -178,7 +195,7 @@ def main() -> int:
                 "PYTHONPATH": os.pathsep.join(["generator", os.environ.get("PYTHONPATH", "")]),
             }
             stryker = PREFIX / "node_modules" / "@stryker-mutator" / "core" / "bin" / "stryker.js"
-            command = ["nice", "-n", "10", "node", str(stryker), "run", str(CONFIG)]
+            command = ["nice", "-n", "10", "node", str(stryker), "run", str(config(args.tests))]
             command += ["--concurrency", str(args.concurrency), "--mutate", ",".join(mutate)]
             if args.incremental:
                 command.append("--incremental")

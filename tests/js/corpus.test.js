@@ -2,7 +2,8 @@
 // per-rank folders, damaged copies): the same candidates in the same order, the same first
 // failing rank, silent ranks and reason, and the same evidence lines with their ranks and
 // timestamps. Python writes each case's files and the CLI's JSON; the worker reads the same
-// bytes through its page path (onmessage). Run by `node --test tests/js/`.
+// bytes as the page's jobs (its `jobs`: onmessage's path, the data compiled once for all).
+// Run by `node --test tests/js/`.
 'use strict';
 const test = require('node:test');
 const assert = require('node:assert');
@@ -35,7 +36,10 @@ with tempfile.TemporaryDirectory() as tmp:
 print(json.dumps(out))
 `);
 
-const { diagnoseFiles } = require('./worker.js');
+const { diagnoser } = require('./worker.js');
+
+/* One compiled matcher for every case: they share the data. */
+const diagnoseFiles = diagnoser(corpus.data);
 
 // What both engines must agree on, without the fields only one side has (links, answers).
 function essentials(result) {
@@ -57,7 +61,7 @@ test('the corpus has its real logs', () => {
 
 corpus.cases.forEach((c) => {
   test(`same answer as the CLI: ${c.name}`, async () => {
-    const got = await diagnoseFiles(corpus.data, c.files.map((f) => (
+    const got = await diagnoseFiles(c.files.map((f) => (
       { name: f.name, blob: new Blob([Buffer.from(f.bytes, 'base64')]) })));
     assert.deepStrictEqual(essentials(got), essentials(c.expected));
   });

@@ -21,4 +21,18 @@ function diagnoseFiles(data, files, budgetMs = 120000) {
   });
 }
 
-module.exports = { diagnoseFiles };
+/* The same for many jobs with one `data`, compiled once (the worker's `jobs`). */
+function diagnoser(data) {
+  const scope = {};
+  globalThis.NanopediaDiagnoseWorker(scope);
+  const run = scope.jobs(data);
+  return (files, budgetMs = 120000) => new Promise((resolve, reject) => {
+    const given = files.map((f) => ({ name: f.name, path: f.name, blob: f.blob }));
+    run({ files: given, budgetMs }, (msg) => {
+      if (msg.type === 'done') resolve(msg.result);
+      else if (msg.type === 'error') reject(new Error(msg.message));
+    });
+  });
+}
+
+module.exports = { diagnoseFiles, diagnoser };

@@ -1185,17 +1185,17 @@ self.NanopediaDiagnoseWorker = function (scope) {
 
   /* ---- The worker's one job. ---- */
 
-  scope.onmessage = function (event) {
-    var msg = event.data;
+  /* The page's job: `msg.files` scanned in order with the matcher `m`, then ranked; progress,
+     the pattern about to run and the answer (or the error) go to `post`. */
+  function job(m, msg, post) {
     var began = performance.now();
     var deadline = began + msg.budgetMs;
-    var m = compile(msg.data, msg.slow);
     /* Before each pattern runs, the page is told which: if one never returns, the page stops
        this worker and starts another without it (a regex cannot be interrupted from inside). */
     m.patternMs = msg.patternMs || 3000;
     m.enter = function (probe) {
-      scope.postMessage({ type: 'probe', entry: probe ? probe.entry || null : null,
-                          id: probe ? probe.id || null : null, file: current });
+      post({ type: 'probe', entry: probe ? probe.entry || null : null,
+             id: probe ? probe.id || null : null, file: current });
     };
     var files = msg.files;
     var total = files.reduce(function (n, f) { return n + f.blob.size; }, 0);
@@ -1207,7 +1207,7 @@ self.NanopediaDiagnoseWorker = function (scope) {
       chain = chain.then(function () {
         current = file.name;
         return scan(m, file, i, deadline, function (_, position) {
-          scope.postMessage({ type: 'progress', done: before + position, total: total, file: file.name });
+          post({ type: 'progress', done: before + position, total: total, file: file.name });
         }).then(function (s) { scans.push(s); before += file.blob.size; });
       });
     });
@@ -1224,7 +1224,7 @@ self.NanopediaDiagnoseWorker = function (scope) {
       out.changed = scans.filter(function (s) { return s.changed; })
         .map(function (s) { return { file: s.file, lines: s.lines }; });
       out.seconds = (performance.now() - began) / 1000;
-      scope.postMessage({ type: 'done', result: out });
+      post({ type: 'done', result: out });
     }, function (err) {
       var message;
       if (err instanceof Timeout) {
@@ -1240,7 +1240,25 @@ self.NanopediaDiagnoseWorker = function (scope) {
       } else {
         message = 'cannot read ' + current + ': ' + (err && err.message ? err.message : String(err));
       }
-      scope.postMessage({ type: 'error', message: message, timeout: err instanceof Timeout });
+      post({ type: 'error', message: message, timeout: err instanceof Timeout });
     });
+  }
+
+  scope.onmessage = function (event) {
+    var msg = event.data;
+    job(compile(msg.data, msg.slow), msg, function (out) { scope.postMessage(out); });
+  };
+
+  /* Jobs with the same data, compiled once: tests/js/corpus.test.js diagnoses each of its logs
+     as a job of its own, and compiling every fingerprint was half of that (and nearly all of it
+     under a mutation run's instrumentation). Each job starts from the compiled matcher, without
+     what an earlier one left out as too slow. */
+  scope.jobs = function (data) {
+    var m = compile(data, []);
+    return function (msg, post) {
+      m.probes.forEach(function (probe) { probe.slow = false; });
+      m.slow = [];
+      job(m, msg, post);
+    };
   };
 };
