@@ -153,20 +153,19 @@ def config(tests: list[str] | None) -> Path:
 
 
 def run(command: list[str], env: dict[str, str], seconds: float) -> int:
-    """Stryker in a process group of its own, stopped whole (its test processes too) when it
-    runs past `seconds`."""
+    """Stryker in a process group of its own, killed whole (its test processes too: one stuck in
+    a mutant's endless loop does not answer SIGTERM) when it runs past `seconds`."""
     proc = subprocess.Popen(command, cwd=ROOT, env=env, start_new_session=True)
     try:
         code = proc.wait(timeout=seconds)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGTERM)
+    except (subprocess.TimeoutExpired, KeyboardInterrupt) as stop:
+        os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
+        shutil.rmtree(ROOT / ".cache" / "stryker-tmp", ignore_errors=True)
+        if isinstance(stop, KeyboardInterrupt):
+            raise
         print(f"stryker ran past {seconds / 60:g} minutes: stopped", file=sys.stderr)
         return 1
-    except KeyboardInterrupt:
-        os.killpg(proc.pid, signal.SIGTERM)
-        proc.wait()
-        raise
     if code:
         print(f"stryker failed with exit code {code}", file=sys.stderr)
     return code
