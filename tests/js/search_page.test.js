@@ -1,0 +1,485 @@
+// The search box and the results page as a reader uses them, theme/static/search.js run with
+// the DOM of tests/js/dom.js on the search files the build writes for the documents of
+// search_docs.js: what a result shows (title and words marked, quick answer, the field that
+// matched, cut around the match), the options and their links, the keys, and how the page loads
+// the index (the first scan, then the whole index, and what it says when a script is missing).
+// Run by `node --test tests/js/`.
+'use strict';
+const test = require('node:test');
+const assert = require('node:assert');
+const { searchFiles, openPage, doc, LIBRARY } = require('./search_site.js');
+const { run } = require('./page.js');
+const { DOCS, TAGS, LONG_SUMMARY } = require('./search_docs.js');
+
+const FILES = searchFiles(DOCS, TAGS);
+const UNQUOTED = 'No entry quotes this error exactly; closest matches:';
+
+/* A results page for `query` with everything loaded. */
+function results(query, files = FILES) {
+  const p = openPage(files, { results: true, query });
+  p.flush();
+  return p;
+}
+
+/* The header box with `text` typed and everything loaded. */
+function box(text, files = FILES) {
+  const p = openPage(files);
+  p.input.dispatch('focus');
+  p.type(text);
+  p.flush();
+  return p;
+}
+
+test('a result shows its title, its quick answer and the field that matched, words marked', () => {
+  const p = results('fragmentation');
+  assert.strictEqual(p.status.textContent, '1 entry found for “fragmentation”');
+  assert.deepStrictEqual(p.shown(), [{
+    kind: 'search-entry', href: 'entries/cuda-oom.html', title: 'CUDA out of memory',
+    answer: 'The caching allocator could not find a free block of the size asked for.',
+    label: 'Summary',
+    text: '… ind a free block of the size asked for. [Fragmentation] leaves free memory in pieces ' +
+      'too small for the request, so the total free memory the message reports can exceed the request wh …',
+    code: false
+  }]);
+});
+
+test('an error string shows as code under the label Error', () => {
+  const [first] = results('memory').shown();
+  assert.deepStrictEqual(first, {
+    kind: 'search-entry', href: 'entries/cuda-oom.html', title: 'CUDA out of [memory]',
+    answer: 'The caching allocator could not find a free block of the size asked for.',
+    label: 'Error', text: 'torch.OutOfMemoryError: CUDA out of [memory]. Tried to allocate 2.00 GiB', code: true
+  });
+});
+
+test('the field shown is the one that matches most of the query\'s words, then by the order of fields', () => {
+  const shown = results('killed host').shown();
+  assert.deepStrictEqual(shown.map((s) => [s.href, s.label, s.text]), [
+    ['entries/dataloader-killed.html', 'Summary', 'The kernel [killed] a worker that ran out of [host] memory.'],
+    ['entries/exit-minus-nine.html', 'Summary', 'The kernel [killed] a rank that ran out of [host] memory.']
+  ]);
+  const cause = results('casts dtype').shown()[0];
+  assert.deepStrictEqual([cause.label, cause.text], ['Cause', 'Model code [casts] to self.[dtype]']);
+});
+
+test('a word and its longer forms count once toward the field shown', () => {
+  /* `time` marks `timeout` and `timing`, one query word: the error string is not preferred over
+     the symptom for matching it twice. */
+  const [first] = results('hangs time').shown();
+  assert.deepStrictEqual([first.href, first.label, first.text],
+    ['entries/nccl-timeout.html', 'Symptom', 'Every rank [hangs] and then [times] out']);
+});
+
+test('a field without a matched word is not shown', () => {
+  const [first] = results('loss-nan-old').shown();
+  assert.deepStrictEqual([first.href, first.label, first.text], ['entries/nan-loss.html', 'Former id', '[loss]-[nan]-[old]']);
+});
+
+test('a long field is cut around its first matched word, with an ellipsis on each cut side', () => {
+  const words = LONG_SUMMARY.split(' ');
+  const start = results(words[1]).shown()[0].text;
+  assert.ok(start.startsWith(`${words[0]} [${words[1]}]`) && start.endsWith(' …') && !start.startsWith('…'), start);
+  const end = results(words[words.length - 1]).shown()[0].text;
+  assert.ok(end.startsWith('… ') && end.endsWith(`[${words[words.length - 1].slice(0, -1)}].`) && !end.endsWith('…'), end);
+  assert.strictEqual(end.length, 2 + 180 + 2);
+});
+
+test('a pasted error line shows the error string it matched, whatever field ranks it', () => {
+  const pasted = '[rank0]: RuntimeError: expected scalar type BFloat16 but found Float';
+  const [first] = results(pasted).shown();
+  assert.deepStrictEqual([first.href, first.label, first.code], ['entries/bf16-dtype-mismatch.html', 'Error', true]);
+  assert.strictEqual(first.text, '[RuntimeError]: [expected] [scalar] [type] [BFloat16] but [found] [Float]');
+});
+
+test('a pasted error that no entry quotes says so above the closest matches, and in the status line', () => {
+  const p = results('RuntimeError: the flux capacitor of the launcher overheated at step 12');
+  assert.strictEqual(p.list.childNodes[0].className, 'search-note');
+  assert.strictEqual(p.list.childNodes[0].textContent, UNQUOTED);
+  assert.strictEqual(p.list.childNodes[0].getAttribute('aria-hidden'), 'true');
+  assert.ok(p.shown().length > 0);
+  assert.match(p.status.textContent, new RegExp(`^${UNQUOTED} \\d+ entr(y|ies) found for “RuntimeError`));
+  for (const quoted of ['RuntimeError: expected scalar type BFloat16 but found Float', 'memory']) {
+    const q = results(quoted);
+    assert.notStrictEqual(q.list.childNodes[0].className, 'search-note', quoted);
+    assert.ok(!q.status.textContent.startsWith(UNQUOTED), quoted);
+  }
+});
+
+test('a query no entry matches says no entry found and shows no note', () => {
+  const p = results('zzzz qqqq xxxx yyyy wwww');
+  assert.strictEqual(p.status.textContent, '0 entries found for “zzzz qqqq xxxx yyyy wwww”');
+  assert.strictEqual(p.list.childNodes.length, 0);
+});
+
+test('tags are suggested for a few words that each start a tag\'s slug or name, or for #tag', () => {
+  const tags = (q) => results(q).shown().filter((s) => s.kind === 'search-tag').map((s) => [s.text, s.href]);
+  assert.deepStrictEqual(tags('memory'), [['#Memory (1 entry)', 'tags/memory.html']]);
+  assert.deepStrictEqual(tags('#dist'), [['#Distributed training (1 entry)', 'tags/distributed.html']]);
+  assert.deepStrictEqual(tags('distributed train'), [['#Distributed training (1 entry)', 'tags/distributed.html']]);
+  assert.deepStrictEqual(tags('nccl'), [['#NCCL (2 entries)', 'tags/nccl.html']]);
+  assert.deepStrictEqual(tags('distributed training tag words'), []);
+  assert.deepStrictEqual(tags('training'), [['#Distributed training (1 entry)', 'tags/distributed.html']]);
+  assert.deepStrictEqual(tags('raining'), []);
+  assert.deepStrictEqual(tags('#'), []);
+});
+
+test('the results page suggests up to five tags, the box three', () => {
+  const many = Array.from({ length: 7 }, (_, i) => [`topic-${i}`, `Topic ${i}`, 1]);
+  const files = searchFiles([doc('only', 'Only entry')], many);
+  const count = (p) => p.shown().filter((s) => s.kind === 'search-tag').length;
+  assert.strictEqual(count(results('topic', files)), 5);
+  assert.strictEqual(count(box('topic', files)), 3);
+});
+
+test('the box shows eight results, then a link to all of them on the results page', () => {
+  const docs = Array.from({ length: 10 }, (_, i) => doc(`entry-${i}`, `Shared word ${i}`));
+  const files = searchFiles(docs);
+  const shown = box('shared', files).shown();
+  assert.strictEqual(shown.filter((s) => s.kind === 'search-entry').length, 8);
+  assert.deepStrictEqual(shown[shown.length - 1],
+    { kind: 'search-all', text: 'All 10 results for “shared”', href: 'search.html?q=shared' });
+  const few = box('killed host', FILES).shown();
+  assert.deepStrictEqual(few[few.length - 1],
+    { kind: 'search-all', text: 'Open the results page for “killed host”', href: 'search.html?q=killed%20host' });
+});
+
+test('the results page shows twelve results at once, the rest (up to a hundred) in the next task', () => {
+  const docs = Array.from({ length: 120 }, (_, i) => doc(`entry-${String(i).padStart(3, '0')}`, `Shared word ${i}`));
+  const files = searchFiles(docs);
+  const p = openPage(files, { results: true, query: 'shared' });
+  p.flush();
+  assert.strictEqual(p.status.textContent, '120 entries found for “shared”');
+  assert.strictEqual(p.shown().length, 100);
+  const q = openPage(files, { results: true, query: 'shared', onPage: Object.keys(files) });
+  assert.strictEqual(q.shown().length, 12);
+  assert.deepStrictEqual(q.list.querySelectorAll('[role=option]').map((a) => a.id).slice(0, 3),
+    ['search-results-0', 'search-results-1', 'search-results-2']);
+  q.flush();
+  assert.strictEqual(q.shown().length, 100);
+  assert.strictEqual(q.list.querySelectorAll('[role=option]')[99].id, 'search-results-99');
+});
+
+test('a newer query drops the rest of the results of an older one', () => {
+  const docs = Array.from({ length: 30 }, (_, i) => doc(`entry-${String(i).padStart(2, '0')}`, `Shared word ${i}`));
+  const files = searchFiles(docs);
+  const p = openPage(files, { results: true, query: 'shared', onPage: Object.keys(files) });
+  p.type('word 7');
+  p.flush();
+  assert.deepStrictEqual(p.shown().map((s) => s.href), ['entries/entry-07.html']);
+});
+
+test('links encode the id and the query', () => {
+  const files = searchFiles([doc('a&b', 'Odd id')]);
+  assert.strictEqual(results('odd', files).shown()[0].href, 'entries/a%26b.html');
+  assert.strictEqual(box('odd & #x', files).shown().pop().href, 'search.html?q=odd%20%26%20%23x');
+});
+
+test('arrow keys move the selection round the options, and the box names the selected one', () => {
+  const p = box('killed host');
+  const options = p.list.querySelectorAll('[role=option]');
+  assert.strictEqual(options.length, 3);
+  const selected = () => options.map((o) => o.getAttribute('aria-selected'));
+  assert.deepStrictEqual(selected(), ['false', 'false', 'false']);
+  assert.strictEqual(p.key('ArrowDown').defaultPrevented, true);
+  assert.deepStrictEqual(selected(), ['true', 'false', 'false']);
+  assert.strictEqual(p.input.getAttribute('aria-activedescendant'), options[0].id);
+  p.key('ArrowUp');
+  assert.deepStrictEqual(selected(), ['false', 'false', 'true']);
+  assert.strictEqual(p.input.getAttribute('aria-activedescendant'), options[2].id);
+  p.key('ArrowDown');
+  assert.deepStrictEqual(selected(), ['true', 'false', 'false']);
+});
+
+test('Enter opens the selected option, else (in the box) the results page', () => {
+  const p = box('killed host');
+  const event = p.key('Enter');
+  assert.strictEqual(event.defaultPrevented, true);
+  assert.strictEqual(p.window.location.href, 'search.html?q=killed%20host');
+  assert.deepStrictEqual(p.document.clicked, []);
+  p.key('ArrowDown');
+  p.key('ArrowDown');
+  p.key('Enter');
+  assert.deepStrictEqual(p.document.clicked.map((a) => a.href), ['entries/exit-minus-nine.html']);
+});
+
+test('on the results page Enter selects the first result', () => {
+  const p = results('killed host');
+  p.key('Enter');
+  assert.strictEqual(p.window.location.href, '');
+  assert.strictEqual(p.list.querySelectorAll('[role=option]')[0].getAttribute('aria-selected'), 'true');
+  p.key('Enter');
+  assert.deepStrictEqual(p.document.clicked.map((a) => a.href), ['entries/dataloader-killed.html']);
+});
+
+test('Escape closes the box\'s list, then empties the box', () => {
+  const p = box('killed host');
+  assert.strictEqual(p.list.hidden, false);
+  assert.strictEqual(p.input.getAttribute('aria-expanded'), 'true');
+  p.key('ArrowDown');
+  assert.strictEqual(p.key('Escape').defaultPrevented, true);
+  assert.strictEqual(p.list.hidden, true);
+  assert.strictEqual(p.input.getAttribute('aria-expanded'), 'false');
+  assert.strictEqual(p.input.getAttribute('aria-activedescendant'), null);
+  assert.strictEqual(p.input.value, 'killed host');
+  p.key('Escape');
+  assert.strictEqual(p.input.value, '');
+  assert.strictEqual(p.list.childNodes.length, 0);
+  assert.strictEqual(p.status.textContent, '');
+});
+
+test('on the results page Escape empties the box and keeps the list open', () => {
+  const p = results('killed host');
+  p.key('Escape');
+  assert.strictEqual(p.input.value, '');
+  assert.strictEqual(p.list.childNodes.length, 0);
+  assert.strictEqual(p.list.hidden, false);
+});
+
+test('arrow keys reopen a closed list', () => {
+  const p = box('killed host');
+  p.key('Escape');
+  p.key('ArrowDown');
+  assert.strictEqual(p.list.hidden, false);
+});
+
+test('the box\'s list closes when the focus leaves the form, not when it moves inside', () => {
+  const p = box('killed host');
+  p.form.dispatch('focusout', { relatedTarget: p.list.querySelectorAll('[role=option]')[0] });
+  assert.strictEqual(p.list.hidden, false);
+  p.form.dispatch('focusout', { relatedTarget: null });
+  assert.strictEqual(p.list.hidden, true);
+  p.input.dispatch('focus');
+  assert.strictEqual(p.list.hidden, false, 'the focus back on a box with results reopens them');
+});
+
+test('the form is never submitted and a press on the list keeps the focus in the box', () => {
+  const p = box('killed host');
+  assert.strictEqual(p.form.dispatch('submit').defaultPrevented, true);
+  assert.strictEqual(p.list.dispatch('mousedown').defaultPrevented, true);
+  assert.strictEqual(p.form.hidden, false);
+});
+
+test('an emptied box clears its list and status; the same text typed again draws nothing new', () => {
+  const p = box('killed host');
+  const before = p.list.childNodes[0];
+  p.type(' killed host ');
+  assert.strictEqual(p.list.childNodes[0], before);
+  p.type('  ');
+  p.flush();
+  assert.strictEqual(p.list.childNodes.length, 0);
+  assert.strictEqual(p.status.textContent, '');
+  assert.strictEqual(p.list.hidden, true);
+});
+
+test('the index loads on the first use: the first scan answers, then the whole index', () => {
+  const p = openPage(FILES);
+  assert.strictEqual(p.form.hidden, false);
+  assert.strictEqual(p.form.getAttribute('data-index-state'), null);
+  assert.deepStrictEqual(p.document.requested, []);
+  p.input.dispatch('focus');
+  assert.strictEqual(p.form.getAttribute('data-index-state'), 'loading');
+  assert.deepStrictEqual(p.document.requested, ['search/index.js']);
+  p.type('memory');
+  assert.strictEqual(p.status.textContent, 'Loading the search index…');
+  p.tasks.shift()();
+  assert.strictEqual(p.form.getAttribute('data-index-state'), 'quick');
+  assert.strictEqual(p.status.textContent, '1 entry found for “memory”');
+  assert.deepStrictEqual(p.shown()[0].answer, null, 'the answers come later');
+  p.flush();
+  assert.deepStrictEqual(p.document.requested, ['search/index.js', 'search/answers.js', LIBRARY,
+    'search/terms-0.js', 'search/text-0.js']);
+  assert.strictEqual(p.form.getAttribute('data-index-state'), 'complete');
+  assert.strictEqual(p.status.textContent, '3 entries found for “memory”');
+  assert.strictEqual(p.shown()[0].answer, 'The caching allocator could not find a free block of the size asked for.');
+});
+
+test('the selected result stays selected when the whole index comes', () => {
+  const p = openPage(FILES, { focused: true });
+  p.type('killed');
+  p.tasks.shift()();
+  p.key('ArrowDown');
+  p.key('ArrowDown');
+  const href = p.list.querySelectorAll('[aria-selected=true]')[0].href;
+  p.flush();
+  const selected = p.list.querySelectorAll('[aria-selected=true]');
+  assert.deepStrictEqual(selected.map((a) => a.href), [href]);
+  assert.strictEqual(p.input.getAttribute('aria-activedescendant'), selected[0].id);
+  assert.strictEqual(p.list.hidden, false);
+});
+
+test('a closed list stays closed when the whole index comes', () => {
+  const p = openPage(FILES, { focused: true });
+  p.type('killed');
+  p.tasks.shift()();
+  p.key('Escape');
+  p.flush();
+  assert.strictEqual(p.list.hidden, true);
+  assert.ok(p.shown().length > 1);
+});
+
+test('a page with every script on it (the single-file bundle) searches the whole index at once', () => {
+  const p = openPage(FILES, { results: true, query: 'memory', onPage: Object.keys(FILES) });
+  assert.strictEqual(p.form.getAttribute('data-index-state'), 'complete');
+  assert.strictEqual(p.status.textContent, '3 entries found for “memory”');
+  p.flush();
+  assert.deepStrictEqual(p.document.requested, []);
+});
+
+test('scripts already on the page are not asked for again', () => {
+  const onPage = ['search/index.js', LIBRARY];
+  const p = openPage(FILES, { results: true, query: 'memory', onPage });
+  p.flush();
+  assert.deepStrictEqual(p.document.requested, ['search/answers.js', 'search/terms-0.js', 'search/text-0.js']);
+  assert.strictEqual(p.form.getAttribute('data-index-state'), 'complete');
+});
+
+test('a script search-boot.js asked for already is waited for, not asked for twice', () => {
+  const p = openPage(FILES);
+  const script = p.document.createElement('script');
+  script.src = 'search/index.js';
+  p.document.head.appendChild(script);
+  p.input.dispatch('focus');
+  p.type('memory');
+  p.flush();
+  assert.deepStrictEqual(p.document.requested.filter((s) => s === 'search/index.js'), ['search/index.js']);
+  assert.strictEqual(p.status.textContent, '3 entries found for “memory”');
+});
+
+test('a missing index says that search is unavailable and why', () => {
+  const files = { ...FILES };
+  delete files['search/index.js'];
+  const p = openPage(files);
+  p.type('memory');
+  p.flush();
+  assert.strictEqual(p.status.textContent, 'Search is unavailable: could not load search/index.js');
+});
+
+test('without its shards the first scan keeps answering and the index never claims to be complete', () => {
+  const files = { ...FILES };
+  delete files['search/terms-0.js'];
+  const p = openPage(files, { results: true, query: 'memory' });
+  p.flush();
+  assert.strictEqual(p.form.getAttribute('data-index-state'), 'quick');
+  assert.strictEqual(p.status.textContent, '1 entry found for “memory”');
+  assert.strictEqual(p.shown()[0].answer, 'The caching allocator could not find a free block of the size asked for.');
+});
+
+test('the results page reads its query from ?q=, or from the fragment in the single-file bundle', () => {
+  const p = openPage(FILES, { results: true, query: 'killed host' });
+  assert.strictEqual(p.input.value, 'killed host');
+  const bundle = openPage(FILES, { results: true, hash: '#/search.html?q=killed%20host' });
+  assert.strictEqual(bundle.input.value, 'killed host');
+  bundle.flush();
+  assert.strictEqual(bundle.status.textContent, '2 entries found for “killed host”');
+  const none = openPage(FILES, { results: true, hash: '#/search.html' });
+  assert.strictEqual(none.input.value, '');
+  none.flush();
+  assert.strictEqual(none.status.textContent, '');
+  assert.deepStrictEqual(none.document.requested, []);
+});
+
+test('a page the single-file router adds has its forms wired once', () => {
+  const p = openPage(FILES);
+  p.document.dispatch('nanopedia:page');
+  p.input.dispatch('focus');
+  p.type('memory');
+  p.flush();
+  assert.strictEqual(p.document.requested.filter((s) => s === 'search/index.js').length, 1);
+  assert.strictEqual(p.list.querySelectorAll('[role=option]').length, 5);
+});
+
+test('each option is the link itself, out of the tab order, in a presentational item', () => {
+  const p = box('killed host');
+  const options = p.list.querySelectorAll('[role=option]');
+  assert.deepStrictEqual(options.map((a) => [a.tagName, a.tabIndex, a.parentNode.tagName, a.parentNode.getAttribute('role'), a.id]),
+    [['A', -1, 'LI', 'none', 'search-suggestions-0'], ['A', -1, 'LI', 'none', 'search-suggestions-1'],
+      ['A', -1, 'LI', 'none', 'search-suggestions-2']]);
+});
+
+test('a failed load is tried again on the next query', () => {
+  const files = { ...FILES };
+  delete files['search/index.js'];
+  const p = openPage(files);
+  p.type('memory');
+  p.flush();
+  p.type('memory leak');
+  p.flush();
+  assert.deepStrictEqual(p.document.requested, ['search/index.js', 'search/index.js']);
+  assert.strictEqual(p.status.textContent, 'Search is unavailable: could not load search/index.js');
+});
+
+test('queries typed while the index loads ask for it once and the last one is answered', () => {
+  const p = openPage(FILES);
+  p.type('memory');
+  p.type('killed');
+  p.type('killed host');
+  p.flush();
+  assert.deepStrictEqual(p.document.requested.filter((s) => s === 'search/index.js'), ['search/index.js']);
+  assert.strictEqual(p.status.textContent, '2 entries found for “killed host”');
+});
+
+test('answers already on the page are shown at once and not asked for', () => {
+  const p = openPage(FILES, { results: true, query: 'memory', onPage: ['search/index.js', 'search/answers.js'] });
+  p.tasks.shift()();
+  assert.strictEqual(p.form.getAttribute('data-index-state'), 'quick');
+  assert.strictEqual(p.shown()[0].answer, 'The caching allocator could not find a free block of the size asked for.');
+  p.flush();
+  assert.ok(!p.document.requested.includes('search/answers.js'));
+});
+
+test('an index shard on the page without its text shard does not make the index complete', () => {
+  const p = openPage(FILES, { results: true, query: 'memory', onPage: ['search/index.js', LIBRARY, 'search/terms-0.js'] });
+  assert.strictEqual(p.form.getAttribute('data-index-state'), 'quick');
+  p.flush();
+  assert.deepStrictEqual(p.document.requested, ['search/answers.js', 'search/text-0.js']);
+  assert.strictEqual(p.form.getAttribute('data-index-state'), 'complete');
+});
+
+test('scripts another loader put on the page meanwhile complete the index without being asked for', () => {
+  const p = openPage(FILES, { results: true, query: 'memory', onPage: ['search/index.js', 'search/answers.js'] });
+  for (const path of [LIBRARY, 'search/terms-0.js', 'search/text-0.js']) run(p.window, FILES[path]);
+  p.flush();
+  assert.deepStrictEqual(p.document.requested, []);
+  assert.strictEqual(p.form.getAttribute('data-index-state'), 'complete');
+  assert.strictEqual(p.status.textContent, '3 entries found for “memory”');
+});
+
+test('the first scan marks the words of the query in what it shows', () => {
+  const p = openPage(FILES, { results: true, query: 'killed dataloader' });
+  p.tasks.shift()();
+  assert.deepStrictEqual(p.shown().map((s) => [s.title, s.label, s.text]), [
+    ['[DataLoader] worker [killed]: "Caught ... in [DataLoader] worker process"', 'Error',
+      'RuntimeError: [DataLoader] worker (pid 4242) is [killed] by signal: [Killed].']
+  ]);
+});
+
+test('a pasted line that only a title quotes shows the field that matched, not the title', () => {
+  const files = searchFiles([doc('titled', 'Titled failure: "NCCL communicator was aborted on rank 3"',
+    { summary: 'The communicator was aborted.' })]);
+  const [first] = results('NCCL communicator was aborted on rank 3', files).shown();
+  assert.deepStrictEqual([first.href, first.label], ['entries/titled.html', 'Summary']);
+});
+
+test('a page still loading wires its forms once the document is parsed', () => {
+  const p = openPage(FILES, { loading: true });
+  assert.strictEqual(p.form.hidden, true);
+  p.document.dispatch('DOMContentLoaded');
+  assert.strictEqual(p.form.hidden, false);
+});
+
+test('a box that has the focus when the script comes starts loading, and answers what was typed', () => {
+  const p = openPage(FILES, { focused: true, value: 'memory' });
+  assert.deepStrictEqual(p.document.requested, ['search/index.js']);
+  p.flush();
+  assert.strictEqual(p.status.textContent, '3 entries found for “memory”');
+  const idle = openPage(FILES, { value: 'memory' });
+  assert.deepStrictEqual(idle.document.requested, []);
+});
+
+test('a results page without a query shows an empty open list and loads nothing', () => {
+  const p = openPage(FILES, { results: true });
+  p.flush();
+  assert.strictEqual(p.list.hidden, false);
+  assert.strictEqual(p.input.getAttribute('aria-expanded'), null);
+  assert.deepStrictEqual(p.document.requested, []);
+});
