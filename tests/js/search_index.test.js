@@ -2,7 +2,8 @@
 // in the browser from the same documents with the options of theme/static/search.js: every
 // repository entry, the fixture corpus, and documents made to trip a tokenizer (punctuation of
 // other scripts, case mappings, stop words, words that name Object's own properties, text
-// that could end a <script> element). Each shard script is run as the page runs it, so its
+// that could end a <script> element, ids with an apostrophe, which the index shard's
+// single-quoted literal must escape). Each shard script is run as the page runs it, so its
 // string escaping is tested too. The packed records of search/index.js and the text shards
 // read back, as results read them, to every field of every entry, the id decoded from its
 // compact form. Run by `node --test tests/js/`.
@@ -35,7 +36,7 @@ HOSTILE = [
 
 
 def hostile(n, text):
-    key = [f"hostile-{n}", text, [f"tag-{n}", "torch.compile"], [text, text.upper()], [text[::-1]],
+    key = [f"hostile-{n}'s", text, [f"tag-{n}", "torch.compile"], [text, text.upper()], [text[::-1]],
            []]
     return key, [text + " " + text, [text], [text[::-1]]]
 
