@@ -23,7 +23,7 @@ site: $(STAMP)
 check: $(STAMP)
 	$(BIN)/nanopedia check
 
-# The browser worker's ranking under Node (the same data-driven cases as pytest), then pytest.
+# The browser worker and the search script under Node (each worker case also through the CLI), then pytest.
 test: $(STAMP)
 	NANOPEDIA_PYTHON=$(BIN)/python node --test tests/js/
 	$(BIN)/python -m pytest -n 2
