@@ -137,7 +137,9 @@ class Element extends Node {
     this.dispatch('click');
   }
 
-  scrollIntoView() {}
+  scrollIntoView(options) {
+    this.ownerDocument.scrolled.push([this, options]);
+  }
 
   querySelectorAll(selector) {
     const match = matcher(selector);
@@ -165,6 +167,7 @@ class Document extends Element {
     this.files = files;
     this.requested = [];
     this.clicked = [];
+    this.scrolled = [];
     this.activeElement = null;
     this.head = this.appendChild(this.createElement('head'));
     this.body = this.appendChild(this.createElement('body'));

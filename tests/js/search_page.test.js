@@ -483,3 +483,105 @@ test('a results page without a query shows an empty open list and loads nothing'
   assert.strictEqual(p.input.getAttribute('aria-expanded'), null);
   assert.deepStrictEqual(p.document.requested, []);
 });
+
+test('the selected option is scrolled into view, no further than needed', () => {
+  const p = box('killed host');
+  p.key('ArrowDown');
+  p.key('ArrowDown');
+  const options = p.list.querySelectorAll('[role=option]');
+  assert.deepStrictEqual(p.document.scrolled.map(([el, how]) => [el.id, { ...how }]),
+    [[options[0].id, { block: 'nearest' }], [options[1].id, { block: 'nearest' }]]);
+});
+
+test('arrow keys on an empty list select nothing; other keys do what they do', () => {
+  const p = results('zzzzqqq');
+  p.key('ArrowDown');
+  assert.strictEqual(p.input.getAttribute('aria-activedescendant'), null);
+  assert.strictEqual(p.key('a').defaultPrevented, false);
+  assert.strictEqual(p.key('Tab').defaultPrevented, false);
+});
+
+test('a new query clears the selection', () => {
+  const p = box('killed host');
+  p.key('ArrowDown');
+  p.type('memory');
+  p.flush();
+  assert.strictEqual(p.input.getAttribute('aria-activedescendant'), null);
+  assert.deepStrictEqual(p.list.querySelectorAll('[aria-selected=true]'), []);
+  p.key('ArrowDown');
+  assert.strictEqual(p.list.querySelectorAll('[aria-selected=true]')[0], p.list.querySelectorAll('[role=option]')[0]);
+});
+
+test('exactly eight results in the box link to the results page, not to all of them', () => {
+  const files = searchFiles(Array.from({ length: 8 }, (_, i) => doc(`entry-${i}`, `Shared word ${i}`)));
+  const shown = box('shared', files).shown();
+  assert.strictEqual(shown.length, 9);
+  assert.strictEqual(shown[8].text, 'Open the results page for “shared”');
+});
+
+test('a query of sixteen characters or more that no entry quotes gets the note; a shorter one does not', () => {
+  assert.strictEqual(results('memory fragments').list.childNodes[0].className, 'search-note');
+  assert.strictEqual(results('memory fragment').list.childNodes[0].className, 'search-entry');
+});
+
+test('an error string of sixteen characters is one a pasted line can quote', () => {
+  const files = searchFiles([doc('short-error', 'Short error', { errors: ['CUDA error: boom'] }),
+    doc('other', 'Other', { summary: 'cuda error boom boom' })]);
+  const p = results('CUDA error: boom', files);
+  assert.strictEqual(p.list.childNodes[0].className, 'search-entry');
+  assert.deepStrictEqual(p.shown().map((s) => s.href)[0], 'entries/short-error.html');
+});
+
+test('of two error strings a pasted line quotes equally, the first is shown', () => {
+  const files = searchFiles([doc('two-errors', 'Two errors', { errors: ['abc error: alpha one', 'abc error: gamma two'] })]);
+  const [first] = results('abc error: alpha one abc error: gamma two', files).shown();
+  assert.strictEqual(first.text, '[abc] [error]: [alpha] [one]');
+});
+
+test('the owner of a pasted line comes first even when the words of the line find only another entry', () => {
+  const files = searchFiles([
+    doc('owner', 'Owner', { errors: ['Fatal Python error: Segmentation fault'] }),
+    doc('wordy', 'Wordy', { summary: 'fatal python error segmentation fault core dumped' })
+  ]);
+  const p = results('Fatal Python error: Segmentation fault (core dumped)', files);
+  assert.deepStrictEqual(p.shown().map((s) => [s.href, s.text]), [
+    ['entries/owner.html', '[Fatal] [Python] [error]: [Segmentation] [fault]'],
+    ['entries/wordy.html', '[fatal] [python] [error] [segmentation] [fault] [core] [dumped]']
+  ]);
+});
+
+test('three words that each start a name of one tag suggest it; four suggest none', () => {
+  const tags = (q) => results(q).shown().filter((s) => s.kind === 'search-tag').map((s) => s.href);
+  assert.deepStrictEqual(tags('dist train distr'), ['tags/distributed.html']);
+  assert.deepStrictEqual(tags('dist train distr d'), []);
+});
+
+test('results drawn again when the index comes are drawn whole, so the selection past the first twelve stays', () => {
+  const docs = Array.from({ length: 30 }, (_, i) => doc(`entry-${String(i).padStart(2, '0')}`, `Shared word ${i}`));
+  const files = searchFiles(docs);
+  const p = openPage(files, { results: true, query: 'shared' });
+  p.tasks.shift()();
+  while (p.shown().length < 30) p.tasks.shift()();
+  for (let i = 0; i < 15; i++) p.key('ArrowDown');
+  const href = p.list.querySelectorAll('[aria-selected=true]')[0].href;
+  while (p.form.getAttribute('data-index-state') !== 'complete') p.tasks.shift()();
+  assert.strictEqual(p.shown().length, 30, 'every result at once');
+  assert.deepStrictEqual(p.list.querySelectorAll('[aria-selected=true]').map((a) => a.href), [href]);
+});
+
+test('a form no longer on the page is not drawn again when the index comes', () => {
+  const p = openPage(FILES, { focused: true });
+  p.type('killed');
+  p.tasks.shift()();
+  const before = p.list.childNodes.slice();
+  p.form.remove();
+  p.flush();
+  assert.deepStrictEqual(p.list.childNodes, before);
+});
+
+test('a form without a status line still shows its results', () => {
+  const p = openPage(FILES, { results: true, query: 'memory', status: false });
+  p.flush();
+  assert.strictEqual(p.shown().length, 4);
+  assert.strictEqual(p.status.textContent, '');
+});

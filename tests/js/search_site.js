@@ -54,10 +54,11 @@ function doc(id, title, fields = {}) {
  * tasks: `flush` runs them); `onPage`: paths whose scripts the page has already run (the
  * single-file bundle has them all); `focused`: the box has the focus when search.js starts (as
  * search-boot.js loads it on the first focus); `value`: what the box holds then; `loading`: the
- * document is still being parsed.
+ * document is still being parsed; `status: false`, a form without a status line.
  */
 function openPage(files, {
-  results = false, query = '', hash = '', onPage = [], focused = false, value = '', loading = false
+  results = false, query = '', hash = '', onPage = [], focused = false, value = '', loading = false,
+  status = true
 } = {}) {
   const tasks = [];
   let window = null;
@@ -67,12 +68,12 @@ function openPage(files, {
   const input = build(document, 'input', { id: 'q', class: 'search-input', role: 'combobox' });
   const list = build(document, 'ul', { id: results ? 'search-results' : 'search-suggestions', role: 'listbox' });
   list.hidden = !results;
-  const status = build(document, 'p', { class: 'search-status', role: 'status' });
+  const line = build(document, 'p', { class: 'search-status', role: 'status' });
   const form = build(document, 'form', {
     'data-search': true, 'data-page': results, 'data-library': LIBRARY,
     'data-index': 'search/index.js', 'data-answers': 'search/answers.js',
     'data-entry': 'entries/{id}.html', 'data-tag': 'tags/{id}.html', 'data-results': 'search.html'
-  }, input, list, status);
+  }, input, list, ...(status ? [line] : []));
   form.hidden = true;
   document.body.appendChild(form);
   if (focused) document.activeElement = input;
@@ -122,7 +123,7 @@ function openPage(files, {
     });
   }
 
-  return { window, document, form, input, list, status, flush, type, key, shown, tasks };
+  return { window, document, form, input, list, status: line, flush, type, key, shown, tasks };
 }
 
 module.exports = { searchFiles, openPage, doc, LIBRARY };
