@@ -296,7 +296,98 @@ logCase('benign lines alone give a benign answer; supporting ones a possible one
   { answers: [[...CAST, 'possible'], [...FLAKY, 'benign']] },
   { entries: { ...POINTING, ...ENTRIES } });
 
+// ---- Patterns: JavaScript with RE2's meaning, and a prefilter that never hides a match ----
+
+/* Fingerprints (all of one entry), each with lines: every line, in a file of its own (the
+   prefilter looks for literals in a whole buffer), is matched by exactly the patterns RE2
+   matches it with (the CLI's answer), whatever the prefilter's literals (alternatives, groups,
+   quantifiers, escapes, case) or its Aho-Corasick automaton (literals inside others) make of
+   them. */
+const PATTERNS = [
+  ['space', 'a\\sb', ['a b', 'a\tb', 'a\x0bb', 'a\u00a0b', 'ab']],
+  ['not-space', 'c\\Sd', ['cxd', 'c d', 'c\u00a0d', 'c\x0bd']],
+  ['space-in-class', 'e[\\s,]f', ['e f', 'e,f', 'e\u00a0f', 'exf']],
+  ['not-space-in-class', 'g[^\\S]h', ['g h', 'gxh', 'g\u00a0h']],
+  ['dot', 'i.j', ['ixj', 'i\u2028j', 'ij']],
+  ['bracket-first', '[]k]lmn', [']lmn', 'klmn', 'almn']],
+  ['not-bracket-first', '[^]k]opq', [']opq', 'kopq', 'aopq']],
+  ['hex', '\\x41BCD', ['ABCD', 'xBCD']],
+  ['alternatives-in-group', '(?:abc|def)ghi', ['abcghi', 'defghi', 'xyzghi']],
+  ['nested-group', '(?:(?:jklm|nopq))', ['jklm', 'nopq', 'rstu']],
+  ['groups-not-one', '(?:vwx)|(?:yza)', ['vwx', 'yza', 'vw']],
+  ['optional-first-group', '(?:abc)?defg', ['defg', 'abcdefg']],
+  ['escaped-dot', 'foo\\.bar', ['foo.bar', 'fooxbar']],
+  ['optional-group', 'err(?:or)? code \\d+', ['err code 5', 'error code 12', 'erro code 1']],
+  ['count', 'x{2,3}yzzy', ['xxyzzy', 'xyzzy', 'yzzy']],
+  ['optional-letter', 'abc?def', ['abdef', 'abcdef', 'acdef']],
+  ['star', 'uvw*xyz', ['uvxyz', 'uvwwwxyz']],
+  ['plus', 'pq+rst', ['pqqqrst', 'prst']],
+  ['alternation', 'timeout|hang(?:ed)?', ['timed out', 'a timeout', 'hanged', 'hang']],
+  ['alternative-without-literal', 'zebra|\\d\\d', ['zebra', '42', 'z']],
+  ['escaped-pipe', 'a\\|b c', ['a|b c', 'a b c']],
+  ['escaped-punctuation', 'r\\-s\\:t\\[u', ['r-s:t[u', 'r s t u']],
+  ['bracket-in-class', '[[]wx', ['[wx', 'wx']],
+  ['escape-in-class', 'y[\\]]zz', ['y]zz', 'yzz']],
+  ['rank-prefix', '\\[rank\\d+\\]: oops', ['[rank3]: oops', '[rank]: oops']],
+  ['case-sensitive', 'ABCdef', ['ABCdef', 'abcdef', 'xABCDEF']],
+  ['ignore-case', 'cuda error', ['CUDA ERROR', 'Cuda Error', 'cuda  error'], true],
+  ['ignore-case-ascii-only', 'kernel panic', ['Kernel panic', '\u212Aernel panic', 'KERNEL PANIC'], true],
+  ['inside-others-1', 'abcdx', ['abcdx', 'abcdy', 'xabcdz']],
+  ['inside-others-2', 'bcdy', ['bcdy']],
+  ['inside-others-3', 'cdz', ['cdz']],
+  ['longer-than-a-literal', 'averyveryverylongliteralword', ['averyveryverylongliteralword', 'averyveryverylong']]
+];
+
+logCase('each pattern matches the lines RE2 matches, and only those',
+  Object.fromEntries(PATTERNS.flatMap(([id, , lines]) => lines.map((line, k) => [`${id}.${k + 1}.log`, log(line)]))),
+  { byPattern: {
+    'space': [1, 2, 'escaped-pipe.2'],
+    'not-space': [1, 3, 4, 'optional-group.1', 'optional-group.2', 'optional-group.3', 'ignore-case.3'],
+    'space-in-class': [1, 2],
+    'not-space-in-class': [1],
+    'dot': [1, 2],
+    'bracket-first': [1, 2],
+    'not-bracket-first': [3, 'nested-group.2'],
+    'hex': [1, 'case-sensitive.3'],
+    'alternatives-in-group': [1, 2],
+    'nested-group': [1, 2],
+    'groups-not-one': [1, 2],
+    'optional-first-group': ['alternatives-in-group.2', 1, 2],
+    'escaped-dot': [1],
+    'optional-group': [1, 2],
+    'count': [1],
+    'optional-letter': ['optional-first-group.2', 1, 2, 'case-sensitive.2'],
+    'star': [1, 2],
+    'plus': [1],
+    'alternation': [2, 3, 4],
+    'alternative-without-literal': ['optional-group.2', 1, 2],
+    'escaped-pipe': [1],
+    'escaped-punctuation': [1],
+    'bracket-in-class': [1],
+    'escape-in-class': [1],
+    'rank-prefix': [1],
+    'case-sensitive': [1],
+    'ignore-case': [1, 2],
+    'ignore-case-ascii-only': [1, 3],
+    'inside-others-1': [1],
+    'inside-others-2': ['inside-others-1.2', 1],
+    'inside-others-3': ['inside-others-1.3', 1],
+    'longer-than-a-literal': [1]
+  } },
+  { entries: { patterns: PATTERNS.map(([id, pattern, , ignore]) => ({ id, pattern, indicates: 'supporting', ignore_case: Boolean(ignore) })) } });
+
 const CLI = cliAnswers(CASES);
+
+/* The lines each fingerprint matched (files `<pattern>.<line>.log` of one line each): of its
+   own pattern by number, of another's as `<pattern>.<line>`. */
+function byPattern(evidence) {
+  const out = {};
+  for (const e of evidence) {
+    const [id, line] = e.file.split('.');
+    (out[e.fingerprint] = out[e.fingerprint] || []).push(id === e.fingerprint ? Number(line) : `${id}.${line}`);
+  }
+  return out;
+}
 
 /* The parts of a worker answer a case can state. */
 function check(result, expect) {
@@ -314,6 +405,7 @@ function check(result, expect) {
     silent: result.silent_ranks,
     files: result.files.map((f) => [f.file, f.lines, f.bytes]),
     count: all.length,
+    byPattern: byPattern(all),
     last: all.length ? [all[all.length - 1].file, all[all.length - 1].line, all[all.length - 1].rank, all[all.length - 1].timestamp] : null
   };
   for (const key of Object.keys(expect)) {
