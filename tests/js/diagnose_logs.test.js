@@ -76,7 +76,7 @@ logCase('lines are counted across read buffers, and a line cut by a buffer is re
   { evidence: [['a.log', 3, null, null], ['a.log', 5, null, null]] },
   { buffer_bytes: 64 });
 
-logCase('a line longer than the longest line kept is cut into pieces, counted once',
+logCase('a line longer than a read buffer is carried into the next and read whole',
   { 'a.log': 'BOOM' + 'x'.repeat(100) + '\nBOOM\n' },
   { evidence: [['a.log', 1, null, null], ['a.log', 2, null, null]] },
   { buffer_bytes: 16 });

@@ -140,6 +140,15 @@ test('a damaged gzip log is an error that names the file', async () => {
   assert.match(error.message, /^cannot read a\.log\.gz: /);
 });
 
+test('a line longer than the longest line kept is cut into pieces, each of that one line', async () => {
+  const data = { ...BOOM, buffer_bytes: 16, max_line_bytes: 32 };
+  const text = 'BOOM' + 'x'.repeat(60) + 'BOOM' + 'y'.repeat(30) + '\nBOOM\n';
+  const done = (await run({ data, files: [file('a.log', text)] })).pop();
+  assert.deepStrictEqual(done.result.matches[0].evidence.map((e) => [e.line, e.text.slice(0, 6)]),
+    [[1, 'BOOMxx'], [1, 'BOOMyy'], [2, 'BOOM']]);
+  assert.deepStrictEqual(done.result.files, [{ file: 'a.log', lines: 2, bytes: text.length }]);
+});
+
 test('a log of one byte is not taken for gzip', async () => {
   const posted = await run({ data: DATA, files: [file('a.log', '\x1f')] });
   assert.deepStrictEqual(posted.pop().result.files, [{ file: 'a.log', lines: 1, bytes: 2 }]);
