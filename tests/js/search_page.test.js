@@ -585,3 +585,38 @@ test('a form without a status line still shows its results', () => {
   assert.strictEqual(p.shown().length, 4);
   assert.strictEqual(p.status.textContent, '');
 });
+
+test('the page says the search script is loaded, so search-boot.js does not load it again', () => {
+  assert.strictEqual(openPage(FILES).window.NanopediaSearchLoaded, true);
+});
+
+test('a tag that matched shows under the label Tags', () => {
+  const files = searchFiles([doc('tagged', 'Tagged entry', { tags: ['deepspeed', 'zero3'] })]);
+  const [first] = results('zero3', files).shown();
+  assert.deepStrictEqual([first.label, first.text, first.code], ['Tags', '[zero3]', false]);
+});
+
+test('paths (Windows ones too) and addresses in a pasted line do not stop it from being quoted', () => {
+  const files = searchFiles([
+    doc('windows-path', 'Windows path', { errors: ['FileNotFoundError: No such file: C:\\Users\\ci\\data\\train.bin'] }),
+    doc('address', 'Address', { errors: ['an illegal memory access at 0x7f3a9c000000 on device 0000:3b:00.0'] }),
+    doc('noise', 'Noise', { summary: 'no such file illegal memory access device' })
+  ]);
+  for (const [pasted, owner] of [
+    ['FileNotFoundError: No such file: D:\\runs\\exp7\\shard-0001.bin', 'windows-path'],
+    ['FileNotFoundError: No such file: /mnt/data/train.bin', 'windows-path'],
+    ['an illegal memory access at 0x0000dead0000 on device 0000:af:00.1', 'address']
+  ]) {
+    const p = results(pasted, files);
+    assert.strictEqual(p.list.childNodes[0].className, 'search-entry', pasted);
+    assert.strictEqual(p.shown()[0].href, `entries/${owner}.html`, pasted);
+  }
+});
+
+test('a title quote elided with a real ellipsis splits as one with three dots', () => {
+  const files = searchFiles([doc('ellipsis', 'Worker: "Caught … in DataLoader worker process"',
+    { errors: ['Caught … in DataLoader worker process'] })]);
+  const p = results('Caught RuntimeError in DataLoader worker process 3.', files);
+  assert.strictEqual(p.list.childNodes[0].className, 'search-entry');
+  assert.strictEqual(p.shown()[0].text, '[Caught] … in [DataLoader] [worker] [process]');
+});
