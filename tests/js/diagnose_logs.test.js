@@ -265,6 +265,26 @@ logCase('a gzip log is read as its text',
   { 'a.log.gz': zlib.gzipSync(Buffer.from(log('x', '[rank2]: BOOM'))) },
   { evidence: [['a.log.gz', 2, 2, null]] });
 
+// ---- Scores ----
+
+logCase('each further distinct line of a fingerprint adds a tenth of its weight, five at most',
+  { 'a.log': log('BOOM 1', 'BOOM 2', 'BOOM 3'), 'b.log': log(...[1, 2, 3, 4, 5, 6, 7].map((i) => `BOOM ${i}`)) },
+  { ranking: [['boom-failure', 15, false]] });
+
+logCase('the same line from two ranks counts twice even when rank and text run together',
+  { 'rank1.log': log('2BOOM'), 'rank12.log': log('BOOM') },
+  { ranking: [['boom-failure', 11, false]] });
+
+logCase('a line two entries match counts as supporting for each; the entry\'s own line still decides',
+  { 'a.log': log('BOOM shared', 'BOOM alone') },
+  { ranking: [['boom-failure', 11, false], ['shared-failure', 3, true]] },
+  { entries: { ...ENTRIES, 'shared-failure': [{ id: 'shared', pattern: 'BOOM shared', indicates: 'decisive' }] } });
+
+logCase('lines of two files are never taken for one line, whatever their names and numbers',
+  { 'a.log': log('x', 'x', 'x', 'x', 'x', 'x', 'x', 'x', 'x', 'x', 'BOOM'), 'a.log1': log('BANG') },
+  { ranking: [['bang-failure', 10, false], ['boom-failure', 10, false]] },
+  { entries: { ...ENTRIES, 'bang-failure': [{ id: 'bang', pattern: 'BANG', indicates: 'decisive' }] } });
+
 // ---- The answer each candidate gives ----
 
 const CAST = ['Model code casts to self.dtype', 'Cast from the activation dtype', 'workload', 'fix-code'];
