@@ -67,7 +67,7 @@ const SELECTOR = /^([a-z]*)((?:\.[\w-]+)*)((?:\[[\w-]+(?:=[\w-]+)?\])*)$/;
 
 function matcher(selector) {
   const m = SELECTOR.exec(selector);
-  if (!m) throw new Error(`selector not supported by tests/js/dom.js: ${selector}`);
+  if (!selector || !m) throw new Error(`selector not supported by tests/js/dom.js: '${selector}'`);
   const classes = m[2].split('.').filter(Boolean);
   const attrs = [...m[3].matchAll(/\[([\w-]+)(?:=([\w-]+))?\]/g)];
   return (el) => el instanceof Element &&
@@ -77,9 +77,16 @@ function matcher(selector) {
       (value === undefined || el.getAttribute(name) === value));
 }
 
+/* A browser refuses an element or attribute name that is not one (InvalidCharacterError). */
+function name(text) {
+  if (!/^[a-z#][a-z0-9-]*$/i.test(text)) throw new Error(`InvalidCharacterError: '${text}'`);
+  return text;
+}
+
 class Element extends Node {
   constructor(doc, tag) {
     super(doc);
+    name(tag);
     this.tagName = tag.toUpperCase();
     this.attributes = new Map();
     this.listeners = new Map();
@@ -96,8 +103,8 @@ class Element extends Node {
     return this.attributes.has(name) ? this.attributes.get(name) : null;
   }
 
-  setAttribute(name, value) {
-    this.attributes.set(name, String(value));
+  setAttribute(attr, value) {
+    this.attributes.set(name(attr), String(value));
   }
 
   hasAttribute(name) {

@@ -620,3 +620,127 @@ test('a title quote elided with a real ellipsis splits as one with three dots', 
   assert.strictEqual(p.list.childNodes[0].className, 'search-entry');
   assert.strictEqual(p.shown()[0].text, '[Caught] … in [DataLoader] [worker] [process]');
 });
+
+test('the matched field is a line of its own kind: label, a space, then the text', () => {
+  const p = results('memory');
+  const line = p.list.querySelectorAll('.search-label')[0].parentNode;
+  assert.deepStrictEqual([line.tagName, line.className, line.textContent],
+    ['SPAN', 'search-field search-field-errors', 'Error torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB']);
+  const entry = p.list.querySelectorAll('[role=option]')[0];
+  assert.deepStrictEqual(entry.childNodes.map((n) => [n.tagName, n.className]),
+    [['SPAN', 'search-title'], ['SPAN', 'search-answer'], ['SPAN', 'search-field search-field-errors']]);
+});
+
+test('the note above unquoted results is presentational and hidden from assistive technology', () => {
+  const note = results('RuntimeError: the flux capacitor of the launcher overheated').list.childNodes[0];
+  assert.deepStrictEqual([note.tagName, note.getAttribute('role'), note.getAttribute('aria-hidden')], ['LI', 'none', 'true']);
+});
+
+test('before anything is loaded the page has no ids to give', () => {
+  assert.strictEqual(openPage(FILES).window.NanopediaSearchIds('memory'), null);
+});
+
+test('an error string elided without spaces is split at the ellipsis', () => {
+  const files = searchFiles([doc('elided', 'Elided', { errors: ['RuntimeError: shape mismatch...at dim 1'] }),
+    doc('noise', 'Noise', { summary: 'runtimeerror shape error mismatch dim' })]);
+  const quoted = (q) => results(q, files).list.childNodes[0].className === 'search-entry';
+  assert.strictEqual(quoted('RuntimeError: shape mismatch between x and y at dim 1'), true);
+  assert.strictEqual(quoted('RuntimeError: shape error at dim 1'), false);
+  assert.strictEqual(quoted('RuntimeError: shape mismatch in dim 1'), false);
+});
+
+test('a log prefix does not count toward the length of a pasted line, a path or an address does', () => {
+  const files = searchFiles([doc('file', 'Missing file', { summary: 'missing file illegal op data train' })]);
+  const note = (q) => results(q, files).list.childNodes[0].className === 'search-note';
+  assert.strictEqual(note('[rank0]: missing file'), false, 'missing file: 12 characters');
+  assert.strictEqual(note('missing file: /data/train.bin'), true, 'missing file: /…, 16 characters');
+  assert.strictEqual(note('illegal op at 0x7f3a9c000000'), true, 'illegal op at 0x…, 17 characters');
+});
+
+test('a PCI bus id without its function number is an address too', () => {
+  const files = searchFiles([doc('bus', 'Bus', { errors: ['Xid 79 on GPU at PCI:0000:3b:00 fell off the bus'] }),
+    doc('noise', 'Noise', { summary: 'xid gpu pci fell off the bus' })]);
+  assert.strictEqual(results('Xid 79 on GPU at PCI:0000:af:00 fell off the bus', files).shown()[0].href, 'entries/bus.html');
+  assert.strictEqual(results('Xid 79 on GPU at PCI:0000:af:00 fell off the bus', files).list.childNodes[0].className, 'search-entry');
+});
+
+test('an index shard that never came keeps the index from completing, whichever of a shard\'s two scripts it is', () => {
+  const text = openPage(FILES, { results: true, query: 'memory', onPage: ['search/index.js', LIBRARY, 'search/text-0.js'] });
+  assert.strictEqual(text.form.getAttribute('data-index-state'), 'quick');
+  const docs = Array.from({ length: 1002 }, (_, i) => doc(`entry-${String(i).padStart(4, '0')}`, `Entry ${i}`));
+  const files = searchFiles(docs);
+  const half = openPage(files, { results: true, query: 'entry',
+    onPage: ['search/index.js', LIBRARY, 'search/terms-0.js', 'search/text-0.js'] });
+  assert.strictEqual(half.form.getAttribute('data-index-state'), 'quick');
+  half.flush();
+  assert.deepStrictEqual(half.document.requested, ['search/answers.js', 'search/terms-1.js', 'search/text-1.js']);
+  assert.strictEqual(half.form.getAttribute('data-index-state'), 'complete');
+});
+
+test('a title the pasted line holds whole is its entry\'s, like its error strings', () => {
+  const p = results('Man page of the launcher');
+  assert.strictEqual(p.list.childNodes[0].className, 'search-entry');
+  assert.strictEqual(p.shown()[0].href, 'entries/man-page.html');
+});
+
+test('an error string shorter than sixteen characters is no pasted line\'s', () => {
+  const files = searchFiles([doc('short', 'Short', { errors: ['bad value'] })]);
+  assert.strictEqual(results('RuntimeError: bad value in tensor x', files).list.childNodes[0].className, 'search-note');
+});
+
+test('a pasted line that starts an error string or lies within a part of one is quoted', () => {
+  for (const q of ['RuntimeError: expected scalar type', 'in DataLoader worker process']) {
+    const p = results(q);
+    assert.strictEqual(p.list.childNodes[0].className, 'search-entry', q);
+  }
+  assert.strictEqual(results('in DataLoader worker process').shown()[0].href, 'entries/dataloader-killed.html');
+});
+
+test('an entry ranks by the best of its error strings a pasted line quotes, and shows that one', () => {
+  const files = searchFiles([
+    doc('short-first', 'A', { errors: ['Watchdog timeout: rank 3 stopped', 'Watchdog timeout: rank 3 stopped joining collectives'] }),
+    doc('short-last', 'B', { errors: ['Watchdog timeout: rank 3 stopped joining collectives', 'Watchdog timeout: rank 3 stopped'] }),
+    doc('within', 'C', { errors: ['Watchdog timeout: rank 3 stopped joining'] })
+  ]);
+  const shown = results('Watchdog timeout: rank 3 stopped', files).shown();
+  assert.deepStrictEqual(shown.map((s) => [s.href, s.text]), [
+    ['entries/short-first.html', '[Watchdog] [timeout]: [rank] [3] [stopped]'],
+    ['entries/short-last.html', '[Watchdog] [timeout]: [rank] [3] [stopped]'],
+    ['entries/within.html', '[Watchdog] [timeout]: [rank] [3] [stopped] joining']
+  ]);
+});
+
+test('an owner among the index\'s hits keeps the words the index matched', () => {
+  /* The first scan would mark OutOfMemoryError too: it holds `memory`. */
+  const [first] = results('of memory. Tried to allocate 2.00 GiB').shown();
+  assert.deepStrictEqual([first.href, first.text],
+    ['entries/cuda-oom.html', 'torch.OutOfMemoryError: CUDA out of [memory]. [Tried] to [allocate] [2].[00] [GiB]']);
+});
+
+test('hits from every shard are ranked together', () => {
+  /* `lemur` is in every summary of the first shard (worth little there) and in one title of
+     the second. */
+  const docs = Array.from({ length: 1002 }, (_, i) => doc(`entry-${String(i).padStart(4, '0')}`,
+    i === 1001 ? 'Lemur' : `Entry ${i}`, { summary: i < 1000 ? 'a lemur' : '' }));
+  const p = results('lemur', searchFiles(docs));
+  assert.strictEqual(p.status.textContent, '1001 entries found for “lemur”');
+  assert.strictEqual(p.shown()[0].href, 'entries/entry-1001.html');
+});
+
+test('a tag is suggested by the words of its title as well as its slug, and only when every word fits', () => {
+  const files = searchFiles([doc('only', 'Only entry')], [['cuda-oom', 'Out of memory', 3]]);
+  const tags = (q) => results(q, files).shown().filter((s) => s.kind === 'search-tag').map((s) => s.text);
+  assert.deepStrictEqual(tags('out mem'), ['#Out of memory (3 entries)']);
+  assert.deepStrictEqual(tags('cuda'), ['#Out of memory (3 entries)']);
+  assert.deepStrictEqual(tags('out zzz'), []);
+});
+
+test('the first scan marks words in every item of a list, not across two of them', () => {
+  const files = searchFiles([doc('two-errors', 'Two errors', { errors: ['first failure in worker', 'runtime failure second'] })]);
+  const p = openPage(files, { results: true, query: 'runtime worker' });
+  p.tasks.shift()();
+  assert.deepStrictEqual(p.shown().map((s) => s.text), ['first failure in [worker]']);
+  const q = openPage(files, { results: true, query: 'runtime' });
+  q.tasks.shift()();
+  assert.deepStrictEqual(q.shown().map((s) => s.text), ['[runtime] failure second']);
+});

@@ -234,3 +234,30 @@ test('entries past the first thousand are found in their own shard, with their o
   assert.deepStrictEqual(finder(p)('pangolin'), ['entry-0999']);
   assert.deepStrictEqual(finder(p)('zebra'), ['entry-1000']);
 });
+
+test('the first scan finds a word at the very start of the index', () => {
+  assert.deepStrictEqual(scan('expected'), ['bf16-dtype-mismatch']);
+});
+
+test('the first scan skips an id, where words do not count, and reads on in the next entry', () => {
+  const files = searchFiles([
+    doc('alpha-gizmo', 'Alpha thing', { aliases: ['old-x'] }),
+    doc('beta', 'Gizmo broke'),
+    doc('zz-last-entry', 'Final one')
+  ]);
+  const p = openPage(files, { results: true });
+  p.type('x');
+  p.tasks.shift()();
+  const ids = finder(p);
+  assert.deepStrictEqual(ids('gizmo'), ['beta']);
+  assert.deepStrictEqual(ids('entry'), []);
+  assert.deepStrictEqual(ids('x'), ['alpha-gizmo']);
+});
+
+test('the first scan keeps the entries\' order between equal scores', () => {
+  const files = searchFiles([doc('e0', 'Aaa one'), doc('e1', 'Bbb one')]);
+  const p = openPage(files, { results: true });
+  p.type('x');
+  p.tasks.shift()();
+  assert.deepStrictEqual(finder(p)('bbb aaa'), ['e0', 'e1']);
+});
