@@ -137,6 +137,9 @@ logCase('a rank from the line\'s prefix, its message, then the file name',
     'logs/13/stderr.log': log('BOOM folder'),
     'logs/14/stdout': log('BOOM folder'),
     'logs/15/other.log': log('BOOM not a rank folder'),
+    'logs/16/./stderr.log': log('BOOM dot in the path'),
+    'logs/17/stderr.': log('BOOM empty extension'),
+    'logs/18/.stderr': log('BOOM hidden file'),
     'logs/1234567/stderr.log': log('BOOM too long')
   },
   { evidence: [['a.log', 1, 3, null], ['a.log', 2, 2, null], ['a.log', 3, 5, null],
@@ -144,7 +147,9 @@ logCase('a rank from the line\'s prefix, its message, then the file name',
     ['a.log', 8, 9, null], ['b.log', 1, null, null], ['b.log', 2, null, null], ['b.log', 3, null, null],
     ['logs/rank11.log', 1, 11, null], ['logs/worker-12.txt', 1, 12, null],
     ['logs/13/stderr.log', 1, 13, null], ['logs/14/stdout', 1, 14, null],
-    ['logs/15/other.log', 1, null, null], ['logs/1234567/stderr.log', 1, null, null]] });
+    ['logs/15/other.log', 1, null, null], ['logs/16/./stderr.log', 1, 16, null],
+    ['logs/17/stderr.', 1, null, null], ['logs/18/.stderr', 1, null, null],
+    ['logs/1234567/stderr.log', 1, null, null]] });
 
 logCase('records joined on one line keep their own ranks',
   { 'a.log': log('[rank0]: fine[rank1]: BOOM', '[rank2]: BOOM[rank3]: fine'), 'b.log': log('BOOM[default4]: fine') },
@@ -226,6 +231,14 @@ logCase('the first Root Cause block counts, not the last',
   { 'a.log': log('BOOM', ...ROOT(3), ...ROOT(5)) },
   { rank: 3, root: 3 });
 
+logCase('a rank line eight lines below the heading is the block\'s rank',
+  { 'a.log': log('BOOM', '', '', '', 'Root Cause (first observed failure):', 'a', 'b', 'c', 'd', 'e', 'f', 'g', '  rank      : 3 (local_rank: 3)') },
+  { rank: 3, root: 3 });
+
+logCase('a Root Cause block alone names the rank, with no line to show for it',
+  { 'a.log': log(...ROOT(2)) },
+  { rank: 2, root: 2, first: null, ranking: [], reason: 'torchrun Root Cause (first observed failure) block' });
+
 logCase('a rank line too far below the heading is not the block\'s rank',
   { 'a.log': log('BOOM', 'Root Cause (first observed failure):', 'a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', '  rank      : 3 (local_rank: 3)') },
   { rank: null, root: null });
@@ -282,6 +295,11 @@ logCase('a line two entries match counts as supporting for each; the entry\'s ow
 
 logCase('lines of two files are never taken for one line, whatever their names and numbers',
   { 'a.log': log('x', 'x', 'x', 'x', 'x', 'x', 'x', 'x', 'x', 'x', 'BOOM'), 'a.log1': log('BANG') },
+  { ranking: [['bang-failure', 10, false], ['boom-failure', 10, false]] },
+  { entries: { ...ENTRIES, 'bang-failure': [{ id: 'bang', pattern: 'BANG', indicates: 'decisive' }] } });
+
+logCase('candidates alike in every way are ordered by id',
+  { 'a.log': log('BOOM', 'BANG') },
   { ranking: [['bang-failure', 10, false], ['boom-failure', 10, false]] },
   { entries: { ...ENTRIES, 'bang-failure': [{ id: 'bang', pattern: 'BANG', indicates: 'decisive' }] } });
 

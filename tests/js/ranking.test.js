@@ -1,5 +1,7 @@
 // The ranking rules as data (tests/cases/ranking.json), run through the browser worker's
 // `rankEvidence` under `node --test`; tests/integration/test_ranking_cases.py runs them through diagnosis/rank.py.
+// Each case also runs with every file's evidence reversed, and each candidate's evidence comes
+// out in file, then line order.
 'use strict';
 const test = require('node:test');
 const assert = require('node:assert');
@@ -34,10 +36,20 @@ function scans(evidence, roots) {
   }));
 }
 
-for (const c of cases) {
-  test(c.name, () => {
-    const result = scope.rankEvidence(data, scans(c.evidence, c.root_ranks || []));
+/* Each file's evidence in the order given, then reversed: the order lines come in never
+   changes the answer. */
+for (const c of cases) for (const reversed of [false, true]) {
+  test(`${c.name}${reversed ? ' (evidence given in reverse order)' : ''}`, () => {
+    const given = scans(c.evidence, c.root_ranks || []);
+    if (reversed) for (const s of given) s.evidence.reverse();
+    const result = scope.rankEvidence(data, given);
     assert.deepStrictEqual(result.matches.map((m) => [m.id, m.score, m.possible]), c.ranking);
+    const order = [...new Set(c.evidence.map((e) => e.file))];
+    for (const m of result.matches) {
+      const where = m.evidence.map((e) => [order.indexOf(e.file), e.line]);
+      const sorted = where.slice().sort((x, y) => x[0] - y[0] || x[1] - y[1]);
+      assert.deepStrictEqual(where, sorted, `${m.id}: evidence in file, then line order`);
+    }
     if (c.initiating) {
       const got = {
         rank: result.initiating_rank, line: result.initiating ? result.initiating.line : null,
