@@ -155,13 +155,16 @@ def config(tests: list[str] | None) -> Path:
 def run(command: list[str], env: dict[str, str], seconds: float) -> int:
     """Stryker in a process group of its own, killed whole (its test processes too: one stuck in
     a mutant's endless loop does not answer SIGTERM) when it runs past `seconds`."""
+    temp = ROOT / ".cache" / "stryker-tmp"
+    before = set(temp.glob("sandbox-*"))
     proc = subprocess.Popen(command, cwd=ROOT, env=env, start_new_session=True)
     try:
         code = proc.wait(timeout=seconds)
     except (subprocess.TimeoutExpired, KeyboardInterrupt) as stop:
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
-        shutil.rmtree(ROOT / ".cache" / "stryker-tmp", ignore_errors=True)
+        for sandbox in set(temp.glob("sandbox-*")) - before:  # this run's, not another's
+            shutil.rmtree(sandbox, ignore_errors=True)
         if isinstance(stop, KeyboardInterrupt):
             raise
         print(f"stryker ran past {seconds / 60:g} minutes: stopped", file=sys.stderr)

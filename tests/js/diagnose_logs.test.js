@@ -89,6 +89,51 @@ logCase('records a terminal hard-wrapped are joined back, the line numbers kept'
   { evidence: [['a.log', 13, 1, null], ['a.log', 15, 1, null]],
     text: ['[rank1]: RuntimeError: BOOM ' + 'y'.repeat(60), 'BOOM alone'] });
 
+/* Lines a terminal of `width` columns wrapped: each record cut into pieces of `width`. */
+const hardWrapped = (width, records) => records.flatMap((r) => r.match(new RegExp(`.{1,${width}}`, 'gu')));
+const RECORDS = [0, 1, 2, 3].map((i) => `[rank0]: step ${i} ` + 'x'.repeat(90));
+const JOINED = '[rank1]: RuntimeError: BOOM ' + 'y'.repeat(60);
+
+for (const [name, lines, joined] of [
+  ['a record cut in the middle of a number is joined too',
+    [...hardWrapped(80, RECORDS.map((r) => r.replace(/x+$/, '1'.repeat(90)))), ...hardWrapped(80, ['[rank1]: BOOM ' + '2'.repeat(80)])], true],
+  ['lines of the width with one text only are no wrapping',
+    ['z'.repeat(70), 'z'.repeat(70), ...hardWrapped(80, [JOINED])], false],
+  ['text of many widths near the longest is prose, not wrapping',
+    [...hardWrapped(80, RECORDS), ...Array.from({ length: 10 }, (_, i) => 'p'.repeat(73 + (i % 6)) + String(i)), ...hardWrapped(80, [JOINED])], false],
+  ['two lines wider than the width say it is no wrapping',
+    [...hardWrapped(80, RECORDS), 'w'.repeat(90), 'v'.repeat(95), ...hardWrapped(80, [JOINED])], false],
+  ['one line wider than the width does not stop the joining',
+    [...hardWrapped(80, RECORDS), ...hardWrapped(80, [JOINED]), 'w'.repeat(90)], true],
+  ['pieces that end and start in different kinds of character are no wrapping',
+    [...RECORDS.flatMap((r) => [r.slice(0, 79) + '-', r.slice(80)]), '[rank1]: RuntimeError: BOOM ' + 'y'.repeat(51) + '-', 'zzz'], false],
+  ['the widest of two wrapping widths is the terminal\'s',
+    [...hardWrapped(60, RECORDS.slice(0, 2)), ...hardWrapped(100, RECORDS.map((r) => r + 'x'.repeat(20)).slice(2)), ...hardWrapped(100, ['[rank1]: RuntimeError: BOOM ' + 'y'.repeat(90)])], true],
+  ['columns count characters, not bytes',
+    [...hardWrapped(80, RECORDS.map((r) => r.replace(/x+$/, '\u00e9'.repeat(40) + 'x'.repeat(50)))),
+      ...hardWrapped(80, ['[rank1]: BOOM ' + '\u00e8'.repeat(40) + 'y'.repeat(40)])], true]
+]) {
+  logCase(`hard wrapping: ${name}`, { 'a.log': log(...lines) }, { joined: [joined] });
+}
+
+logCase('a line as long as the width in bytes but not in characters is no wrapped piece',
+  { 'a.log': log(...hardWrapped(80, RECORDS), ...hardWrapped(80, [JOINED]), '\u00e9'.repeat(10) + 'a'.repeat(60), 'BOOM here') },
+  { text: [JOINED, 'BOOM here'] });
+
+logCase('a wrapped line padded with two spaces ends its record',
+  { 'a.log': log(...hardWrapped(80, RECORDS), '[rank1]: RuntimeError: BOOM ' + 'y'.repeat(50) + '  ', 'next record') },
+  { text: ['[rank1]: RuntimeError: BOOM ' + 'y'.repeat(50)] });
+
+logCase('a gzip log read in many small buffers gives the lines of its text',
+  { 'a.log.gz': zlib.gzipSync(Buffer.from(log(...Array.from({ length: 3000 }, (_, i) => (i % 500 === 7 ? `[rank${i}]: BOOM at ${i}` : `line ${i} ` + 'q'.repeat(i % 90)))))) },
+  { evidence: [8, 508, 1008, 1508, 2008, 2508].map((n) => ['a.log.gz', n, n - 1, null]) },
+  { buffer_bytes: 1000 });
+
+logCase('colour sequences cut by a buffer are removed on both sides of the cut',
+  { 'a.log': log('x'.repeat(40), '\x1b[31mBOOM\x1b[0m ' + 'y'.repeat(40), '\x1b[1;33;40mBOOM\x1b[m') },
+  { text: ['BOOM ' + 'y'.repeat(40), 'BOOM'] },
+  { buffer_bytes: 48 });
+
 // ---- Timestamps ----
 
 for (const [line, stamp, why] of [
@@ -443,6 +488,7 @@ function check(result, expect) {
     silent: result.silent_ranks,
     files: result.files.map((f) => [f.file, f.lines, f.bytes]),
     count: all.length,
+    joined: all.filter((e) => e.text.startsWith('[rank1]')).map((e) => e.text.length > 80),
     byPattern: byPattern(all),
     last: all.length ? [all[all.length - 1].file, all[all.length - 1].line, all[all.length - 1].rank, all[all.length - 1].timestamp] : null
   };
