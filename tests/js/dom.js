@@ -144,6 +144,21 @@ class Element extends Node {
     this.dispatch('click');
   }
 
+  /* A copy of a form with its input, list and status line (as a page the single-file
+     router shows would have). */
+  cloneForm() {
+    const copy = this.ownerDocument.createElement(this.tagName.toLowerCase());
+    for (const [k, v] of this.attributes) if (k !== 'data-ready' && k !== 'data-index-state') copy.setAttribute(k, v);
+    copy.hidden = true;
+    for (const child of this.children) {
+      const c = this.ownerDocument.createElement(child.tagName.toLowerCase());
+      for (const [k, v] of child.attributes) c.setAttribute(k, v);
+      c.hidden = child.hidden;
+      copy.appendChild(c);
+    }
+    return copy;
+  }
+
   scrollIntoView(options) {
     this.ownerDocument.scrolled.push([this, options]);
   }

@@ -63,11 +63,11 @@ test('the field shown is the one that matches most of the query\'s words, then b
 });
 
 test('a word and its longer forms count once toward the field shown', () => {
-  /* `time` marks `timeout` and `timing`, one query word: the error string is not preferred over
-     the symptom for matching it twice. */
-  const [first] = results('hangs time').shown();
-  assert.deepStrictEqual([first.href, first.label, first.text],
-    ['entries/nccl-timeout.html', 'Symptom', 'Every rank [hangs] and then [times] out']);
+  /* `time` marks `timeout` and `timeouts`, one query word: the error string does not match
+     more words than the symptom for holding two of its forms. */
+  const files = searchFiles([doc('grouped', 'Grouped', { errors: ['timeout after timeouts'], symptoms: ['it hangs and then times out'] })]);
+  const [first] = results('hangs time', files).shown();
+  assert.deepStrictEqual([first.label, first.text], ['Symptom', 'it [hangs] and then [times] out']);
 });
 
 test('a field without a matched word is not shown', () => {
@@ -235,11 +235,14 @@ test('on the results page Escape empties the box and keeps the list open', () =>
   assert.strictEqual(p.list.hidden, false);
 });
 
-test('arrow keys reopen a closed list', () => {
+test('arrow keys reopen a closed list, from its first option', () => {
   const p = box('killed host');
+  p.key('ArrowDown');
+  p.key('ArrowDown');
   p.key('Escape');
   p.key('ArrowDown');
   assert.strictEqual(p.list.hidden, false);
+  assert.strictEqual(p.list.querySelectorAll('[aria-selected=true]')[0], p.list.querySelectorAll('[role=option]')[0]);
 });
 
 test('the box\'s list closes when the focus leaves the form, not when it moves inside', () => {
@@ -264,6 +267,7 @@ test('an emptied box clears its list and status; the same text typed again draws
   const before = p.list.childNodes[0];
   p.type(' killed host ');
   assert.strictEqual(p.list.childNodes[0], before);
+  assert.strictEqual(p.status.textContent, '2 entries found for “killed host”');
   p.type('  ');
   p.flush();
   assert.strictEqual(p.list.childNodes.length, 0);
@@ -308,7 +312,7 @@ test('the selected result stays selected when the whole index comes', () => {
 });
 
 test('a closed list stays closed when the whole index comes', () => {
-  const p = openPage(FILES, { focused: true });
+  const p = openPage(FILES, { focused: true, onPage: ['search/answers.js'] });
   p.type('killed');
   p.tasks.shift()();
   p.key('Escape');
@@ -743,4 +747,121 @@ test('the first scan marks words in every item of a list, not across two of them
   const q = openPage(files, { results: true, query: 'runtime' });
   q.tasks.shift()();
   assert.deepStrictEqual(q.shown().map((s) => s.text), ['[runtime] failure second']);
+});
+
+test('emptying the results page\'s box leaves no option selected', () => {
+  const p = results('killed host');
+  p.key('Enter');
+  assert.ok(p.input.getAttribute('aria-activedescendant'));
+  p.key('Escape');
+  assert.strictEqual(p.input.getAttribute('aria-activedescendant'), null);
+  p.key('ArrowDown');
+  assert.strictEqual(p.input.getAttribute('aria-activedescendant'), null);
+});
+
+test('an empty box loads nothing and says nothing; a query is searched without its outer spaces', () => {
+  const p = openPage(FILES);
+  p.type('   ');
+  p.flush();
+  assert.deepStrictEqual(p.document.requested, []);
+  assert.strictEqual(p.status.textContent, '');
+  p.type('  memory ');
+  p.flush();
+  assert.strictEqual(p.status.textContent, '3 entries found for “memory”');
+  assert.strictEqual(p.shown().pop().href, 'search.html?q=memory');
+});
+
+test('Enter before any result goes to the results page; in an empty box it goes nowhere', () => {
+  const p = openPage(FILES);
+  p.type(' memory ');
+  p.key('Enter');
+  assert.strictEqual(p.window.location.href, 'search.html?q=memory');
+  const q = openPage(FILES);
+  q.type('  ');
+  q.key('Enter');
+  assert.strictEqual(q.window.location.href, '');
+  assert.deepStrictEqual(q.document.clicked, []);
+});
+
+test('arrow keys and the focus do not open an empty list', () => {
+  const p = openPage(FILES);
+  p.input.dispatch('focus');
+  p.flush();
+  assert.strictEqual(p.list.hidden, true);
+  p.key('ArrowDown');
+  assert.strictEqual(p.list.hidden, true);
+  assert.notStrictEqual(p.input.getAttribute('aria-expanded'), 'true');
+});
+
+test('the results page keeps its list when the focus leaves it', () => {
+  const p = results('killed host');
+  p.form.dispatch('focusout', { relatedTarget: null });
+  assert.strictEqual(p.list.hidden, false);
+});
+
+test('the box of a page other than the results page takes no query from the address', () => {
+  const p = openPage(FILES, { hash: '#/tags/x.html?q=memory' });
+  assert.strictEqual(p.input.value, '');
+  p.flush();
+  assert.deepStrictEqual(p.document.requested, []);
+});
+
+test('a box that has the focus when the script comes starts loading the index, even empty', () => {
+  const p = openPage(FILES, { focused: true });
+  assert.deepStrictEqual(p.document.requested, ['search/index.js']);
+  assert.strictEqual(p.status.textContent, '');
+});
+
+test('a form the page had already is wired once, one the single-file router adds is wired too', () => {
+  const p = box('killed host');
+  p.document.dispatch('nanopedia:page');
+  p.key('ArrowDown');
+  p.key('Enter');
+  assert.deepStrictEqual(p.document.clicked, [p.list.querySelectorAll('[role=option]')[0]]);
+  const added = p.form.cloneForm();
+  p.document.body.appendChild(added);
+  assert.strictEqual(added.hidden, true);
+  p.document.dispatch('nanopedia:page');
+  assert.strictEqual(added.hidden, false);
+});
+
+test('the first selection stays selected when the whole index comes', () => {
+  const p = openPage(FILES, { focused: true });
+  p.type('killed');
+  p.tasks.shift()();
+  p.key('ArrowDown');
+  const href = p.list.querySelectorAll('[aria-selected=true]')[0].href;
+  p.flush();
+  assert.deepStrictEqual(p.list.querySelectorAll('[aria-selected=true]').map((a) => a.href), [href]);
+});
+
+test('tags come once, after every result, whether results come at once or in two tasks', () => {
+  for (const count of [12, 20]) {
+    const docs = Array.from({ length: count }, (_, i) => doc(`entry-${String(i).padStart(2, '0')}`, `Shared word ${i}`));
+    const files = searchFiles(docs, [['shared', 'Shared', count]]);
+    const p = openPage(files, { results: true, query: 'shared', onPage: Object.keys(files) });
+    p.flush();
+    const kinds = p.shown().map((o) => o.kind);
+    assert.deepStrictEqual(kinds, [...Array(count).fill('search-entry'), 'search-tag'], `${count} results`);
+  }
+});
+
+test('an error string with a path quotes any pasted path in its place', () => {
+  const files = searchFiles([doc('lib', 'Lib', { errors: ['OSError: cannot load /usr/lib/x86_64/libcuda.so: bad ELF'] }),
+    doc('noise', 'Noise', { summary: 'oserror cannot load bad elf' })]);
+  const p = results('OSError: cannot load /opt/drivers/libcuda.so.1: bad ELF', files);
+  assert.strictEqual(p.list.childNodes[0].className, 'search-entry');
+});
+
+test('a pasted line is quoted whatever its spacing and case', () => {
+  const line = '  [rank1]:   RuntimeError:\tDataLoader   worker (pid 4242) is KILLED by signal: Killed.  ';
+  const p = results(line);
+  assert.strictEqual(p.list.childNodes[0].className, 'search-entry');
+  assert.strictEqual(p.shown()[0].href, 'entries/dataloader-killed.html');
+});
+
+test('the first scan marks a word of the title alone', () => {
+  const p = openPage(FILES, { results: true, query: 'segfaults' });
+  p.tasks.shift()();
+  assert.strictEqual(p.shown()[0].title, 'Worker [segfaults]');
 });

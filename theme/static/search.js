@@ -803,6 +803,7 @@
       if (!text) {
         shownFor = text;
         list.textContent = '';
+        setActive(-1);  /* no option left to point at (the results page keeps its list open) */
         show(page);
         say('');
         return;
