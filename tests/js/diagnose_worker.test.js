@@ -162,3 +162,37 @@ test('timeProbe runs a program as a scan does: one hit per line, each line confi
   assert.deepStrictEqual(run('no\na b'), [3]);
   assert.deepStrictEqual(scope.timeProbe('^x')('x\nyx\nx'), [0, 5]);
 });
+
+test('a pattern runs over a buffer only where the text it requires is there', async () => {
+  const { PATTERNS } = require('./patterns.js');
+  const data = exported(PATTERNS.map(([id, pattern, , ignore]) => ({ id, pattern, indicates: 'supporting', ignore_case: Boolean(ignore) })));
+  const ran = async (text) => (await run({ data, files: [file('a.log', text + '\n')] }))
+    .filter((m) => m.type === 'probe' && m.id).map((m) => m.id);
+  /* Patterns without a literal of three characters or more in every alternative (outside
+     groups and classes) run everywhere; the others only where all the literals of one of
+     their alternatives are, in any case. */
+  const always = ['space', 'not-space', 'space-in-class', 'not-space-in-class', 'dot', 'groups-not-one',
+    'alternative-without-literal', 'bracket-in-class', 'escape-in-class', 'escape-in-class-then-more'];
+  assert.deepStrictEqual(await ran('nothing to see'), always);
+  for (const [text, also] of [
+    ['AVERYVERYVERYLONG', ['longer-than-a-literal']],
+    ['the BCD of it', ['hex']],
+    ['jklm', ['nested-group']],
+    ['a NOPQ', ['not-bracket-first', 'nested-group']],
+    ['rst', ['plus']],
+    ['yzzy', ['count']],
+    ['xyz and uvw', ['star']],
+    ['uv and xyz', ['star']],
+    ['ghi', ['alternatives-in-group']],
+    ['defg', ['optional-first-group', 'optional-letter']],
+    ['r-s:t[u', ['escaped-punctuation']],
+    ['bcdy', ['hex', 'inside-others-2']],
+    ['xabcdz', ['hex', 'inside-others-3']],
+    ['[RANK', []],
+    ['[RANK]: OOPS', ['rank-prefix']],
+    ['hang', ['alternation']]
+  ]) {
+    const got = await ran(text);
+    assert.deepStrictEqual(got.filter((id) => !always.includes(id)), also, text);
+  }
+});
