@@ -3,13 +3,13 @@
     .venv/bin/python bench/mutation_js.py [FILE[:LINES] ...] [--concurrency 1]
         [--incremental] [--survivors] [--max-minutes 240]
 
-Stryker (`bench/mutation/stryker.config.json`) plants one small bug at a time in the scripts of
+Stryker (`bench/stryker.config.json`) plants one small bug at a time in the scripts of
 `theme/static/` (default: the browser worker and the search script) and runs the Node tests of
 `tests/js/` that reach it (the tap runner, one test file per process, stopping at the first
 failure; the focused files first, so that a mutant they kill never waits for the corpus parity
 test); a mutant that no test fails survived. Prints the mutation score per file as Stryker
 reports it (killed and timed out over all valid mutants) and, beside it, the score with the
-survivors that `bench/mutation/equivalent_js.json` lists as equivalent (no test can tell them
+survivors that `bench/mutation-equivalent-js.json` lists as equivalent (no test can tell them
 apart from the original, each with its reason) set aside.
 
 `FILE:LINES` (`search.js:100-200`) mutates those lines only; `--tests GLOB...` runs only those
@@ -39,8 +39,8 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-CONFIG = ROOT / "bench" / "mutation" / "stryker.config.json"
-EQUIVALENT = ROOT / "bench" / "mutation" / "equivalent_js.json"
+CONFIG = ROOT / "bench" / "stryker.config.json"
+EQUIVALENT = ROOT / "bench" / "mutation-equivalent-js.json"
 PREFIX = ROOT / ".cache" / "stryker"
 REPORT = ROOT / ".cache" / "mutation" / "js" / "mutation.json"
 #: The packages, pinned (9.x is the last line that runs on Node 20); bump them here.

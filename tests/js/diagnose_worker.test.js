@@ -116,12 +116,12 @@ test('past the time budget the worker stops and says which fingerprint was slowe
   const error = posted[posted.length - 1];
   assert.strictEqual(error.type, 'error');
   assert.strictEqual(error.timeout, true);
-  assert.match(error.message, /^diagnosis stopped after \d+\.\d s while reading a\.log; the slowest fingerprint on the last buffer was 'alpha-failure\/(boom|slow)'$/);
+  assert.match(error.message, /^diagnosis stopped after \d+\.\d s, its time budget, while reading a\.log \(0\.0 MB of its text read\); the slowest fingerprint on the last buffer was 'alpha-failure\/(boom|slow)'\. Raise the time budget to read the whole log\.$/);
 });
 
 test('past the time budget on a buffer no pattern ran over, no fingerprint is named', async () => {
   const posted = await run({ data: BOOM, budgetMs: -1, files: [file('a.log', 'nothing\n')] });
-  assert.match(posted[posted.length - 1].message, /while reading a\.log; the slowest fingerprint on the last buffer was none found$/);
+  assert.match(posted[posted.length - 1].message, /while reading a\.log \(0\.0 MB of its text read\); the slowest fingerprint on the last buffer was none found\./);
 });
 
 test('a file that cannot be read is named with the reason', async () => {
