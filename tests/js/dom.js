@@ -1,6 +1,6 @@
 // The part of the DOM that theme/static/search.js uses, for running it under Node: elements
-// with attributes, children, text and listeners, selectors of one compound (`form[data-search]`,
-// `input.search-input`, `[role=option]`), fragments, and a document whose scripts load from a
+// with attributes, children, text and listeners, selectors of compounds (`form[data-search]`,
+// `input.search-input`, `[role=option]`) and the child combinator (`li.x > a`), fragments, and a document whose scripts load from a
 // table of files as tasks of the page's own queue. Shared by the Node tests; not a test file.
 'use strict';
 
@@ -65,7 +65,18 @@ class Fragment extends Node {}
 /* `tag.class[attr][attr=value]`: each part optional, no combinators. */
 const SELECTOR = /^([a-z]*)((?:\.[\w-]+)*)((?:\[[\w-]+(?:=[\w-]+)?\])*)$/;
 
+/* A compound, or compounds joined by ` > ` (each the parent of the next). */
 function matcher(selector) {
+  const parts = selector.split(/\s*>\s*/);
+  if (parts.length > 1) {
+    const own = compound(parts.pop());
+    const parent = matcher(parts.join(' > '));
+    return (el) => own(el) && el.parentNode !== null && parent(el.parentNode);
+  }
+  return compound(selector);
+}
+
+function compound(selector) {
   const m = SELECTOR.exec(selector);
   if (!selector || !m) throw new Error(`selector not supported by tests/js/dom.js: '${selector}'`);
   const classes = m[2].split('.').filter(Boolean);

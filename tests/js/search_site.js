@@ -54,11 +54,13 @@ function doc(id, title, fields = {}) {
  * tasks: `flush` runs them); `onPage`: paths whose scripts the page has already run (the
  * single-file bundle has them all); `focused`: the box has the focus when search.js starts (as
  * search-boot.js loads it on the first focus); `value`: what the box holds then; `loading`: the
- * document is still being parsed; `status: false`, a form without a status line.
+ * document is still being parsed; `status: false`, a form without a status line; `pasted`: a
+ * paste search-boot.js kept before search.js came (form.pasted); `storage`: the tab's
+ * sessionStorage (by default one that keeps what it is given, in `stored`).
  */
 function openPage(files, {
   results = false, query = '', hash = '', onPage = [], focused = false, value = '', loading = false,
-  status = true
+  status = true, pasted = undefined, storage = undefined
 } = {}) {
   const tasks = [];
   let window = null;
@@ -72,16 +74,23 @@ function openPage(files, {
   const form = build(document, 'form', {
     'data-search': true, 'data-page': results, 'data-library': LIBRARY,
     'data-index': 'search/index.js', 'data-answers': 'search/answers.js',
-    'data-entry': 'entries/{id}.html', 'data-tag': 'tags/{id}.html', 'data-results': 'search.html'
+    'data-entry': 'entries/{id}.html', 'data-tag': 'tags/{id}.html', 'data-results': 'search.html',
+    'data-diagnose': 'diagnose.html'
   }, input, list, ...(status ? [line] : []));
   form.hidden = true;
+  if (pasted !== undefined) {
+    form.pasted = pasted;
+    form.onpaste = () => {};
+  }
+  const stored = new Map();
+  const sessionStorage = storage || { setItem: (k, v) => stored.set(k, String(v)) };
   document.body.appendChild(form);
   if (focused) document.activeElement = input;
   if (loading) document.readyState = 'loading';
   input.value = value;
   const location = { hash, search: results && query ? `?q=${encodeURIComponent(query)}` : '', href: '' };
   window = page([], {
-    document, location, URLSearchParams, setTimeout: (fn) => tasks.push(fn)
+    document, location, URLSearchParams, sessionStorage, setTimeout: (fn) => tasks.push(fn)
   });
   for (const p of onPage) run(window, files[p]);
   run(window, SEARCH_JS);
@@ -104,6 +113,13 @@ function openPage(files, {
     return input.dispatch('keydown', { key: name });
   }
 
+  /* Pastes `text` over what the box holds, as a browser does: the paste event, then the input
+     event with the box's new value (a text input keeps the lines joined by spaces). */
+  function paste(text) {
+    input.dispatch('paste', { clipboardData: { getData: (kind) => (kind === 'text/plain' ? text : '') } });
+    type(text.replace(/\r\n|\r|\n/g, ' '));
+  }
+
   /* The options shown: each entry's title, answer, field label and text, and its link, with
      marked words in [brackets]; a tag or the link to all results as its text. */
   function shown() {
@@ -123,7 +139,7 @@ function openPage(files, {
     });
   }
 
-  return { window, document, form, input, list, status: line, flush, type, key, shown, tasks };
+  return { window, document, form, input, list, status: line, flush, type, key, paste, shown, tasks, stored };
 }
 
 module.exports = { searchFiles, openPage, doc, LIBRARY };
