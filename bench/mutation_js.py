@@ -9,8 +9,9 @@ Stryker (`bench/stryker.config.json`) plants one small bug at a time in the scri
 failure; the focused files first, so that a mutant they kill never waits for the corpus parity
 test); a mutant that no test fails survived. Prints the mutation score per file as Stryker
 reports it (killed and timed out over all valid mutants) and, beside it, the score with the
-survivors that `bench/mutation-equivalent-js.json` lists as equivalent (no test can tell them
-apart from the original, each with its reason) set aside.
+survivors that `bench/mutation-equivalent.md` lists as equivalent under the script's heading (no
+test can tell them apart from the original, each with its reason) set aside, and names a listed
+one that a test now kills.
 
 `FILE:LINES` (`search.js:100-200`) mutates those lines only; `--tests GLOB...` runs only those
 test files (faster; the score is then a lower bound); `--survivors` lists each survivor with its
@@ -29,6 +30,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -40,7 +42,7 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 CONFIG = ROOT / "bench" / "stryker.config.json"
-EQUIVALENT = ROOT / "bench" / "mutation-equivalent-js.json"
+EQUIVALENT = ROOT / "bench" / "mutation-equivalent.md"
 PREFIX = ROOT / ".cache" / "stryker"
 REPORT = ROOT / ".cache" / "mutation" / "js" / "mutation.json"
 #: The packages, pinned (9.x is the last line that runs on Node 20); bump them here.
@@ -82,8 +84,23 @@ def install() -> None:
         sys.exit(f"npm did not install {' '.join(specs)} into {PREFIX}")
 
 
+#: A listed mutant of a script: ``code line``, mutator ``replacement``: reason.
+LISTED = re.compile(r"^- ``(.+?)``, (\w+) ``(.*?)``: (.+)$")
+
+
 def equivalents() -> list[dict[str, str]]:
-    return json.loads(EQUIVALENT.read_text(encoding="utf-8"))["mutants"]
+    """The equivalent mutants `bench/mutation-equivalent.md` lists under a heading that names a
+    script (`## theme/static/search.js`): the Python ones are mutmut's, by name."""
+    found = []
+    script = None
+    for line in EQUIVALENT.read_text(encoding="utf-8").splitlines():
+        if line.startswith("## "):
+            script = line[3:].strip() if line[3:].strip().endswith(".js") else None
+        elif script and (m := LISTED.match(line)):
+            found.append(
+                {"file": script, "line": m[1], "mutator": m[2], "replacement": m[3], "why": m[4]}
+            )
+    return found
 
 
 def source_line(text: str, mutant: dict[str, Any]) -> str:
@@ -115,9 +132,14 @@ def summary(report: dict[str, Any], known: list[dict[str, str]], survivors: bool
         states = Counter(m["status"] for m in entry["mutants"])
         equivalent = 0
         for m in entry["mutants"]:
+            line = source_line(text, m)
+            if m["status"] in DETECTED and listed(known, name, line, m):
+                details.append(
+                    f"{name}: listed as equivalent but a test kills it, take it off the list:"
+                    f" {m['mutatorName']} -> {m.get('replacement', '')!r}\n    {line}"
+                )
             if m["status"] not in UNDETECTED:
                 continue
-            line = source_line(text, m)
             same = listed(known, name, line, m)
             equivalent += same
             if survivors and not same:
