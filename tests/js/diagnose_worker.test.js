@@ -119,6 +119,12 @@ test('past the time budget the worker stops and says which fingerprint was slowe
   assert.match(error.message, /^diagnosis stopped after \d+\.\d s, its time budget, while reading a\.log \(0\.0 MB of its text read\); the slowest fingerprint on the last buffer was 'alpha-failure\/(boom|slow)'\. Raise the time budget to read the whole log\.$/);
 });
 
+test('past the time budget the slowest fingerprint named is the one that took longest, not the first or the fastest', async () => {
+  /* `x[a-z]*y` tries every x of the line to its end: thousands of times the work of BOOM. */
+  const posted = await run({ data: DATA, budgetMs: -1, files: [file('a.log', 'BOOM ' + 'x'.repeat(3000) + '\n')] });
+  assert.match(posted[posted.length - 1].message, /the slowest fingerprint on the last buffer was 'alpha-failure\/slow'\./);
+});
+
 test('past the time budget on a buffer no pattern ran over, no fingerprint is named', async () => {
   const posted = await run({ data: BOOM, budgetMs: -1, files: [file('a.log', 'nothing\n')] });
   assert.match(posted[posted.length - 1].message, /while reading a\.log \(0\.0 MB of its text read\); the slowest fingerprint on the last buffer was none found\./);

@@ -1,0 +1,72 @@
+// Edges of what the browser worker reads in a log, each where a one-character slip in the worker
+// would change the answer (found by bench/mutation_js.py): the bytes that end a terminal colour
+// sequence, a carriage return or a colour at the very start of a read buffer, the longest rank
+// the launcher lists. Each case runs through the worker's page path and through the CLI on the
+// same bytes; both must agree, and the worker's answer must hold what the case states. Run by
+// `node --test tests/js/`.
+'use strict';
+const test = require('node:test');
+const assert = require('node:assert');
+const { cliAnswers, essentials, diagnoseCase } = require('./logs.js');
+
+const ENTRIES = { 'boom-failure': [{ id: 'boom', pattern: 'BOOM', indicates: 'decisive' }] };
+
+const CASES = [];
+
+/* A case: its files ({name: text}), and `expect(result, all)` on the worker's answer (`all`: its
+   evidence, best candidate first); other entries or a smaller read buffer than the CLI's. */
+function logCase(name, files, expect, { entries = ENTRIES, buffer_bytes = undefined } = {}) {
+  CASES.push({
+    name, expect, entries, buffer_bytes,
+    files: Object.entries(files).map(([file, text]) => ({ name: file, bytes: Buffer.from(text) }))
+  });
+}
+
+const log = (...lines) => lines.join('\n') + '\n';
+const texts = (all) => all.map((e) => e.text);
+
+// ---- Carriage returns and terminal colours ----
+
+logCase('a colour sequence ends at any final byte from @ to ~, after parameters from 0 and intermediates to /',
+  { 'a.log': log('B\x1b[0/@OOM at', 'B\x1b[~OOM tilde', 'B\x1b[1;2 /mOOM both', 'B\x1b[0?mOOM params') },
+  (r, all) => assert.deepStrictEqual(texts(all), ['BOOM at', 'BOOM tilde', 'BOOM both', 'BOOM params']));
+
+logCase('bytes just outside the ranges do not end a colour sequence',
+  { 'a.log': log('B\x1b[\x7fmOOM', 'x\x1b[1\x1fm BOOM') },
+  (r, all) => assert.deepStrictEqual(texts(all), ['x\x1b[1\x1fm BOOM']));
+
+logCase('a colour sequence that opens the log is removed',
+  { 'a.log': '\x1b[31mBO\x1b[0mOM\n' },
+  (r, all) => assert.deepStrictEqual(texts(all), ['BOOM']));
+
+logCase('a carriage return that opens a read buffer is a space, and so are the later ones',
+  { 'a.log': '\rfoo\rBOOM\n' + 'y'.repeat(40) + '\n\rbar\rBOOM\n' },
+  (r, all) => assert.deepStrictEqual(texts(all), ['foo BOOM', 'bar BOOM']),
+  { buffer_bytes: 48 });
+
+// ---- Ranks the launcher lists ----
+
+logCase('a launcher rank of six digits is a rank, one of seven is not',
+  { 'a.log': log('global_ranks=[123456, 1234567, 99]', '[rank99]: BOOM') },
+  (r) => assert.deepStrictEqual(r.silent_ranks, [123456]));
+
+/* 65,537 ranks on one line, highest first, then rank 0 on another: the first 65,536 of a line
+   are read, and of all the ranks read the lowest 65,536 are kept. */
+const listed = Array.from({ length: 65537 }, (_, i) => 65537 - i);
+logCase('the launcher\'s ranks: the first 65,536 of a line, then the lowest 65,536 of all',
+  { 'a.log': log(`global_ranks=[${listed.join(', ')}]`, 'global_ranks=[0]', '[rank5]: BOOM') },
+  (r) => {
+    const silent = new Set(r.silent_ranks);
+    assert.deepStrictEqual([silent.size, silent.has(0), silent.has(1), silent.has(2), silent.has(65536), silent.has(65537)],
+      [65535, true, false, true, true, false]);
+  });
+
+const CLI = cliAnswers(CASES);
+
+CASES.forEach((c, i) => {
+  test(c.name, async () => {
+    const result = await diagnoseCase(CLI[i].data, c);
+    assert.deepStrictEqual(essentials(result), essentials(CLI[i].cli), 'the CLI answers the same');
+    c.expect(result, result.matches.flatMap((m) => m.evidence));
+  });
+});
