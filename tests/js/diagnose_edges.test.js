@@ -61,6 +61,74 @@ logCase('the launcher\'s ranks: the first 65,536 of a line, then the lowest 65,5
       [65535, true, false, true, true, false]);
   });
 
+// ---- Silent ranks ----
+
+logCase('a file whose name gives no rank adds none to the silent ranks',
+  { 'rank0.log': log('[rank0]: BOOM'), 'other.log': log('fine') },
+  (r) => assert.deepStrictEqual(r.silent_ranks, []));
+
+logCase('the launcher\'s ranks count once any line names a rank, even if others name none',
+  { 'a.log': log('global_ranks=[3, 2, 0, 1]', '[rank1]: BOOM', 'a', 'b', 'c', 'd', 'BOOM') },
+  (r) => {
+    assert.deepStrictEqual(r.matches[0].evidence.map((e) => e.rank), [1, null]);
+    assert.deepStrictEqual(r.silent_ranks, [0, 2, 3]);
+  });
+
+logCase('silent ranks from file names and the launcher come in order',
+  { 'a.log': log('global_ranks=[0, 1, 2]', '[rank1]: BOOM'), 'rank3.log': log('fine') },
+  (r) => assert.deepStrictEqual(r.silent_ranks, [0, 2, 3]));
+
+// ---- Candidates and the first failure ----
+
+const HANG = { 'hang-timeout': [{ id: 'watchdog', pattern: 'Watchdog caught collective', indicates: 'supporting', collateral: true }] };
+
+logCase('only lines that name a rank say which rank fell behind in NCCL work',
+  { 'a.log': log('[rank0]: Watchdog caught collective operation timeout: last enqueued NCCL work: 20',
+    'Watchdog caught collective operation timeout: last enqueued NCCL work: 5',
+    '[rank1]: Watchdog caught collective operation timeout: last enqueued NCCL work: 18') },
+  (r) => assert.deepStrictEqual([r.initiating.line, r.initiating_rank], [3, 1]),
+  { entries: HANG });
+
+logCase('an entry with a benign line and a supporting one is not benign',
+  { 'a.log': log('SKIP this', 'WARN that') },
+  (r) => assert.deepStrictEqual(r.matches.map((m) => [m.id, m.benign, m.confidence]), [['mixed', false, 'possible']]),
+  { entries: { mixed: [{ id: 'skip', pattern: 'SKIP', indicates: 'benign' }, { id: 'warn', pattern: 'WARN', indicates: 'supporting' }] } });
+
+logCase('context beside a line of its own that no other entry shares does not place an entry first',
+  { 'a.log': log('CTX here', 'SUPA here', 'SUPB1 here', 'SUPB2 here', 'SUPB3 here') },
+  (r) => assert.deepStrictEqual(r.matches.map((m) => m.id), ['b-entry', 'a-entry']),
+  { entries: {
+    'a-entry': [{ id: 'ctx', pattern: 'CTX', indicates: 'context' }, { id: 'supa', pattern: 'SUPA', indicates: 'supporting' }],
+    'b-entry': [1, 2, 3].map((n) => ({ id: `supb${n}`, pattern: `SUPB${n}`, indicates: 'supporting' }))
+  } });
+
+logCase('a context line shared with another entry does not place an entry first',
+  { 'a.log': log('CTX here', 'SUPA here', 'SUPB1 here', 'SUPB2 here') },
+  (r) => assert.deepStrictEqual(r.matches.map((m) => m.id), ['b-entry', 'a-entry']),
+  { entries: {
+    'a-entry': [{ id: 'ctx', pattern: 'CTX', indicates: 'context' }, { id: 'supa', pattern: 'SUPA', indicates: 'supporting' }],
+    'b-entry': [{ id: 'ctx', pattern: 'CTX', indicates: 'supporting' }, { id: 'supb1', pattern: 'SUPB1', indicates: 'supporting' },
+      { id: 'supb2', pattern: 'SUPB2', indicates: 'supporting' }]
+  } });
+
+logCase('an entry with a decisive line of its own is never placed first for its context',
+  { 'a.log': log('DAA here', 'CTXA here', 'SHH here', 'DBB here', 'SB1 here', 'SB2 here') },
+  (r) => assert.deepStrictEqual(r.matches.map((m) => [m.id, m.possible]), [['b-entry', false], ['a-entry', false]]),
+  { entries: {
+    'a-entry': [{ id: 'da', pattern: 'DAA', indicates: 'decisive' }, { id: 'ctxa', pattern: 'CTXA', indicates: 'context' },
+      { id: 'sh', pattern: 'SHH', indicates: 'supporting' }],
+    'b-entry': [{ id: 'db', pattern: 'DBB', indicates: 'decisive' }, { id: 'sh', pattern: 'SHH', indicates: 'supporting' },
+      { id: 'sb1', pattern: 'SB1', indicates: 'supporting' }, { id: 'sb2', pattern: 'SB2', indicates: 'supporting' }]
+  } });
+
+logCase('an answer comes from the entry\'s own fingerprint, not another entry\'s of the same id',
+  { 'a.log': log('BOOM') },
+  (r) => assert.deepStrictEqual(r.matches.map((m) => [m.id, m.cause]), [['a-entry', 'Model code casts to self.dtype']]),
+  { entries: {
+    'a-entry': [{ id: 'same', pattern: 'BOOM', indicates: 'decisive', cause: 'cast' }],
+    'b-entry': [{ id: 'same', pattern: 'NEVER', indicates: 'decisive', cause: 'flaky' }]
+  } });
+
 const CLI = cliAnswers(CASES);
 
 CASES.forEach((c, i) => {
