@@ -44,6 +44,35 @@ logCase('a carriage return that opens a read buffer is a space, and so are the l
   (r, all) => assert.deepStrictEqual(texts(all), ['foo BOOM', 'bar BOOM']),
   { buffer_bytes: 48 });
 
+// ---- Hard-wrapped lines ----
+
+/* Records a terminal of 80 columns cut between two of `c`: the first and last letters of
+   either case and the first and last digits are each a cut inside a word or number. */
+for (const c of ['A', 'Z', 'a', 'z', '0', '9']) {
+  const records = [0, 1, 2, 3].map((i) => `[rank0]: step ${i} ` + c.repeat(90));
+  const record = '[rank1]: RuntimeError: BOOM ' + c.repeat(70);
+  logCase(`hard wrapping: pieces cut between two ${c} are joined back`,
+    { 'a.log': log(...[...records, record].flatMap((r) => [r.slice(0, 80), r.slice(80)])) },
+    (r, all) => assert.deepStrictEqual(texts(all), [record]));
+}
+
+/* Records cut into pieces of `width` columns. */
+const pieces = (width, records) => records.flatMap((r) => r.match(new RegExp(`.{1,${width}}`, 'g')));
+const RECORD = '[rank1]: RuntimeError: BOOM ' + 'y'.repeat(70);
+
+logCase('hard wrapping: a terminal of 60 columns, the narrowest taken for one',
+  { 'a.log': log(...pieces(60, [0, 1, 2].map((i) => `[rank0]: step ${i} ` + 'x'.repeat(60)).concat([RECORD]))) },
+  (r, all) => assert.deepStrictEqual(texts(all), [RECORD]));
+
+logCase('hard wrapping: two different lines of the width are enough',
+  { 'a.log': log(...pieces(80, ['[rank0]: step 0 ' + 'x'.repeat(90), RECORD])) },
+  (r, all) => assert.deepStrictEqual(texts(all), [RECORD]));
+
+logCase('hard wrapping: lines of exactly nine tenths of the width are not prose near it',
+  { 'a.log': log(...pieces(80, [0, 1, 2, 3].map((i) => `[rank0]: step ${i} ` + 'x'.repeat(90))),
+    ...[0, 1, 2, 3, 4, 5].map((i) => `prose ${i} ` + 'p'.repeat(64)), ...pieces(80, [RECORD])) },
+  (r, all) => assert.deepStrictEqual(texts(all), [RECORD]));
+
 // ---- Ranks the launcher lists ----
 
 logCase('a launcher rank of six digits is a rank, one of seven is not',
