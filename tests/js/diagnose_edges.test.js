@@ -73,6 +73,23 @@ logCase('hard wrapping: lines of exactly nine tenths of the width are not prose 
     ...[0, 1, 2, 3, 4, 5].map((i) => `prose ${i} ` + 'p'.repeat(64)), ...pieces(80, [RECORD])) },
   (r, all) => assert.deepStrictEqual(texts(all), [RECORD]));
 
+const STEPS = [0, 1, 2, 3].map((i) => `[rank0]: step ${i} ` + 'x'.repeat(90));
+
+/* A wrapped piece padded with one space, or with a space before its last character, is no
+   padding: only two spaces at its end close a record early. */
+for (const [name, record] of [
+  ['ends in one space', '[rank1]: RuntimeError: BOOM ' + 'y'.repeat(51) + ' ' + 'y'.repeat(30)],
+  ['has a space before its last character', '[rank1]: RuntimeError: BOOM ' + 'y'.repeat(50) + ' y' + 'y'.repeat(30)]
+]) {
+  logCase(`hard wrapping: a piece that ${name} is joined to the next`,
+    { 'a.log': log(...pieces(80, [...STEPS, record])) },
+    (r, all) => assert.deepStrictEqual(texts(all), [record]));
+}
+
+logCase('hard wrapping: a log that ends in a piece of the width keeps its line count',
+  { 'a.log': log(...pieces(80, [...STEPS, RECORD]), 'z'.repeat(80)) },
+  (r) => assert.deepStrictEqual(r.files.map((f) => f.lines), [11]));
+
 // ---- Ranks the launcher lists ----
 
 logCase('a launcher rank of six digits is a rank, one of seven is not',
