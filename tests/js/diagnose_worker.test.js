@@ -155,6 +155,13 @@ test('a line longer than the longest line kept is cut into pieces, each of that 
   assert.deepStrictEqual(done.result.files, [{ file: 'a.log', lines: 2, bytes: text.length }]);
 });
 
+test('a piece of an over-long line takes no rank from a prefix after its evidence', async () => {
+  const data = { ...BOOM, buffer_bytes: 16, max_line_bytes: 32 };
+  const text = 'BOOM [rank2]: ' + 'x'.repeat(40) + '\n';
+  const done = (await run({ data, files: [file('a.log', text)] })).pop();
+  assert.deepStrictEqual(done.result.matches[0].evidence.map((e) => [e.line, e.rank]), [[1, null]]);
+});
+
 test('a log of one byte is not taken for gzip', async () => {
   const posted = await run({ data: DATA, files: [file('a.log', '\x1f')] });
   assert.deepStrictEqual(posted.pop().result.files, [{ file: 'a.log', lines: 1, bytes: 2 }]);
