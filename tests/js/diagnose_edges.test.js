@@ -135,6 +135,11 @@ logCase('only lines that name a rank say which rank fell behind in NCCL work',
   (r) => assert.deepStrictEqual([r.initiating.line, r.initiating_rank], [3, 1]),
   { entries: HANG });
 
+logCase('equal earliest timestamps: a line past the cap in the first file comes before the next file',
+  { 'a.log': log(...Array.from({ length: 50 }, (_, i) => `2024-07-05 10:00:05 BOOM ${i}`), '2024-07-05 10:00:01 BOOM late'),
+    'b.log': log('2024-07-05 10:00:01 BOOM b') },
+  (r) => assert.deepStrictEqual([r.initiating.file, r.initiating.line], ['a.log', 51]));
+
 logCase('an entry with a benign line and a supporting one is not benign',
   { 'a.log': log('SKIP this', 'WARN that') },
   (r) => assert.deepStrictEqual(r.matches.map((m) => [m.id, m.benign, m.confidence]), [['mixed', false, 'possible']]),
