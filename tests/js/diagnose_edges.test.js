@@ -107,6 +107,21 @@ logCase('the launcher\'s ranks: the first 65,536 of a line, then the lowest 65,5
       [65535, true, false, true, true, false]);
   });
 
+// ---- torchrun's Root Cause block ----
+
+/* torchrun lists the other failed ranks before the Root Cause block: the rank lines of a big job
+   far from any heading do not crowd out the block's own. */
+logCase('a Root Cause block after hundreds of other failures still names its rank',
+  { 'a.log': log('BOOM', 'Failures:', ...Array.from({ length: 420 }, (_, i) => `  rank      : ${i + 10} (local_rank: 0)`),
+    'Root Cause (first observed failure):', '[0]:', `  rank      : 3 (local_rank: 3)`) },
+  (r) => assert.deepStrictEqual([r.root_cause_rank, r.initiating_rank], [3, 3]));
+
+logCase('a Root Cause heading cut short before hundreds of failures does not hide the next block\'s rank',
+  { 'a.log': log('BOOM', 'Root Cause (first observed failure):', ...'abcdefghij'.split(''),
+    ...Array.from({ length: 420 }, (_, i) => `  rank      : ${i + 10} (local_rank: 0)`),
+    'Root Cause (first observed failure):', '[0]:', `  rank      : 3 (local_rank: 3)`) },
+  (r) => assert.deepStrictEqual(r.root_cause_rank, 3));
+
 // ---- Silent ranks ----
 
 logCase('a file whose name gives no rank adds none to the silent ranks',
