@@ -84,8 +84,8 @@ def install() -> None:
         sys.exit(f"npm did not install {' '.join(specs)} into {PREFIX}")
 
 
-#: A listed mutant of a script: ``code line``, mutator ``replacement``: reason.
-LISTED = re.compile(r"^- ``(.+?)``, (\w+) ``(.*?)``: (.+)$")
+#: A listed mutant of a script: ``code line``, mutator ``original`` -> ``replacement``: reason.
+LISTED = re.compile(r"^- ``(.+?)``, (\w+) ``(.*?)`` -> ``(.*?)``: (.+)$")
 
 
 def equivalents() -> list[dict[str, str]]:
@@ -98,7 +98,8 @@ def equivalents() -> list[dict[str, str]]:
             script = line[3:].strip() if line[3:].strip().endswith(".js") else None
         elif script and (m := LISTED.match(line)):
             found.append(
-                {"file": script, "line": m[1], "mutator": m[2], "replacement": m[3], "why": m[4]}
+                {"file": script, "line": m[1], "mutator": m[2], "original": m[3]}
+                | {"replacement": m[4], "why": m[5]}
             )
     return found
 
@@ -107,13 +108,24 @@ def source_line(text: str, mutant: dict[str, Any]) -> str:
     return text.splitlines()[mutant["location"]["start"]["line"] - 1].strip()
 
 
-def listed(known: list[dict[str, str]], name: str, line: str, mutant: dict[str, Any]) -> bool:
-    """Whether the equivalent list names this mutant: by file, code line, mutator and
-    replacement (not by line number, which moves whenever the file above it changes)."""
+def original(text: str, mutant: dict[str, Any]) -> str:
+    """The code the mutant replaces, up to the end of its first line (Stryker's columns
+    count from 1)."""
+    start, end = mutant["location"]["start"], mutant["location"]["end"]
+    line = text.splitlines()[start["line"] - 1]
+    stop = end["column"] - 1 if end["line"] == start["line"] else len(line)
+    return line[start["column"] - 1 : stop].strip()
+
+
+def listed(known: list[dict[str, str]], name: str, text: str, mutant: dict[str, Any]) -> bool:
+    """Whether the equivalent list names this mutant: by file, code line, mutator, the code
+    it replaces and the replacement (not by line number, which moves whenever the file above
+    it changes)."""
     return any(
         k["file"] == name
-        and k["line"] == line
+        and k["line"] == source_line(text, mutant)
         and k["mutator"] == mutant["mutatorName"]
+        and k["original"] == original(text, mutant)
         and k["replacement"] == mutant.get("replacement", "")
         for k in known
     )
@@ -133,20 +145,21 @@ def summary(report: dict[str, Any], known: list[dict[str, str]], survivors: bool
         equivalent = 0
         for m in entry["mutants"]:
             line = source_line(text, m)
-            if m["status"] in DETECTED and listed(known, name, line, m):
+            if m["status"] in DETECTED and listed(known, name, text, m):
                 details.append(
                     f"{name}: listed as equivalent but a test kills it, take it off the list:"
-                    f" {m['mutatorName']} -> {m.get('replacement', '')!r}\n    {line}"
+                    f" {m['mutatorName']} ``{original(text, m)}`` -> ``{m.get('replacement', '')}``"
+                    f"\n    {line}"
                 )
             if m["status"] not in UNDETECTED:
                 continue
-            same = listed(known, name, line, m)
+            same = listed(known, name, text, m)
             equivalent += same
             if survivors and not same:
                 at = m["location"]["start"]
                 details.append(
-                    f"{name}:{at['line']}:{at['column'] + 1}: {m['status']} {m['mutatorName']}"
-                    f" -> {m.get('replacement', '')!r}\n    {line}"
+                    f"{name}:{at['line']}:{at['column']}: {m['status']} {m['mutatorName']}"
+                    f" ``{original(text, m)}`` -> ``{m.get('replacement', '')}``\n    {line}"
                 )
         detected = sum(states[s] for s in DETECTED)
         valid = detected + sum(states[s] for s in UNDETECTED)
