@@ -90,6 +90,18 @@ logCase('hard wrapping: a log that ends in a piece of the width keeps its line c
   { 'a.log': log(...pieces(80, [...STEPS, RECORD]), 'z'.repeat(80)) },
   (r) => assert.deepStrictEqual(r.files.map((f) => f.lines), [11]));
 
+// ---- Timestamps from the buffer before ----
+
+logCase('a line without a timestamp takes one from anywhere in a smaller buffer before it',
+  { 'a.log': log('2024-07-05 10:00:00 start', 'x'.repeat(8900), 'z'.repeat(2000), 'BOOM') },
+  (r) => assert.deepStrictEqual(r.matches[0].evidence.map((e) => [e.line, e.timestamp]), [[4, '0705100000.000000000']]),
+  { buffer_bytes: 10000 });
+
+logCase('a timestamp in the buffer before but more than 16 KiB back is not taken',
+  { 'a.log': log('a'.repeat(1620), '2024-07-05 10:00:00 stamp', 'c'.repeat(16300), 'd'.repeat(3000), 'BOOM') },
+  (r) => assert.deepStrictEqual(r.matches[0].evidence.map((e) => [e.line, e.timestamp]), [[5, null]]),
+  { buffer_bytes: 20000 });
+
 // ---- Ranks the launcher lists ----
 
 logCase('a launcher rank of six digits is a rank, one of seven is not',
