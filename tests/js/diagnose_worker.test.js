@@ -125,6 +125,19 @@ test('past the time budget the slowest fingerprint named is the one that took lo
   assert.match(posted[posted.length - 1].message, /the slowest fingerprint on the last buffer was 'alpha-failure\/slow'\./);
 });
 
+test('the time a job took and the time a stopped one ran are its own, in seconds', async () => {
+  const timed = async (message) => {
+    const before = performance.now();
+    const last = (await run(message)).pop();
+    return [last, (performance.now() - before) / 1000];
+  };
+  const [done, took] = await timed({ data: BOOM, files: [file('a.log', 'BOOM\n')] });
+  assert.ok(done.result.seconds >= 0 && done.result.seconds <= took, `${done.result.seconds} s of ${took} s`);
+  const [stopped, ran] = await timed({ data: BOOM, budgetMs: -1, files: [file('a.log', 'BOOM\n')] });
+  const said = Number(/^diagnosis stopped after (\d+\.\d) s,/.exec(stopped.message)[1]);
+  assert.ok(said <= ran + 0.05, `${said} s of ${ran} s`);
+});
+
 test('past the time budget on a buffer no pattern ran over, no fingerprint is named', async () => {
   const posted = await run({ data: BOOM, budgetMs: -1, files: [file('a.log', 'nothing\n')] });
   assert.match(posted[posted.length - 1].message, /while reading a\.log \(0\.0 MB of its text read\); the slowest fingerprint on the last buffer was none found\./);
