@@ -58,6 +58,17 @@ test('progress says the bytes read of all files, after each buffer, per file', a
     [[['a.log', 3], ['b.log', 1]]]);
 });
 
+test('progress through a gzip log counts its compressed bytes, up to the file\'s size', async () => {
+  const zlib = require('node:zlib');
+  const text = Array.from({ length: 4000 }, (_, i) => `line ${i} ${'q'.repeat(i % 50)}`).join('\n') + '\nBOOM\n';
+  const packed = zlib.gzipSync(Buffer.from(text));
+  const posted = await run({ data: { ...DATA, buffer_bytes: 4096 }, files: [file('a.log.gz', packed)] });
+  const done = posted.filter((m) => m.type === 'progress').map((m) => m.done);
+  assert.ok(done.length > 2, `${done.length} progress messages`);
+  assert.ok(done.every((n, i) => n > 0 && n <= packed.length && (i === 0 || n >= done[i - 1])), String(done));
+  assert.strictEqual(done[done.length - 1], packed.length);
+});
+
 test('the page is told each pattern before it runs, and when none runs', async () => {
   const posted = await run({ data: DATA, files: [file('a.log', 'BOOM xay\n')] });
   const probes = posted.filter((m) => m.type === 'probe').map((m) => [m.entry, m.id, m.file]);
