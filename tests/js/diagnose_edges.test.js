@@ -102,6 +102,12 @@ logCase('a timestamp in the buffer before but more than 16 KiB back is not taken
   (r) => assert.deepStrictEqual(r.matches[0].evidence.map((e) => [e.line, e.timestamp]), [[5, null]]),
   { buffer_bytes: 20000 });
 
+// ---- Ranks from file names ----
+
+logCase('a file name gives its rank in any case',
+  { 'Rank3.log': log('BOOM'), 'WORKER-4.txt': log('BOOM') },
+  (r, all) => assert.deepStrictEqual(all.map((e) => [e.file, e.rank]), [['Rank3.log', 3], ['WORKER-4.txt', 4]]));
+
 // ---- Ranks the launcher lists ----
 
 logCase('a launcher rank of six digits is a rank, one of seven is not',

@@ -108,10 +108,10 @@ test('fingerprints the page found too slow before are left out from the start', 
   assert.deepStrictEqual(done.result.matches[0].evidence.map((e) => e.fingerprint), ['boom']);
 });
 
-test('a pattern past its time is left out with what it found, named with the file and its time', async () => {
+test('a pattern past its time is left out with what it found, named with the file and its time; torchrun\'s and the launcher\'s never are', async () => {
   /* A millionth of a millisecond: every fingerprint is past it, torchrun's block never is. */
   const root = 'Root Cause (first observed failure):\n  rank      : 3 (local_rank: 3)\n';
-  const text = 'BOOM\n' + ('x' + 'a'.repeat(20000) + 'y\n').repeat(3) + root;
+  const text = 'BOOM\nglobal_ranks=[0, 1]\n' + ('x' + 'a'.repeat(20000) + 'y\n').repeat(3) + root;
   const posted = await run({ data: DATA, patternMs: 1e-6, files: [file('a.log', text), file('b.log', 'xay BOOM\n')] });
   const done = posted[posted.length - 1];
   assert.deepStrictEqual(done.result.slow.map((s) => [s.entry, s.id, s.title, s.file]).sort(),
