@@ -30,6 +30,7 @@ const PATTERNS = [
   ['bracket-in-class', '[[]wx', ['[wx', 'wx']],
   ['escape-in-class', 'y[\\]]zz', ['y]zz', 'yzz']],
   ['escape-in-class-then-more', 'y[\\]x]zz', ['yxzz', 'y]zz', 'yx]zz']],
+  ['class-then-bracket', '[a]]xyz', ['a]xyz', 'axyz', 'a]]xyz']],
   ['rank-prefix', '\\[rank\\d+\\]: oops', ['[rank3]: oops', '[rank]: oops']],
   ['case-sensitive', 'ABCdef', ['ABCdef', 'abcdef', 'xABCDEF']],
   ['ignore-case', 'cuda error', ['CUDA ERROR', 'Cuda Error', 'cuda  error'], true],
