@@ -227,7 +227,9 @@ test('a pattern runs over a buffer only where the text it requires is there', as
     ['xabcdz', ['hex', 'inside-others-3']],
     ['[RANK', []],
     ['[RANK]: OOPS', ['rank-prefix']],
-    ['hang', ['alternation']]
+    ['hang', ['alternation']],
+    ['FIZZ BUZZ', ['ignore-case-z']],
+    ['abc def', ['optional-letter']]
   ]) {
     const got = await ran(text);
     assert.deepStrictEqual(got.filter((id) => !always.includes(id)), also, text);
