@@ -198,6 +198,10 @@ test('timeProbe runs a program as a scan does: one hit per line, each line confi
   assert.deepStrictEqual(run('a b\nxa\nb\na\tb a b\nzz'), [0, 9]);
   assert.deepStrictEqual(run('no\na b'), [3]);
   assert.deepStrictEqual(scope.timeProbe('^x')('x\nyx\nx'), [0, 5]);
+  /* Each hit is its line's start, wherever on the line the match begins or ends. */
+  assert.deepStrictEqual(run('xx a b'), [0]);
+  assert.deepStrictEqual(scope.timeProbe('b$')('ab\ncd'), [0]);
+  assert.deepStrictEqual(scope.timeProbe('\\s*x')('\nx'), [1]);
 });
 
 test('a pattern runs over a buffer only where the text it requires is there', async () => {
@@ -209,7 +213,7 @@ test('a pattern runs over a buffer only where the text it requires is there', as
      groups and classes) run everywhere; the others only where all the literals of one of
      their alternatives are, in any case. */
   const always = ['space', 'not-space', 'space-in-class', 'not-space-in-class', 'dot', 'groups-not-one',
-    'alternative-without-literal', 'bracket-in-class', 'escape-in-class', 'escape-in-class-then-more'];
+    'alternative-without-literal', 'bracket-in-class', 'escape-in-class', 'escape-in-class-then-more', 'last-character'];
   assert.deepStrictEqual(await ran('nothing to see'), always);
   for (const [text, also] of [
     ['AVERYVERYVERYLONG', ['longer-than-a-literal']],

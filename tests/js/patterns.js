@@ -34,6 +34,7 @@ const PATTERNS = [
   ['rank-prefix', '\\[rank\\d+\\]: oops', ['[rank3]: oops', '[rank]: oops']],
   ['case-sensitive', 'ABCdef', ['ABCdef', 'abcdef', 'xABCDEF']],
   ['ignore-case', 'cuda error', ['CUDA ERROR', 'Cuda Error', 'cuda  error'], true],
+  ['last-character', '[M]$', ['BOOM', 'MA']],
   ['ignore-case-z', 'fizz buzz', ['FIZZ BUZZ', 'Fizz Buzz', 'fizz fuzz'], true],
   ['tilde', 'abc~def', ['abc~def', 'abc def']],
   ['ignore-case-ascii-only', 'kernel panic', ['Kernel panic', '\u212Aernel panic', 'KERNEL PANIC'], true],
