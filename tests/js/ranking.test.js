@@ -60,3 +60,17 @@ for (const c of cases) for (const reversed of [false, true]) {
     }
   });
 }
+
+test('an entry\'s evidence from two files comes in the order of the files, each line collateral or not', () => {
+  const line = (file, n, fingerprint, consequence) => ({
+    entry: 'e', title: 'e', file, line: n, rank: null, text: `${fingerprint} ${n}`, fingerprint,
+    indicates: 'supporting', timestamp: null, consequence, specificity: 0
+  });
+  const given = [
+    { file: 'a.log', evidence: [line('a.log', 9, 'x', false)], lines: 9, bytes: 0, root_ranks: [] },
+    { file: 'b.log', evidence: [line('b.log', 2, 'y', true)], lines: 2, bytes: 0, root_ranks: [] }
+  ];
+  const result = scope.rankEvidence(data, given);
+  assert.deepStrictEqual(result.matches[0].evidence.map((e) => [e.file, e.line, e.collateral]),
+    [['a.log', 9, false], ['b.log', 2, true]]);
+});
