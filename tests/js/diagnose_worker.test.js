@@ -122,6 +122,28 @@ test('a pattern past its time is left out with what it found, named with the fil
   assert.deepStrictEqual(posted.filter((m) => m.type === 'probe' && m.file === 'b.log').map((m) => m.id), [null]);
 });
 
+test('a pattern that turns slow on a later file is left out with what it found in the earlier ones', async () => {
+  /* `x[a-z]*y` runs in no time over a.log and tries every x of b.log to its end. */
+  const posted = await run({ data: DATA, patternMs: 50, files: [file('a.log', 'BOOM xay\n'), file('b.log', 'x'.repeat(12000) + '\n')] });
+  const done = posted[posted.length - 1].result;
+  assert.deepStrictEqual(done.slow.map((s) => s.id), ['slow']);
+  assert.deepStrictEqual(done.matches.map((m) => m.evidence.map((e) => e.fingerprint)), [['boom']]);
+});
+
+test('jobs that share their data start afresh: what one found too slow runs again in the next', async () => {
+  const scope = {};
+  globalThis.NanopediaDiagnoseWorker(scope);
+  const job = scope.jobs(DATA);
+  const result = (message) => new Promise((resolve) => {
+    job({ budgetMs: 60000, ...message }, (msg) => { if (msg.type === 'done') resolve(msg.result); });
+  });
+  const first = await result({ patternMs: 1e-6, files: [file('a.log', 'BOOM xay\n')] });
+  assert.deepStrictEqual(first.slow.map((s) => s.id).sort(), ['boom', 'slow']);
+  const second = await result({ files: [file('a.log', 'BOOM xay\n')] });
+  assert.deepStrictEqual(second.slow, []);
+  assert.deepStrictEqual(second.matches[0].evidence.map((e) => e.fingerprint), ['boom', 'slow']);
+});
+
 test('past the time budget the worker stops and says which fingerprint was slowest', async () => {
   const posted = await run({ data: DATA, budgetMs: -1, files: [file('a.log', 'BOOM xay\n'), file('b.log', 'BOOM\n')] });
   const error = posted[posted.length - 1];
