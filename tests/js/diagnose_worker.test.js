@@ -208,6 +208,12 @@ test('a piece of an over-long line takes no rank from a prefix after its evidenc
   assert.deepStrictEqual(done.result.matches[0].evidence.map((e) => [e.line, e.rank]), [[1, null]]);
 });
 
+test('a file chosen in a folder takes its rank from its path there, not only its name', async () => {
+  const chosen = { name: 'stdout.log', path: 'logs/3/stdout.log', blob: new Blob(['BOOM\n']) };
+  const done = (await run({ data: BOOM, files: [chosen] })).pop();
+  assert.deepStrictEqual(done.result.matches[0].evidence.map((e) => [e.file, e.rank]), [['stdout.log', 3]]);
+});
+
 test('a log of one byte is not taken for gzip', async () => {
   const posted = await run({ data: DATA, files: [file('a.log', '\x1f')] });
   assert.deepStrictEqual(posted.pop().result.files, [{ file: 'a.log', lines: 1, bytes: 2 }]);
