@@ -127,6 +127,7 @@ test('a pattern that turns slow on a later file is left out with what it found i
   const posted = await run({ data: DATA, patternMs: 50, files: [file('a.log', 'BOOM xay\n'), file('b.log', 'x'.repeat(12000) + '\n')] });
   const done = posted[posted.length - 1].result;
   assert.deepStrictEqual(done.slow.map((s) => s.id), ['slow']);
+  assert.ok(done.slow[0].seconds > 0.05 && done.slow[0].seconds < done.seconds + 0.001, `${done.slow[0].seconds} s`);
   assert.deepStrictEqual(done.matches.map((m) => m.evidence.map((e) => e.fingerprint)), [['boom']]);
 });
 
