@@ -255,6 +255,16 @@ test('the box\'s list closes when the focus leaves the form, not when it moves i
   assert.strictEqual(p.list.hidden, false, 'the focus back on a box with results reopens them');
 });
 
+test('the focus coming back to an open list keeps the option selected in it', () => {
+  const p = box('killed host');
+  p.key('ArrowDown');
+  const selected = p.input.getAttribute('aria-activedescendant');
+  p.input.dispatch('focus');
+  assert.strictEqual(p.input.getAttribute('aria-activedescendant'), selected);
+  p.key('Enter');
+  assert.deepStrictEqual(p.document.clicked, [p.list.querySelectorAll('[role=option]')[0]]);
+});
+
 test('the form is never submitted and a press on the list keeps the focus in the box', () => {
   const p = box('killed host');
   assert.strictEqual(p.form.dispatch('submit').defaultPrevented, true);

@@ -115,6 +115,7 @@ test('the offer is there while the index loads, and stays when the index cannot 
   p.input.dispatch('focus');
   p.paste(LOG);
   assert.deepStrictEqual(p.shown(), [OFFER(3)]);
+  assert.strictEqual(p.list.textContent, OFFER(3).text, 'the list holds the offer alone');
   assert.strictEqual(p.list.hidden, false);
   p.flush();
   assert.deepStrictEqual(p.shown(), [OFFER(3)]);
@@ -180,6 +181,12 @@ test('a paste kept by search-boot.js before search.js came is offered when it st
   p.flush();
   assert.deepStrictEqual(p.shown()[0], OFFER(3));
   assert.strictEqual(p.shown()[1].href, 'entries/cuda-oom.html');
+});
+
+test('a kept paste is offered whatever white space the box holds around it', () => {
+  const value = ' ' + LOG.replace(/\n/g, ' ') + ' ';
+  const p = openPage(FILES, { pasted: LOG, value });
+  assert.deepStrictEqual(p.shown(), [OFFER(3)]);
 });
 
 test('a kept paste that is not a log starts nothing in an unfocused box', () => {
