@@ -307,6 +307,18 @@ test('the index loads on the first use: the first scan answers, then the whole i
   assert.strictEqual(p.shown()[0].answer, 'The caching allocator could not find a free block of the size asked for.');
 });
 
+test('when the whole index comes, a long list with nothing selected shows its first results at once and the rest next', () => {
+  const many = searchFiles(Array.from({ length: 20 }, (_, i) => doc(`entry-${String(i).padStart(2, '0')}`, `Memory fault ${i}`)));
+  const p = openPage(many, { results: true, query: 'memory' });
+  const seen = [];
+  while (p.tasks.length) {
+    p.tasks.shift()();
+    seen.push([p.form.getAttribute('data-index-state'), p.list.querySelectorAll('[role=option]').length]);
+  }
+  assert.deepStrictEqual(seen.find(([state]) => state === 'complete'), ['complete', 12]);
+  assert.deepStrictEqual(seen[seen.length - 1], ['complete', 20]);
+});
+
 test('the selected result stays selected when the whole index comes', () => {
   const p = openPage(FILES, { focused: true });
   p.type('killed');
