@@ -25,7 +25,8 @@ asked again for every mutant. Slow, and not part of the test run: on two shared 
 of about 10, `search.js:600-957` (500 mutants, the search tests only, `--concurrency 2`) took 30
 minutes; a run of one file's line ranges gives a report per range. Stryker runs under
 `nice -n 10` already: wrapped in another `nice` it gets almost no CPU beside other work (the
-worker's 1,951 mutants went at 2.5 a minute so). The HTML report is `.cache/mutation/js/mutation.html`.
+worker's 1,951 mutants went at 2.5 a minute so). The HTML report is
+`.cache/mutation/js/mutation.html`.
 """
 
 from __future__ import annotations
