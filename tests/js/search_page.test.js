@@ -121,6 +121,8 @@ test('tags are suggested for a few words that each start a tag\'s slug or name, 
   assert.deepStrictEqual(tags('training'), [['#Distributed training (1 entry)', 'tags/distributed.html']]);
   assert.deepStrictEqual(tags('raining'), []);
   assert.deepStrictEqual(tags('#'), []);
+  /* Only a leading # marks a tag: one between words separates them as any punctuation does. */
+  assert.deepStrictEqual(tags('distributed #train'), [['#Distributed training (1 entry)', 'tags/distributed.html']]);
 });
 
 test('the results page suggests up to five tags, the box three', () => {
