@@ -123,6 +123,37 @@ GROUPS: dict[str, Group] = {
             "tests/unit/test_triage_evidence.py",
         ),
     ),
+    # Which lines a log holds and which of them a fingerprint found: reading (gzip, UTF-16,
+    # CRLF, colour, terminal wraps, huge lines, stretches), line numbers, the late lines of a big
+    # log, the wrapper's tails and the error lines of an unmatched job.
+    "scan": Group(
+        (
+            "diagnosis/scan.py",
+            "diagnosis/logs.py",
+            "diagnosis/tails.py",
+            "diagnosis/error_lines.py",
+        ),
+        (
+            "tests/unit/test_scan.py",
+            "tests/unit/test_logs.py",
+            "tests/unit/test_tails.py",
+            "tests/unit/test_error_lines.py",
+            "tests/integration/test_log_damage.py",
+            "tests/integration/test_scan_parallel.py",
+            "tests/integration/test_ranking_cases.py",
+        ),
+    ),
+    # A triage job's files read into a record (binary, one-line, too large, unreadable skips)
+    # and the compiled catalogue a diagnosis reads its entries from.
+    "workers": Group(
+        ("diagnosis/workers.py", "diagnosis/catalogue.py"),
+        (
+            "tests/unit/test_workers.py",
+            "tests/unit/test_catalogue.py",
+            "tests/unit/test_triage.py",
+            "tests/integration/test_triage.py",
+        ),
+    ),
     "mkdocs": Group(("mkdocs/markdown.py",), ("tests/integration/test_mkdocs_markdown.py",)),
     "bundle": Group(("commands/bundle.py",), ("tests/unit/test_bundle.py",)),
     "lock": Group(

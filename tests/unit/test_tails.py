@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from nanopedia.diagnosis.tails import LINE_BYTES, Tails
+from nanopedia.diagnosis.tails import LINE_BYTES, Tails, _Kept
 
 
 def test_a_rank_that_failed_early_survives_the_others_chatter() -> None:
@@ -101,3 +101,125 @@ def test_one_ranks_block_goes_to_that_rank_and_another_rank_in_it_is_not_lost() 
     rank3 = b"".join(piece for _, piece in out.ranks[3].pieces)
     assert rank3.startswith(b"[rank3]: step ") and rank3.endswith(b"[rank3]: step 4999\n")
     assert 1024 <= len(rank3) <= 2048
+
+
+def _kinds(*feeds: bytes, **limits: int) -> dict[int | None, bytes]:
+    """What each kind of line kept (None: the stream's own), fed as given."""
+    out = Tails(**limits).streams["stdout"]
+    for data in feeds:
+        out.feed(data)
+    out.close()
+    kept: dict[int | None, bytes] = {}
+    if out.plain.pieces:
+        kept[None] = b"".join(p for _, p in out.plain.pieces)
+    kept.update({r: b"".join(p for _, p in k.pieces) for r, k in out.ranks.items()})
+    return kept
+
+
+@pytest.mark.parametrize(
+    "block, kinds",
+    [
+        (b"step 1\nstep 2\n", {None: b"step 1\nstep 2\n"}),
+        (b"[INFO] a\n[x] b\n", {None: b"[INFO] a\n[x] b\n"}),  # brackets, no prefix
+        (b"a ]: b\n", {None: b"a ]: b\n"}),  # `]:` that starts no prefix
+        (b"[rank1]: a\n[rank1]: b\n", {1: b"[rank1]: a\n[rank1]: b\n"}),
+        (b"[default3]:a\n[default3]:b\n", {3: b"[default3]:a\n[default3]:b\n"}),
+        (b"  [rank2]: a\n  [rank2]: b\n", {2: b"  [rank2]: a\n  [rank2]: b\n"}),
+        (b"[rank1]: a\n", {1: b"[rank1]: a\n"}),
+        (b"[rank1]: a\n[rank2]: b\n", {1: b"[rank1]: a\n", 2: b"[rank2]: b\n"}),
+        (b"[rank1]: a\n[rank12]: b\n", {1: b"[rank1]: a\n", 12: b"[rank12]: b\n"}),
+        (
+            b"[rank1]: a\n[rank1]:b\n[rank2]: c\n",
+            {1: b"[rank1]: a\n[rank1]:b\n", 2: b"[rank2]: c\n"},
+        ),
+        (b"[rank1]: a\nplain\n", {None: b"plain\n", 1: b"[rank1]: a\n"}),
+        (b"plain\n[rank1]: a\n", {None: b"plain\n", 1: b"[rank1]: a\n"}),
+        (b"[rank1]: a\n\n[rank1]: b\n", {None: b"\n", 1: b"[rank1]: a\n[rank1]: b\n"}),
+        (b"[rank1]: a\nx [rank1]: b\n", {None: b"x [rank1]: b\n", 1: b"[rank1]: a\n"}),
+        (b"[rank1]: a\r\n[rank1]: b\r\n", {1: b"[rank1]: a\r\n[rank1]: b\r\n"}),
+        (b"[rank1]: a\r[rank2]: b\n", {1: b"[rank1]: a\r", 2: b"[rank2]: b\n"}),  # a CR redraw
+        (
+            b"[rank1]: a\r[rank1]: b\n[rank2]: c\n",
+            {1: b"[rank1]: a\r[rank1]: b\n", 2: b"[rank2]: c\n"},
+        ),
+        (b"\n[rank1]: a\n", {None: b"\n", 1: b"[rank1]: a\n"}),
+        (b"[rank1]:\n[rank1]: b\n[rank2]: c\n", {1: b"[rank1]:\n[rank1]: b\n", 2: b"[rank2]: c\n"}),
+    ],
+)
+def test_each_line_goes_to_the_rank_its_prefix_names(
+    block: bytes, kinds: dict[int | None, bytes]
+) -> None:
+    assert _kinds(block) == kinds
+    assert _kinds(*(block[i : i + 1] for i in range(len(block)))) == kinds  # byte by byte
+
+
+def test_a_rank_past_the_limit_of_ranks_counts_as_the_streams_own() -> None:
+    kinds = _kinds(b"[rank1]: a\n[rank2]: b\n[rank3]: c\n[rank1]: d\n", max_ranks=2)
+    assert kinds == {None: b"[rank3]: c\n", 1: b"[rank1]: a\n[rank1]: d\n", 2: b"[rank2]: b\n"}
+    assert _kinds(b"[rank3]: x\n[rank3]: y\n", max_ranks=0) == {None: b"[rank3]: x\n[rank3]: y\n"}
+
+
+def test_kept_lines_come_out_in_the_order_they_arrived_across_streams() -> None:
+    tails = Tails()
+    out, err = tails.streams["stdout"], tails.streams["stderr"]
+    out.feed(b"step 1\n")
+    err.feed(b"[rank1]: warn\n")
+    out.feed(b"[rank0]: a\nplain 2\n[rank0]: b\n")
+    err.feed(b"no newline yet")
+    out.feed(b"step 3\n")
+    assert tails.merged() == (
+        b"step 1\n[rank1]: warn\n[rank0]: a\nplain 2\n[rank0]: b\nstep 3\nno newline yet"
+    )
+
+
+@pytest.mark.parametrize(
+    "pieces, limit, kept",
+    [
+        ([b"aa\n", b"bb\n", b"cc\n"], 6, [b"bb\n", b"cc\n"]),  # the newer hold `limit`
+        ([b"aa\n", b"bb\n", b"cc\n"], 7, [b"aa\n", b"bb\n", b"cc\n"]),
+        ([b"aa\n", b"bb\n", b"cc\n"], 3, [b"cc\n"]),
+        ([b"aa\nbb\ncc\n"], 6, [b"bb\ncc\n"]),  # one piece: its lines that hold the last 6
+        ([b"aa\nbb\ncc\n"], 5, [b"bb\ncc\n"]),
+        ([b"aa\nbb\ncc\n"], 9, [b"aa\nbb\ncc\n"]),
+        ([b"aa\nbb\ncc\n"], 8, [b"aa\nbb\ncc\n"]),
+        ([b"aa\nbb\ncc\n"], 3, [b"cc\n"]),
+        ([b"a\nbbbbbbbbbb\n"], 4, [b"bbbbbbbbbb\n"]),  # a line longer than the limit stays whole
+    ],
+)
+def test_each_kind_keeps_the_lines_that_hold_its_last_bytes(
+    pieces: list[bytes], limit: int, kept: list[bytes]
+) -> None:
+    tail = _Kept(limit)
+    for seq, data in enumerate(pieces):
+        tail.add(seq, data)
+    assert [p for _, p in tail.pieces] == kept
+    assert tail.size == sum(map(len, kept))
+
+
+def test_a_line_without_end_is_kept_whole_until_it_grows_past_the_line_limit() -> None:
+    out = Tails().streams["stdout"]
+    out.feed(b"p" * LINE_BYTES)
+    assert not out.plain.pieces and len(out._pending) == LINE_BYTES  # noqa: SLF001
+    out.feed(b"p")
+    assert [p for _, p in out.plain.pieces] == [b"p" * (LINE_BYTES + 1)]
+    assert not out._pending  # noqa: SLF001
+    out.feed(b"q\n")
+    assert [p for _, p in out.plain.pieces][-1] == b"q\n"
+
+
+def test_closing_twice_keeps_the_last_line_once() -> None:
+    tails = Tails()
+    tails.streams["stdout"].feed(b"a\nlast")
+    assert tails.merged() == b"a\nlast"
+    assert tails.merged() == b"a\nlast"
+    assert tails.streams["stdout"].total == 6
+
+
+def test_a_tail_has_the_streams_it_is_given() -> None:
+    tails = Tails(("out",), stream_bytes=10, rank_bytes=5, max_ranks=1)
+    out = tails.streams["out"]
+    assert list(tails.streams) == ["out"] and out.name == "out"
+    assert (out.plain.limit, out._rank_bytes, out._max_ranks) == (10, 5, 1)  # noqa: SLF001
+    default = Tails().streams["stderr"]
+    assert default.plain.limit == 1 << 20 and default._rank_bytes == 64 << 10  # noqa: SLF001
+    assert default._max_ranks == 1024  # noqa: SLF001
