@@ -66,3 +66,14 @@ test('a file changed before anything was read says why it cannot be read', async
     { message: 'cannot read live.log: it changed after it was chosen (a log still being ' +
       'written?) or can no longer be read; choose it again, or a copy of it' });
 });
+
+test('a traceback line takes the time of a line some short buffers before, as in Python', async () => {
+  // scan._scan_part keeps the last timestamp_window bytes across buffers however short they
+  // are (a pipe's reads); test_scan.py has the same log, read in buffers of 8 bytes.
+  const log = '2024-05-01 10:00:07 epoch 1\n' + '  frame\n'.repeat(3) +
+    'RuntimeError: expected scalar type BFloat16 but found Float\n';
+  const blob = changing(new TextEncoder().encode(log), 1000);
+  const result = await diagnoseFiles({ ...data, buffer_bytes: 8 }, [{ name: 'pipe.log', blob }]);
+  assert.strictEqual(result.initiating.line, 5);
+  assert.strictEqual(result.initiating.timestamp, '0501100007.000000000');
+});

@@ -5,8 +5,13 @@ are read once however many fingerprints match it."""
 
 from __future__ import annotations
 
+import gzip
 import io
 import json
+import pickle
+import sys
+import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +19,8 @@ import pytest
 from conftest import FIXTURES, ROOT
 
 from nanopedia.content.corpus import load_entry
-from nanopedia.diagnosis import logs, rank, scan
+from nanopedia.diagnosis import elastic, logs, rank, scan
+from nanopedia.diagnosis.catalogue import EntryView, FingerprintView
 from nanopedia.model import Entry, Fingerprint
 
 CASES = json.loads((ROOT / "tests" / "cases" / "first_failure.json").read_text())["cases"]
@@ -104,3 +110,406 @@ def test_a_line_is_read_once_however_many_fingerprints_match_it(
     log = case_log({"ranks": 80})
     found = scan.scan(io.BytesIO(log), "combined.log", many)
     assert len(found.evidence) == 6 * scan.EVIDENCE_CAP and len(calls) == 80
+
+
+# --- one log's evidence, line by line ------------------------------------------------------------
+
+
+def _fp(
+    ident: str,
+    pattern: str,
+    indicates: str = "decisive",
+    collateral: bool = False,
+    specificity: int = 7,
+) -> FingerprintView:
+    return FingerprintView(
+        ident,
+        pattern,
+        pattern,
+        False,
+        indicates,
+        collateral,
+        specificity,
+        None,  # type: ignore[arg-type]
+    )
+
+
+def _entry(ident: str, *fps: FingerprintView) -> EntryView:
+    return EntryView(ident, f"Title of {ident}", fps, (), ())
+
+
+@pytest.fixture(scope="module")
+def many() -> scan.Matcher:
+    """Entries given out of id order, fingerprints of every kind."""
+    return scan.Matcher(
+        [
+            _entry(
+                "zeta",
+                _fp("boom", "RuntimeError: boom", specificity=18),
+                _fp("warn", "NCCL WARN", "supporting"),
+                _fp("later", "Killed", "decisive", collateral=True),
+            ),
+            _entry(
+                "alpha", _fp("oom", "CUDA out of memory", "decisive"), _fp("ctx", "step", "context")
+            ),
+        ]
+    )
+
+
+def _scan(data: bytes, matcher: scan.Matcher, name: str = "job.log", **kw: Any) -> scan.FileScan:
+    return scan.scan(io.BytesIO(data), name, matcher, **kw)
+
+
+def test_the_matcher_orders_probes_by_entry_and_knows_the_decisive_ones(
+    many: scan.Matcher,
+) -> None:
+    assert [(p.entry_id, p.fingerprint.id) for p in many.probes] == [
+        ("alpha", "oom"),
+        ("alpha", "ctx"),
+        ("zeta", "boom"),
+        ("zeta", "warn"),
+        ("zeta", "later"),
+    ]
+    assert many.decisive == [True, False, True, False, False]  # collateral is not decisive
+    assert many.index[("zeta", "warn")] == 3 and many.root_index == 5
+    assert many.specificity == [7, 7, 18, 7, 7]
+    assert (
+        len(many.regexes) == 8 and [r.pattern for r in many.regexes][2] == "(?m)RuntimeError: boom"
+    )
+
+
+def test_an_evidence_line_says_where_it_is_and_what_it_is(many: scan.Matcher) -> None:
+    data = b"start\n2024-05-01 10:00:01.250 [rank3]:   RuntimeError: boom   \n  Killed\n"
+    found = _scan(data, many, "node/job.log")
+    boom, killed = found.evidence
+    assert boom == scan.Evidence(
+        entry="zeta",
+        title="Title of zeta",
+        file="node/job.log",
+        line=2,
+        rank=3,
+        text="2024-05-01 10:00:01.250 [rank3]:   RuntimeError: boom",
+        fingerprint="boom",
+        indicates="decisive",
+        timestamp="0501100001.250000000",
+        consequence=False,
+        specificity=18,
+        span=(35, 53),
+    )
+    assert (killed.line, killed.text, killed.consequence, killed.span) == (
+        3,
+        "Killed",
+        True,
+        (0, 6),
+    )
+    assert killed.timestamp == "0501100001.250000000"  # the nearest earlier line's
+    assert killed.rank is None
+    assert found.counts == {2: 1, 4: 1}
+    assert (found.lines, found.bytes, found.file) == (3, len(data), "node/job.log")
+    assert found.root_ranks == () and found.ranks == () and not found.open_at_deadline
+
+
+def test_the_span_is_counted_in_characters_after_the_stripped_indent(many: scan.Matcher) -> None:
+    found = _scan("  ééé RuntimeError: boom ü\n".encode(), many)
+    (ev,) = found.evidence
+    assert ev.text == "ééé RuntimeError: boom ü"
+    assert ev.text[ev.span[0] : ev.span[1]] == "RuntimeError: boom"
+
+
+def test_the_span_of_a_match_past_the_kept_text_is_at_its_end(
+    many: scan.Matcher, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(scan, "TEXT_CHARS", 10)
+    (ev,) = _scan(b"x" * 20 + b" RuntimeError: boom\n", many).evidence
+    assert ev.text == "x" * 10 and ev.span == (10, 10)
+    (ev,) = _scan(b"xxxx RuntimeError: boom\n", many).evidence
+    assert ev.text == "xxxx Runti" and ev.span == (5, 10)
+
+
+def test_a_long_line_is_kept_to_its_first_characters(many: scan.Matcher) -> None:
+    (ev,) = _scan(b"RuntimeError: boom " + b"y" * 5000 + b"\n", many).evidence
+    assert len(ev.text) == scan.TEXT_CHARS == 2000 and ev.span == (0, 18)
+
+
+@pytest.mark.parametrize("size", [8, 30, 64, 1 << 20])
+def test_line_numbers_count_every_line_in_every_buffer(many: scan.Matcher, size: int) -> None:
+    lines = [b"ok %d" % i for i in range(40)]
+    lines[4] = b"RuntimeError: boom"
+    lines[17] = b"NCCL WARN x RuntimeError: boom"  # two fingerprints on one line
+    lines[38] = b"CUDA out of memory"
+    data = b"\n".join(lines) + b"\n\n"
+    found = _scan(data, many, buffer_bytes=size)
+    got = [(e.fingerprint, e.line) for e in found.evidence]
+    assert sorted(got, key=lambda g: g[1]) == got
+    assert sorted(got) == sorted([("boom", 5), ("boom", 18), ("warn", 18), ("oom", 39)])
+    assert found.lines == 41 and found.bytes == len(data)
+
+
+def test_a_fingerprint_counts_a_line_once_however_often_it_matches_it(many: scan.Matcher) -> None:
+    found = _scan(b"RuntimeError: boom RuntimeError: boom\nRuntimeError: boom\n", many)
+    assert [e.line for e in found.evidence] == [1, 2] and found.counts == {2: 2}
+
+
+def test_a_supporting_fingerprint_stops_at_the_cap_and_says_so(many: scan.Matcher) -> None:
+    data = b"NCCL WARN a\n" * 80 + b"RuntimeError: boom\n"
+    found = _scan(data, many, buffer_bytes=64)
+    warn = [e for e in found.evidence if e.fingerprint == "warn"]
+    assert len(warn) == scan.EVIDENCE_CAP and warn[-1].line == scan.EVIDENCE_CAP
+    assert found.counts[3] == scan.EVIDENCE_CAP and found.late == ()
+    assert [e.line for e in found.evidence if e.fingerprint == "boom"] == [81]
+    once = _scan(data, many)  # in one buffer too
+    assert [e for e in once.evidence if e.fingerprint == "warn"] == warn
+
+
+def test_decisive_lines_past_the_cap_are_kept_late_in_bounded_number(
+    many: scan.Matcher, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(scan, "LATE_LINES", 5)
+    data = b"".join(b"RuntimeError: boom %d\n" % i for i in range(55))  # 5 past the cap
+    found = _scan(data, many)
+    assert len(found.evidence) == scan.EVIDENCE_CAP and found.counts == {2: scan.EVIDENCE_CAP}
+    assert [e.line for e in found.late] == [51] and not found.uncompared
+    more = _scan(data + b"[rank2]: RuntimeError: boom\n", many)  # line 56: not compared
+    assert [(e.line, e.rank) for e in more.late] == [(51, None), (53, 2)] and more.uncompared
+    again = _scan(data + b"[rank2]: RuntimeError: boom\n", many, buffer_bytes=200)
+    assert [e.line for e in again.late] == [51] and again.uncompared
+    assert not _scan(data, many, buffer_bytes=200).uncompared
+
+
+def test_late_lines_keep_the_earliest_and_the_earliest_that_names_its_rank(
+    many: scan.Matcher,
+) -> None:
+    filler = b"2024-05-01 10:00:09 epoch 2\n" * 4  # no rank within three lines
+    data = (
+        b"RuntimeError: boom\n" * 50
+        + b"[rank4]: 2024-05-01 10:00:04 RuntimeError: boom\n"
+        + b"[rank5]: 2024-05-01 10:00:03 RuntimeError: boom\n"
+        + filler
+        + b"2024-05-01 10:00:02 RuntimeError: boom\n"
+        + b"RuntimeError: boom\n"  # the time of the line before: later in line order
+        + filler
+    )
+    for size in (100, 1 << 20):
+        found = _scan(data, many, buffer_bytes=size)
+        assert [(e.line, e.rank) for e in found.late] == [(52, 5), (57, None)]
+    untimed = b"RuntimeError: boom\n" * 50 + b"[rank4]: RuntimeError: boom\n" * 2
+    assert [(e.line, e.rank) for e in _scan(untimed, many).late] == [(51, 4)]
+
+
+def test_a_traceback_line_takes_the_time_of_a_line_some_buffers_before(
+    many: scan.Matcher,
+) -> None:
+    data = b"2024-05-01 10:00:07 epoch 1\n" + b"  frame\n" * 3 + b"RuntimeError: boom\n"
+    for size in (8, 40, 1 << 20):
+        (ev,) = _scan(data, many, buffer_bytes=size).evidence
+        assert ev.timestamp == "0501100007.000000000", size
+
+
+def test_a_line_with_no_time_before_it_has_none(many: scan.Matcher) -> None:
+    (ev,) = _scan(b"RuntimeError: boom\n2024-05-01 10:00:07 x\n", many).evidence
+    assert ev.timestamp is None
+
+
+def test_progress_is_told_the_bytes_read_after_each_buffer(many: scan.Matcher) -> None:
+    told: list[int] = []
+    data = b"".join(b"line %d\n" % i for i in range(30))
+    _scan(data, many, progress=told.append, buffer_bytes=64)
+    assert told == sorted(told) and told[-1] == len(data) and len(told) > 3
+
+
+def test_the_deadline_names_the_slowest_fingerprint(many: scan.Matcher) -> None:
+    with pytest.raises(scan.DiagnoseTimeout) as err:
+        _scan(b"RuntimeError: boom\n" * 3, many, deadline=0.0)
+    assert err.value.file == "job.log" and err.value.slowest in many.probes
+    assert "while reading job.log, the slowest fingerprint on the last buffer was '" in str(
+        err.value
+    )
+    copy = pickle.loads(pickle.dumps(err.value))  # raised in a worker, re-raised in the CLI
+    assert (copy.file, copy.slowest, str(copy)) == ("job.log", err.value.slowest, str(err.value))
+    assert "none found" in str(scan.DiagnoseTimeout(None, "x.log"))
+    assert _scan(b"x\n", many, deadline=time.monotonic() + 60).lines == 1
+
+
+def test_the_slowest_probe_is_the_one_that_takes_longest(
+    many: scan.Matcher, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    clock = iter(float(t) for t in [0, 1, 1, 5, 5, 6, 6, 7, 7, 8])
+    monkeypatch.setattr(scan.time, "perf_counter", lambda: next(clock))
+    assert many.slowest(b"x") == many.probes[1]
+    assert scan.Matcher([]).slowest(b"x") is None
+
+
+def test_a_pipe_silent_at_the_deadline_ends_the_log_there(many: scan.Matcher) -> None:
+    class Silent(io.BytesIO):
+        timed_out = True
+
+    found = scan.scan(Silent(b"RuntimeError: boom\n"), "-", many, deadline=0.0)  # type: ignore[arg-type]
+    assert found.open_at_deadline and [e.line for e in found.evidence] == [1]
+
+
+# --- torchrun's Root Cause block and rank list -----------------------------------------------
+
+
+ROOT = (
+    "Root Cause (first observed failure):\n[0]:\n  time : x\n  rank      : {rank} (local_rank: 0)\n"
+)
+
+
+@pytest.mark.parametrize(
+    "text, pairs",
+    [
+        (ROOT.format(rank=3), [(1, 3)]),
+        ("x\n" * 3 + ROOT.format(rank=12), [(4, 12)]),
+        (ROOT.format(rank=3) + "y\n" * 20 + ROOT.format(rank=5), [(1, 3), (25, 5)]),
+        (
+            "Root Cause (first observed failure):\n" + "z\n" * 7 + "  rank : 9 (local_rank: 1)\n",
+            [(1, 9)],
+        ),
+        ("Root Cause (first observed failure):\n" + "z\n" * 8 + "  rank : 9 (local_rank: 1)\n", []),
+        ("  rank : 9 (local_rank: 1)\nRoot Cause (first observed failure):\n", []),
+        ("Root Cause (first observed failure):\n  rank : 1234567 (local_rank: 1)\n", []),
+    ],
+    ids=[
+        "first line",
+        "later",
+        "two blocks",
+        "rank 8 lines on",
+        "rank 9 lines on",
+        "rank before",
+        "7 digits",
+    ],
+)
+def test_a_root_cause_block_names_the_rank_below_its_heading(
+    many: scan.Matcher, text: str, pairs: list[tuple[int, int]]
+) -> None:
+    for size in (16, 1 << 20):
+        assert list(_scan(text.encode(), many, buffer_bytes=size).root_ranks) == pairs
+
+
+def test_a_rank_line_far_from_any_heading_is_not_kept(many: scan.Matcher) -> None:
+    text = "x\n" * 10 + "  rank : 9 (local_rank: 1)\n" + "Root Cause (first observed failure):\n"
+    part = scan._scan_part(scan.buffers(io.BytesIO(text.encode())), "j", many, None, None)
+    assert part.rank_lines == [] and part.roots == [12]
+    early = "  rank : 9 (local_rank: 1)\n"  # at a stretch's start: its heading may be before
+    part = scan._scan_part(scan.buffers(io.BytesIO(early.encode())), "j", many, None, None)
+    assert part.rank_lines == [(1, 9)]
+
+
+@pytest.mark.parametrize(
+    "roots, rank_lines, pairs",
+    [
+        ([5], [(5, 1), (6, 2)], [(5, 2)]),
+        ([5], [(13, 2)], [(5, 2)]),
+        ([5], [(14, 2)], []),
+        ([5, 6], [(7, 3)], [(5, 3), (6, 3)]),
+        ([5, 30], [(7, 3), (31, 4)], [(5, 3), (30, 4)]),
+        ([], [(7, 3)], []),
+        ([5], [], []),
+    ],
+)
+def test_pair_roots(
+    roots: list[int], rank_lines: list[tuple[int, int]], pairs: list[tuple[int, int]]
+) -> None:
+    assert list(scan.pair_roots(roots, rank_lines)) == pairs
+
+
+@pytest.mark.parametrize(
+    "line, ranks",
+    [
+        ("Rendezvous complete for workers. global_ranks=[0, 1, 2, 3]", (0, 1, 2, 3)),
+        ("global_ranks=[7,5]\nglobal_ranks=[5, 6]", (5, 6, 7)),
+        ("global_ranks=[1, 1234567, 3]", (1, 3)),
+        ("global_ranks=[123456]", (123456,)),
+        ("xglobal_ranks=[1]", ()),
+        ("global_ranks=[]", ()),
+    ],
+)
+def test_the_launchers_rank_list_names_the_ranks_of_the_log(
+    many: scan.Matcher, line: str, ranks: tuple[int, ...]
+) -> None:
+    assert _scan(line.encode() + b"\n", many).ranks == ranks
+
+
+def test_the_rank_list_is_bounded(many: scan.Matcher, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(scan, "MAX_RANKS", 3)
+    assert _scan(b"global_ranks=[9, 8, 7, 6, 5]\n", many).ranks == (7, 8, 9)
+    assert _scan(b"global_ranks=[9, 8]\nglobal_ranks=[1, 2]\n", many).ranks == (1, 2, 8)
+
+
+# --- error files, files, stretches -------------------------------------------------------------
+
+
+def test_an_error_files_lines_take_its_rank_and_time(many: scan.Matcher) -> None:
+    error = elastic.ErrorFile(
+        file="attempt_0/3/error.json",
+        rank=3,
+        attempt=0,
+        message="RuntimeError: boom",
+        traceback='[rank5]: RuntimeError: boom\n  File "x"\n  a\n  b\nRuntimeError: boom\n',
+        timestamp=1714557600,
+    )
+    found = scan.scan_error_file(error, many)
+    assert [(e.file, e.line, e.rank, e.timestamp) for e in found.evidence] == [
+        ("attempt_0/3/error.json", 1, 5, "0501100000.000000000"),
+        ("attempt_0/3/error.json", 5, 3, "0501100000.000000000"),  # the folder's rank
+    ]
+    untimed = replace(error, timestamp=None, traceback="2024-05-01 10:00:09 RuntimeError: boom")
+    (ev,) = scan.scan_error_file(untimed, many).evidence
+    assert ev.timestamp == "0501100009.000000000"  # the line's own, without the file's
+
+
+@pytest.mark.parametrize("packed", [False, True])
+def test_a_file_is_scanned_as_a_stream_of_its_text(
+    many: scan.Matcher, tmp_path: Path, packed: bool
+) -> None:
+    data = b"ok\n" * 5 + b"RuntimeError: boom\n" + b"ok\n" * 5
+    path = tmp_path / "job.log"
+    path.write_bytes(gzip.compress(data) if packed else data)
+    told: list[int] = []
+    found = scan.scan_file(str(path), many, progress=told.append, name="shown.log")
+    assert found == _scan(data, many, name="shown.log")
+    assert told[-1] == path.stat().st_size
+    assert scan.scan_file(str(path), many).file == str(path)
+
+
+def test_standard_input_is_scanned_without_progress(
+    many: scan.Matcher, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"RuntimeError: boom\n")))
+    told: list[int] = []
+    found = scan.scan_file("-", many, progress=told.append, name="<stdin>")
+    assert [(e.file, e.line) for e in found.evidence] == [("<stdin>", 1)] and told == []
+
+
+def test_stretches_give_the_answer_and_progress_of_one_pass(
+    many: scan.Matcher, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    lines = [b"2024-05-01 10:00:%02d iter %d" % (i % 60, i) for i in range(400)]
+    for at in (3, 120, 121, 250, 399):
+        lines[at] = b"[rank%d]: RuntimeError: boom" % at
+    lines[200] = b"  " + ROOT.format(rank=7).replace("\n", "\n  ").encode()
+    data = b"\n".join(lines) + b"\nglobal_ranks=[3, 4]\n"
+    path = tmp_path / "job.log"
+    path.write_bytes(data)
+    one = _scan(data, many, name="job.log")
+    monkeypatch.setattr(logs, "SEGMENT_BYTES", 1500)
+    told: list[int] = []
+    many_parts = scan.scan_file(str(path), many, progress=told.append, name="job.log")
+    assert many_parts == one and one.root_ranks == ((201, 7),) and one.ranks == (3, 4)
+    assert told == sorted(told) and told[-1] == len(data) and len(told) > 5
+    assert one.evidence[1].timestamp == "0501100059.000000000"
+
+
+def test_a_stretch_merge_keeps_each_fingerprints_first_lines(
+    many: scan.Matcher, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    data = b"".join(
+        b"[rank%d]: NCCL WARN %d\n[rank%d]: RuntimeError: boom\n" % (i % 8, i, i % 8)
+        for i in range(120)
+    )
+    path = tmp_path / "job.log"
+    path.write_bytes(data)
+    one = _scan(data, many, name="job.log")
+    monkeypatch.setattr(logs, "SEGMENT_BYTES", 700)
+    assert scan.scan_file(str(path), many, name="job.log") == one
+    assert len(one.evidence) == 2 * scan.EVIDENCE_CAP and one.late

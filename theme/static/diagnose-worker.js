@@ -862,7 +862,9 @@ self.NanopediaDiagnoseWorker = function (scope) {
           else evidence.push(found);
         }
         lineBase += swept.lines;
-        tail = buf.slice(Math.max(0, buf.length - d.timestamp_window));
+        /* the text before the next buffer: a buffer can be shorter than the window */
+        var before = buf.length >= d.timestamp_window ? buf : concat(tail, buf);
+        tail = before.slice(Math.max(0, before.length - d.timestamp_window));
         progress(buf.length, log.position());
         if (performance.now() > deadline) throw new Timeout(file.name, total);
       });

@@ -381,7 +381,8 @@ def _scan_part(
             else:
                 evidence.append(found)
         line_base = line + newlines(data, pos, length)  # lines past the last hit
-        tail = bytes(view[-TIMESTAMP_WINDOW:])
+        # the text before the next buffer: a pipe's buffers can be shorter than the window
+        tail = (tail + bytes(view[-TIMESTAMP_WINDOW:]))[-TIMESTAMP_WINDOW:]
         if progress:
             progress(total)
         if deadline is not None and time.monotonic() > deadline and not waited():
