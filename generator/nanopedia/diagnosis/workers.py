@@ -236,15 +236,8 @@ class Worker:
         try:
             with open_file() as stream:
                 data = readers.read_capped(stream, file, limit)
-            what = readers.kind(file, data[: readers.SNIFF_BYTES])
-            if what == "log":
-                return
-            item = elastic.parse(data, file) if what == "elastic" else flight.parse(data, file)
-        except elastic.ReaderError as err:
-            reason = "too-large" if "bytes, more than" in err.message else "unreadable"
-            skips.append(
-                Skip(file, reason, err.message + (f" ({err.hint})" if err.hint else ""), job)
-            )
+        except elastic.ReaderError as err:  # past the cap, read no further
+            skips.append(Skip(file, "too-large", err.message, job))
             return
         except (TooLarge, logs.LogTooLarge) as err:
             skips.append(Skip(file, "too-large", str(err), job))
@@ -252,6 +245,15 @@ class Worker:
         except (OSError, EOFError) as err:
             reason = getattr(err, "strerror", None) or str(err) or type(err).__name__
             skips.append(Skip(file, "unreadable", reason, job))
+            return
+        what = readers.kind(file, data[: readers.SNIFF_BYTES])
+        if what == "log":
+            return
+        try:
+            item = elastic.parse(data, file) if what == "elastic" else flight.parse(data, file)
+        except elastic.ReaderError as err:
+            hint = f" ({err.hint})" if err.hint else ""
+            skips.append(Skip(file, "unreadable", err.message + hint, job))
             return
         found.add(item)
         if isinstance(item, elastic.ErrorFile):

@@ -1,0 +1,418 @@
+"""`nanopedia.diagnosis.workers`: a triage job's files read into one record; files that are no
+log (binary, one huge line, too large, unreadable, past the deadline) are skipped by name, never
+fatal, and no file is read past its limits."""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+import pickle
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import ROOT
+
+from nanopedia.diagnosis import elastic, flight, logs, scan, workers
+from nanopedia.diagnosis.catalogue import CauseView, EntryView, FingerprintView, FixView
+from nanopedia.diagnosis.error_lines import ErrorLines
+from nanopedia.diagnosis.hosts import SummaryHosts
+from nanopedia.diagnosis.jobs import HEAD_BYTES, MAX_LINE_BYTES, SKIP_REASONS, Job, Skip
+
+ERROR = "[rank1]: RuntimeError: boom"
+ELASTIC = ROOT / "tests" / "logs" / "elastic"
+
+
+def _fp(ident: str, pattern: str, indicates: str = "decisive") -> FingerprintView:
+    return FingerprintView(ident, pattern, pattern, False, indicates, False, 9, "cause")  # type: ignore[arg-type]
+
+
+def _entry(ident: str, *fps: FingerprintView, action: str = "fix-code") -> EntryView:
+    cause = CauseView("cause", "The cause", "workload", action)
+    return EntryView(ident, f"Title of {ident}", fps, (cause,), (FixView("Fix it", ()),))
+
+
+ENTRIES = [
+    _entry("boom", _fp("boom", "RuntimeError: boom")),
+    _entry("maybe", _fp("warn", "NCCL WARN", "supporting"), action="retry"),
+    _entry("quiet", _fp("note", "all fine", "benign")),
+]
+
+
+def _run(files: dict[str, Callable[[], Any]], **options: Any) -> dict[str, Any]:
+    worker = workers.Worker(ENTRIES, workers.Options(**options))
+    return worker.run_streams("job", "lines", list(files.items()))
+
+
+def _lines(*lines: str | bytes) -> Callable[[], workers.Lines]:
+    return lambda: workers.Lines(list(lines))
+
+
+def _skips(record: dict[str, Any]) -> list[tuple[str, str]]:
+    return [(s["path"], s["reason"]) for s in record["skipped"]]
+
+
+# --- a job's record --------------------------------------------------------------------------
+
+
+def test_a_job_with_a_decisive_line_is_matched_with_its_cause_and_action() -> None:
+    record = _run({"rank1.log": _lines("step 1", ERROR, "step 2")})
+    assert (record["status"], record["verdict"], record["confidence"]) == (
+        "matched",
+        "boom",
+        "certain",
+    )
+    assert (record["domain"], record["action"]) == ("workload", "fix-code")
+    assert (record["job"], record["layout"]) == ("job", "lines")
+    assert record["initiating"]["line"] == 2 and record["initiating_rank"] == 1
+    assert record["error_lines"] == [] and record["skipped"] == []
+    assert record["lines"] == 3 and record["bytes"] == len("step 1\n" + ERROR + "\nstep 2\n")
+
+
+def test_a_job_with_only_a_supporting_line_is_a_possible_verdict() -> None:
+    record = _run({"a.log": _lines("NCCL WARN x")})
+    assert (record["status"], record["verdict"], record["confidence"]) == (
+        "matched",
+        "maybe",
+        "possible",
+    )
+    assert record["action"] == "retry"
+
+
+def test_a_job_with_only_benign_lines_has_no_verdict_and_no_first_failure() -> None:
+    record = _run({"a.log": _lines("all fine")})
+    assert (record["status"], record["verdict"], record["confidence"]) == ("clean", None, None)
+    assert record["domain"] is record["action"] is None
+    assert record["initiating"] is record["initiating_rank"] is record["initiating_reason"] is None
+    assert record["initiating_host"] is record["host_rule"] is None
+
+
+def test_a_job_with_error_lines_no_entry_knows_is_unmatched_and_lists_them() -> None:
+    record = _run({"a.log": _lines("step 1", "ValueError: odd 17", "ValueError: odd 18")})
+    assert (record["status"], record["verdict"]) == ("unmatched", None)
+    assert record["error_lines"] == [
+        {
+            "text": "ValueError: odd <n>",
+            "count": 2,
+            "example": "ValueError: odd 17",
+            "file": "a.log",
+            "line": 2,
+        }
+    ]
+
+
+def test_a_job_whose_every_file_was_skipped_is_skipped() -> None:
+    record = _run({"core.log": _lines(b"\0\0\0")})
+    assert record["status"] == "skipped" and _skips(record) == [("core.log", "binary")]
+    assert record["lines"] == 0 and record["bytes"] == 0
+
+
+def test_a_job_of_no_files_is_skipped() -> None:
+    assert _run({})["status"] == "skipped"
+
+
+def test_evidence_is_cut_to_three_lines_of_500_characters_with_its_count() -> None:
+    long = ERROR + " " + "x" * 900
+    record = _run({"a.log": _lines(*[long] * 5)})
+    (row,) = [m for m in record["matches"] if m["id"] == "boom"]
+    assert row["evidence_count"] == 5 and len(row["evidence"]) == workers.EVIDENCE_KEPT == 3
+    assert all(len(e["text"]) == workers.EVIDENCE_CHARS == 500 for e in row["evidence"])
+    assert len(record["initiating"]["text"]) == 500
+
+
+def test_the_top_option_bounds_the_candidates() -> None:
+    lines = _lines(ERROR, "NCCL WARN x")
+    assert [m["id"] for m in _run({"a.log": lines})["matches"]] == ["boom", "maybe"]
+    assert [m["id"] for m in _run({"a.log": lines}, top=1)["matches"]] == ["boom"]
+    assert [m["id"] for m in _run({"a.log": lines}, top=0)["matches"]] == ["boom", "maybe"]
+
+
+def test_hosts_named_in_the_logs_heads_are_listed_sorted_and_bounded(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(workers, "HOSTS_KEPT", 2)
+    heads = {
+        f"{host}.log": _lines(f"{host}:1234:1234 [0] NCCL INFO Bootstrap : Using eth0")
+        for host in ("node-c", "node-a", "node-b")
+    }
+    record = _run(heads)
+    assert record["hosts"] == ["node-a", "node-b"]
+
+
+def test_the_first_failures_host_is_named_with_its_rule() -> None:
+    record = _run({"node-a.log": _lines("node-a:1:1 [1] NCCL INFO Bootstrap : Using eth0", ERROR)})
+    assert record["initiating_host"] == "node-a" and record["host_rule"]
+    assert record["hosts"] == ["node-a"]
+
+
+# --- files that are not logs -----------------------------------------------------------------
+
+
+def test_a_file_with_nul_bytes_in_its_head_is_binary() -> None:
+    late_nul = "x\n" * (HEAD_BYTES // 2) + "\0" + "\n" + ERROR  # past the head: a log
+    record = _run({"core.log": _lines(b"ELF\0\1\2\n"), "ok.log": _lines(late_nul)})
+    assert _skips(record) == [("core.log", "binary")]
+    assert record["skipped"][0]["detail"] == SKIP_REASONS["binary"]
+    assert record["skipped"][0]["job"] == "job"
+    assert record["verdict"] == "boom"
+
+
+def test_a_file_without_a_line_break_in_its_first_mib_is_one_line_not_a_log() -> None:
+    record = _run(
+        {
+            "one.log": lambda: io.BytesIO(b"y" * (MAX_LINE_BYTES + 10)),
+            "cr.log": lambda: io.BytesIO(b"y" * (MAX_LINE_BYTES - 1) + b"\r" + b"y" * 10),
+            "short.log": lambda: io.BytesIO(b"RuntimeError: boom"),  # ended: one short line
+        }
+    )
+    assert _skips(record) == [("one.log", "single-line")]
+    assert record["verdict"] == "boom"
+
+
+@pytest.mark.parametrize(
+    "data, head, ended",
+    [
+        (b"", b"", True),
+        (b"a\nb", b"a\nb", True),
+        (b"x\n" + b"z" * (2 * HEAD_BYTES), b"x\n" + b"z" * (HEAD_BYTES - 2), False),
+        (b"x" * (3 * HEAD_BYTES) + b"\n", b"x" * (3 * HEAD_BYTES) + b"\n", False),
+        (b"x" * (3 * HEAD_BYTES), b"x" * (3 * HEAD_BYTES), True),
+        (b"x" * (MAX_LINE_BYTES + HEAD_BYTES), b"x" * MAX_LINE_BYTES, False),
+        (
+            b"x" * HEAD_BYTES + b"\r" + b"x" * (2 * HEAD_BYTES),
+            b"x" * HEAD_BYTES + b"\r" + b"x" * (HEAD_BYTES - 1),
+            False,
+        ),
+    ],
+    ids=["empty", "short", "a break", "a break past the head", "ended", "no break", "a CR"],
+)
+def test_the_head_is_read_on_while_no_line_break_shows(
+    data: bytes, head: bytes, ended: bool
+) -> None:
+    class Reads(io.BytesIO):
+        def read(self, size: int | None = -1) -> bytes:
+            assert size == HEAD_BYTES
+            return super().read(size)
+
+    assert workers._read_head(Reads(data)) == (head, ended)  # type: ignore[arg-type]
+
+
+def test_a_plain_file_past_the_size_limit_is_not_opened_for_reading(tmp_path: Path) -> None:
+    big = tmp_path / "big.log"
+    big.write_bytes(b"step 1\n" * 100)
+    with pytest.raises(workers.TooLarge, match="700 bytes, more than 699 \\(--max-file-bytes\\)"):
+        workers._open(str(big), 699)
+    with workers._open(str(big), 700) as stream:
+        assert stream.read(4) == b"step"
+    with workers._open(str(big), 0) as stream:  # no limit
+        assert stream.read(4) == b"step"
+
+
+def test_a_gzip_file_past_the_size_limit_is_measured_as_it_unpacks(tmp_path: Path) -> None:
+    packed = tmp_path / "big.log.gz"
+    packed.write_bytes(gzip.compress(b"step 1\n" * 100) + b"\0" * 1000)  # larger than 1000
+    with workers._open(str(packed), 1000) as stream:
+        assert stream.read(7) == b"step 1\n"
+    record = workers.Worker(ENTRIES, workers.Options(max_file_bytes=500)).run(
+        Job("job", "file", (str(packed),))
+    )
+    assert [(s["reason"], s["detail"]) for s in record["skipped"]] == [
+        ("too-large", "more than 500 bytes (--max-file-bytes)")
+    ]
+
+
+def test_a_tapped_stream_stops_past_its_limit_and_feeds_every_byte() -> None:
+    tap, summary = ErrorLines(), SummaryHosts()
+    tap.start("a.log")
+    tapped = workers._Tapped(b"Error: a\n", io.BytesIO(b"Error: b\n"), 18, tap, summary)
+    assert tapped.read(100) == b"Error: a\n" and tapped.read(100) == b"Error: b\n"
+    assert tapped.total == 18 and tapped.read(100) == b""
+    assert sorted(tap.counts) == ["Error: a", "Error: b"]
+    over = workers._Tapped(b"12345", io.BytesIO(b"6"), 5, tap, summary)
+    over.read()
+    with pytest.raises(workers.TooLarge, match="more than 5 bytes"):
+        over.read()
+    free = workers._Tapped(b"", io.BytesIO(b"x" * 100), 0, tap, summary)
+    assert free.read(-1) == b"x" * 100
+
+
+def test_a_file_that_cannot_be_read_is_skipped_with_why() -> None:
+    def missing() -> Any:
+        raise FileNotFoundError(2, "No such file or directory")
+
+    def empty_error() -> Any:
+        raise OSError()
+
+    def fifo() -> Any:
+        raise logs.NotRegular(22, logs.NOT_REGULAR, "x")
+
+    def bomb() -> Any:
+        raise logs.LogTooLarge("it unpacks to more than 10 bytes")
+
+    def slow() -> Any:
+        raise scan.DiagnoseTimeout(None, "slow.log")
+
+    def cut() -> Any:
+        raise EOFError("cut short")
+
+    record = _run(
+        {
+            "missing.log": missing,
+            "empty.log": empty_error,
+            "fifo.log": fifo,
+            "bomb.log": bomb,
+            "slow.log": slow,
+            "cut.log": cut,
+            "ok.log": _lines(ERROR),
+        }
+    )
+    assert [(s["path"], s["reason"], s["detail"]) for s in record["skipped"]] == [
+        ("missing.log", "unreadable", "No such file or directory"),
+        ("empty.log", "unreadable", "OSError"),
+        ("fifo.log", "not-regular", SKIP_REASONS["not-regular"]),
+        ("bomb.log", "too-large", "it unpacks to more than 10 bytes"),
+        ("slow.log", "deadline", SKIP_REASONS["deadline"]),
+        ("cut.log", "unreadable", "cut short"),
+    ]
+    assert record["verdict"] == "boom"
+
+
+def test_files_past_the_jobs_deadline_are_skipped_unread() -> None:
+    opened: list[str] = []
+
+    def opener(name: str) -> Callable[[], workers.Lines]:
+        def open_it() -> workers.Lines:
+            opened.append(name)
+            time.sleep(0.3)
+            return workers.Lines([ERROR])
+
+        return open_it
+
+    record = _run({"a.log": opener("a"), "b.log": opener("b")}, deadline=0.1)
+    assert opened == ["a"]  # a's scan passed the deadline too; b was not opened
+    assert _skips(record) == [("a.log", "deadline"), ("b.log", "deadline")]
+
+
+def test_a_scan_past_the_deadline_skips_that_file() -> None:
+    record = _run({"a.log": _lines(ERROR)}, deadline=-1.0)
+    assert _skips(record) == [("a.log", "deadline")]
+
+
+# --- error files and Flight Recorder dumps ---------------------------------------------------
+
+
+def _file(path: Path) -> Callable[[], io.BytesIO]:
+    return lambda: io.BytesIO(path.read_bytes())
+
+
+def test_an_error_file_is_that_ranks_failure_and_its_traceback_counts_as_error_lines() -> None:
+    error = ELASTIC / "one-error" / "attempt_0" / "1" / "error.json"
+    record = _run({"attempt_0/1/error.json": _file(error)})
+    assert record["status"] == "unmatched"  # a rank failed, in words no entry knows
+    (row,) = record["error_lines"]
+    assert row["file"] == "attempt_0/1/error.json" and "mat1 and mat2" in row["text"]
+
+
+def test_a_json_file_that_is_no_dump_is_passed_over() -> None:
+    record = _run({"metrics_rank0.json": lambda: io.BytesIO(b'{"loss": 1.5}')})
+    assert record["status"] == "skipped" and record["skipped"] == []
+
+
+@pytest.mark.parametrize(
+    "name, data, reason, detail",
+    [
+        ("0/error.json", b"{not json", "unreadable", "not valid JSON"),
+        ("0/error.json", b"x" * (elastic.MAX_BYTES + 1), "too-large", "far more than a real one"),
+        ("rank0.json", b"x" * (flight.MAX_BYTES + 1), "too-large", "far more than a real one"),
+        ("rank0.json", pickle.dumps({"version": "2.10", "entries": []}), "unreadable", "(TORCH_"),
+    ],
+    ids=["damaged", "huge error file", "huge dump", "a pickled dump"],
+)
+def test_a_damaged_or_huge_error_file_or_dump_is_skipped_with_its_readers_message(
+    name: str, data: bytes, reason: str, detail: str
+) -> None:
+    record = _run({name: lambda: io.BytesIO(data)})
+    ((path, why, said),) = [(s["path"], s["reason"], s["detail"]) for s in record["skipped"]]
+    assert (path, why) == (name, reason) and detail in said, said
+
+
+def test_an_error_file_that_cannot_be_opened_is_skipped() -> None:
+    def gone() -> Any:
+        raise FileNotFoundError(2, "No such file or directory")
+
+    def bomb() -> Any:
+        raise logs.LogTooLarge("it unpacks to more than 10 bytes")
+
+    record = _run({"0/error.json": gone, "1/error.json": bomb})
+    assert [(s["reason"], s["detail"]) for s in record["skipped"]] == [
+        ("unreadable", "No such file or directory"),
+        ("too-large", "it unpacks to more than 10 bytes"),
+    ]
+
+
+# --- lines as a stream -----------------------------------------------------------------------
+
+
+def test_lines_read_as_one_stream_with_newlines_added_where_missing() -> None:
+    for size in (1, 3, 5, 100, -1):
+        stream = workers.Lines(["a", b"b\n", "c\n", "é"])
+        parts = []
+        while data := stream.read(size):
+            parts.append(data)
+            assert size < 0 or len(data) <= size
+        assert b"".join(parts) == "a\nb\nc\né\n".encode(), size
+    assert workers.Lines("one").read() == b"one\n"
+    assert workers.Lines(b"two").read() == b"two\n"
+    assert workers.Lines(["\udcff"]).read() == b"\xff\n"  # bytes a str carried as surrogates
+    with workers.Lines([]) as empty:
+        assert empty.read() == b""
+
+
+# --- many jobs -------------------------------------------------------------------------------
+
+
+def test_jobs_given_as_lines_are_diagnosed_in_order() -> None:
+    records = list(
+        workers.stream(
+            {"j1": ["ok", ERROR], "j2": {"rank0.log": ["ok"], "rank1.log": [ERROR]}}, ENTRIES
+        )
+    )
+    assert [(r["job"], r["status"], r["layout"]) for r in records] == [
+        ("j1", "matched", "lines"),
+        ("j2", "matched", "lines"),
+    ]
+    assert records[1]["initiating"]["file"] == "rank1.log"
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_jobs_of_files_come_back_in_order_with_the_skips_between(tmp_path: Path, jobs: int) -> None:
+    for i in range(6):
+        (tmp_path / f"job{i}.log").write_text(ERROR + "\n" if i % 2 else "fine\n")
+    (tmp_path / "core.log").write_bytes(b"\0" * 10)
+    paths = [tmp_path / f"job{i}.log" for i in range(3)] + [tmp_path / "core.log"]
+    paths += [tmp_path / f"job{i}.log" for i in range(3, 6)]
+    records = list(workers.stream(paths, ENTRIES, jobs=jobs))
+    got = [
+        (Path(r.path).name, r.reason) if isinstance(r, Skip) else (Path(r["job"]).name, r["status"])
+        for r in records
+    ]
+    want = [(f"job{i}.log", "matched" if i % 2 else "clean") for i in range(6)]
+    assert got == [*want[:3], ("core.log", "skipped"), *want[3:]]
+    assert records == list(workers.stream(paths, ENTRIES, jobs=jobs))
+
+
+def test_ray_is_asked_for_by_name_when_missing(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "ray", None)  # an import of it fails
+    with pytest.raises(
+        workers.TriageError, match=r"--ray needs Ray: pip install 'nanopedia\[ray\]'"
+    ):
+        workers.stream([], ENTRIES, ray="")
+
+
+def test_records_are_plain_json() -> None:
+    record = _run({"a.log": _lines(ERROR)})
+    assert json.loads(json.dumps(record)) == record
