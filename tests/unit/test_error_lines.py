@@ -258,3 +258,41 @@ def test_the_lines_looked_at_per_file_are_bounded(
     tap.start("b.log")
     tap.feed(b"Killed\n")
     assert len(tap.counts) == 4  # each file gets its own
+
+
+def test_lines_fed_before_any_file_is_named_count_from_the_first_line(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(error_lines, "ERROR_LINES_PER_FILE", 2)
+    tap = ErrorLines()
+    tap.feed(b"Error: a\nError: b\nError: c\n")
+    tap.finish()
+    assert [(r["text"], r["file"], r["line"]) for r in tap.top()] == [
+        ("Error: a", "", 1),
+        ("Error: b", "", 2),
+    ]
+
+
+@pytest.mark.parametrize(
+    "feeds, line",
+    [([b"\nKilled\n"], 2), ([b"\n", b"Killed\n"], 2), ([b"\n\n", b"ok\nKilled"], 4)],
+)
+def test_blank_lines_count_in_line_numbers(feeds: list[bytes], line: int) -> None:
+    assert _top(*feeds) == [("Killed", 1, line)]
+
+
+def test_a_line_that_is_not_utf8_is_counted_with_replacement_characters() -> None:
+    tap = ErrorLines()
+    tap.start("a.log")
+    tap.feed(b"Error: caf\xe9 \xff\n")
+    (row,) = tap.top()
+    assert row["text"] == "Error: caf\ufffd \ufffd" and row["example"] == row["text"]
+
+
+def test_a_huge_line_after_a_blank_one_keeps_its_start(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(error_lines, "MAX_LINE_BYTES", 100)
+    tap = ErrorLines()
+    tap.start("a.log")
+    tap.feed(b"\n" + b"x" * 150)  # one blank line, then the start of a long one
+    tap.feed(b"Error: y\n")
+    assert [(r["text"], r["line"]) for r in tap.top()] == [("x" * 100 + "Error: y", 2)]

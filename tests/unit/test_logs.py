@@ -183,7 +183,8 @@ def test_a_gzip_bomb_stops_at_its_limit_with_a_message(
     path.write_bytes(gzip.compress(b"\n" * 1_000_000))
     packed = path.stat().st_size
     assert 200 * packed < 1_000_000
-    with pytest.raises(logs.LogTooLarge, match=f"more than {200 * packed:,} bytes"):
+    said = f"it unpacks to more than {200 * packed:,} bytes, far more than a real log; unpack"
+    with pytest.raises(logs.LogTooLarge, match=f"^{said} it yourself if it is one$"):
         _open(path)
 
 
@@ -203,6 +204,16 @@ def test_the_unpacking_limit_is_at_least_the_floor() -> None:
     assert capped.limit == logs.UNPACKED_FLOOR
     assert logs.Capped(io.BytesIO(), 1 << 30).limit == 200 << 30  # type: ignore[arg-type]
     assert logs.Capped(io.BytesIO(), None).limit == logs.UNPACKED_FLOOR  # type: ignore[arg-type]
+
+
+def test_a_gzip_stream_of_unknown_size_may_unpack_to_the_floor(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Standard input has no size to scale the limit by: the floor is its limit."""
+    monkeypatch.setattr(logs, "UNPACKED_FLOOR", 10)
+    assert logs.Capped(io.BytesIO(), None).limit == 10  # type: ignore[arg-type]
+    assert logs.Capped(io.BytesIO(), 0).limit == 10  # type: ignore[arg-type]
+    assert logs.Capped(io.BytesIO(), 1).limit == 200  # type: ignore[arg-type]
 
 
 def test_exactly_the_limit_is_allowed() -> None:
@@ -449,6 +460,9 @@ def test_an_empty_stretch_maps_nothing(tmp_path: Path) -> None:
     path.write_bytes(TEXT)
     with path.open("rb") as file:
         assert list(logs.mapped(file, 5, 5)) == []
+    path.write_bytes(b"")  # not even of an empty file, which cannot be mapped
+    with path.open("rb") as file:
+        assert list(logs.mapped(file, 0, 0)) == []
 
 
 def test_a_stretch_past_the_end_of_the_file_is_a_read_error(tmp_path: Path) -> None:
@@ -467,7 +481,9 @@ def test_prefixed_gives_the_head_then_the_rest_in_any_read_sizes() -> None:
         got = b"".join(stream.read(n) for n in sizes)
         assert got == b"abcdefgh"[: len(got)] and (-1 not in sizes or got == b"abcdefgh"), sizes
     stream = logs.Prefixed(b"abc", io.BytesIO(b"defgh"))  # type: ignore[arg-type]
-    assert stream.read(5) == b"abcde" and stream.read(2) == b"fg"
+    assert stream.read(0) == b"" and stream.read(5) == b"abcde" and stream.read(2) == b"fg"
+    stream = logs.Prefixed(b"abc", io.BytesIO(b"defgh"))  # type: ignore[arg-type]
+    assert stream.read(3) == b"abc" and stream.read(0) == b"" and stream.read() == b"defgh"
 
 
 def test_transcoded_reads_utf16_as_utf8_in_any_read_sizes() -> None:
@@ -486,7 +502,16 @@ def test_transcoded_reads_utf16_as_utf8_in_any_read_sizes() -> None:
 def test_transcoded_replaces_an_odd_byte_and_reads_a_lone_surrogate() -> None:
     bad = "a\n".encode("utf-16-le") + b"\x00\xd8" + "b\n".encode("utf-16-le") + b"x"
     out = logs.Transcoded(io.BytesIO(bad), "utf-16-le").read()  # type: ignore[arg-type]
-    assert out.startswith(b"a\n") and b"b\n" in out
+    assert out == "a\n\ufffdb\n\ufffd".encode()  # the odd byte at the end too
+
+
+def test_transcoding_reads_the_stream_a_mebibyte_at_a_time_and_no_more_than_asked() -> None:
+    under = io.BytesIO(("x" * (2 << 20)).encode("utf-16-le"))
+    stream = logs.Transcoded(under, "utf-16-le")  # type: ignore[arg-type]
+    assert stream.read(0) == b"" and under.tell() == 0
+    assert stream.read(512 << 10) == b"x" * (512 << 10)
+    assert under.tell() == 1 << 20  # one read of 1 MiB gave exactly what was asked
+    assert len(stream.read(-1)) == (2 << 20) - (512 << 10) and stream.read(0) == b""
 
 
 def test_a_stream_reads_into_an_array() -> None:
@@ -557,5 +582,89 @@ def test_a_pipe_past_its_deadline_reads_nothing_more() -> None:
     os.write(write, b"late\n")
     pipe = logs.Waiting(read, time.monotonic() - 1, owned=True)
     assert pipe.peek(4) == b"" and pipe.read() == b"" and pipe.timed_out
+    pipe.close()
+    os.close(write)
+
+
+def test_a_pipe_read_returns_what_is_ready_without_waiting_for_more() -> None:
+    read, write = os.pipe()
+    os.write(write, b"ready\n")
+    pipe = logs.Waiting(read, time.monotonic() + 5, owned=True)
+    started = time.monotonic()
+    into = bytearray(100)
+    assert pipe.readinto(memoryview(into)) == 6 and into[:6] == b"ready\n"
+    os.write(write, b"x")
+    assert pipe.peek() == b"x"  # one byte is enough
+    assert time.monotonic() - started < 1 and pipe.timed_out is False
+    pipe.close()
+    os.close(write)
+
+
+def test_a_peek_past_the_end_gives_what_there_was() -> None:
+    read, write = os.pipe()
+    os.write(write, b"abc")
+    os.close(write)
+    pipe = logs.Waiting(read, None, owned=True)
+    assert pipe.peek(10) == b"abc" and pipe.ended
+    pipe.close()
+
+
+def test_a_pipe_that_gives_its_bytes_in_pieces_is_read_whole(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The first read waits; the pieces ready after it are taken at once, every byte counted."""
+    pieces = [b"abc", b"d", b"ef", b""]
+    read, write = os.pipe()
+    os.write(write, b"!")  # keeps the pipe readable for select
+
+    def readv(fd: int, buffers: list[memoryview]) -> int:
+        piece = pieces.pop(0)
+        buffers[0][: len(piece)] = piece
+        return len(piece)
+
+    monkeypatch.setattr(logs.os, "readv", readv)
+    pipe = logs.Waiting(read, None, owned=False)
+    into = bytearray(100)
+    assert pipe.readinto(memoryview(into)) == 6 and into[:6] == b"abcdef"
+    assert pipe.ended and pipe.readinto(memoryview(into)) == 0
+    os.close(read)
+    os.close(write)
+
+
+def test_a_read_woken_for_nothing_waits_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    read, write = os.pipe()
+    os.write(write, b"late\n")
+    os.close(write)
+    real, calls = os.readv, []
+
+    def spurious(fd: int, buffers: list[memoryview]) -> int:
+        calls.append(fd)
+        if len(calls) == 1:
+            raise BlockingIOError
+        return real(fd, buffers)
+
+    monkeypatch.setattr(logs.os, "readv", spurious)
+    pipe = logs.Waiting(read, time.monotonic() + 5, owned=True)
+    assert pipe.read() == b"late\n" and not pipe.timed_out
+    pipe.close()
+
+
+@pytest.mark.parametrize(
+    "left, timeout, timed_out",
+    [
+        (-1.0, None, True),  # a blocking read past the deadline: the input ends there
+        (0.0, None, True),
+        (-1.0, 0, False),  # a look for more, past it: nothing said yet
+        (0.0, 0, False),
+    ],
+)
+def test_no_read_waits_past_the_deadline(
+    monkeypatch: pytest.MonkeyPatch, left: float, timeout: float | None, timed_out: bool
+) -> None:
+    read, write = os.pipe()
+    os.write(write, b"ready")  # even with bytes ready
+    monkeypatch.setattr(logs.time, "monotonic", lambda: 100.0)
+    pipe = logs.Waiting(read, 100.0 + left, owned=True)
+    assert pipe._wait(timeout) is False and pipe.timed_out is timed_out  # noqa: SLF001
     pipe.close()
     os.close(write)
