@@ -326,7 +326,9 @@ def test_the_deadline_names_the_slowest_fingerprint(many: scan.Matcher) -> None:
     )
     copy = pickle.loads(pickle.dumps(err.value))  # raised in a worker, re-raised in the CLI
     assert (copy.file, copy.slowest, str(copy)) == ("job.log", err.value.slowest, str(err.value))
-    assert "none found" in str(scan.DiagnoseTimeout(None, "x.log"))
+    assert str(scan.DiagnoseTimeout(None, "x.log")) == (
+        "while reading x.log, the slowest fingerprint on the last buffer was none found"
+    )
     assert _scan(b"x\n", many, deadline=time.monotonic() + 60).lines == 1
 
 
@@ -336,6 +338,8 @@ def test_the_slowest_probe_is_the_one_that_takes_longest(
     clock = iter(float(t) for t in [0, 1, 1, 5, 5, 6, 6, 7, 7, 8])
     monkeypatch.setattr(scan.time, "perf_counter", lambda: next(clock))
     assert many.slowest(b"x") == many.probes[1]
+    monkeypatch.setattr(scan.time, "perf_counter", lambda: 0.0)
+    assert many.slowest(b"x") == many.probes[0]  # a tie: the first
     assert scan.Matcher([]).slowest(b"x") is None
 
 
@@ -513,3 +517,62 @@ def test_a_stretch_merge_keeps_each_fingerprints_first_lines(
     monkeypatch.setattr(logs, "SEGMENT_BYTES", 700)
     assert scan.scan_file(str(path), many, name="job.log") == one
     assert len(one.evidence) == 2 * scan.EVIDENCE_CAP and one.late
+
+
+def test_an_untimed_late_line_comes_before_timed_ones_as_in_the_first_failure(
+    many: scan.Matcher,
+) -> None:
+    """`rank.first_failure` puts a line without a timestamp first within one log: so does what
+    is kept past the cap, whichever of them comes first in the log."""
+    far = b"".join(b"chatter %d %s\n" % (i, b"y" * 100) for i in range(170))  # > 16 KiB
+    data = (
+        b"RuntimeError: boom\n" * 50
+        + b"[rank1]: 2024-05-01 10:00:01 RuntimeError: boom\n"
+        + far
+        + b"[rank2]: RuntimeError: boom\n"  # no time within the window before it
+    )
+    (late,) = _scan(data, many).late
+    assert (late.line, late.rank, late.timestamp) == (222, 2, None)
+
+
+def test_a_stretch_takes_the_time_of_the_line_before_it_and_not_of_the_files_end(
+    many: scan.Matcher, tmp_path: Path
+) -> None:
+    data = b"2024-05-01 10:00:07 epoch 1\nRuntimeError: boom\n2024-05-01 10:00:09 epoch 2\n"
+    path = tmp_path / "job.log"
+    path.write_bytes(data)
+    start = data.index(b"Runtime")
+    end = data.index(b"2024", start)
+    part = scan._scan_segment(str(path), "job.log", start, end, None, many)
+    assert [(e.line, e.timestamp) for e in part.evidence] == [(1, "0501100007.000000000")]
+    first = scan._scan_segment(str(path), "job.log", 0, end, None, many)
+    assert [e.timestamp for e in first.evidence] == ["0501100007.000000000"]
+
+
+def test_an_error_file_with_text_python_cannot_encode_is_scanned(many: scan.Matcher) -> None:
+    """JSON may hold a lone surrogate (`\\ud800`): the traceback is still read."""
+    error = elastic.ErrorFile(
+        file="0/error.json",
+        rank=0,
+        attempt=0,
+        message="",
+        traceback="\ud800 RuntimeError: boom\n",
+        timestamp=None,
+    )
+    (ev,) = scan.scan_error_file(error, many).evidence
+    assert ev.text == "? RuntimeError: boom" and ev.rank == 0
+
+
+def test_an_error_files_late_lines_take_its_rank_and_time_too(many: scan.Matcher) -> None:
+    error = elastic.ErrorFile(
+        file="attempt_0/3/error.json",
+        rank=3,
+        attempt=0,
+        message="",
+        traceback="RuntimeError: boom\n" * 52,
+        timestamp=1714557600,
+    )
+    found = scan.scan_error_file(error, many)
+    assert [(e.line, e.rank, e.timestamp) for e in found.late] == [(51, 3, "0501100000.000000000")]
+    with pytest.raises(scan.DiagnoseTimeout):
+        scan.scan_error_file(error, many, deadline=0.0)
