@@ -576,3 +576,34 @@ def test_an_error_files_late_lines_take_its_rank_and_time_too(many: scan.Matcher
     assert [(e.line, e.rank, e.timestamp) for e in found.late] == [(51, 3, "0501100000.000000000")]
     with pytest.raises(scan.DiagnoseTimeout):
         scan.scan_error_file(error, many, deadline=0.0)
+
+
+def test_a_workers_stretch_read_from_a_memory_map_is_the_stretch_streamed(
+    many: scan.Matcher, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What a pool worker scans (`_pool_segment`, run here in this process) equals what the
+    CLI's own process streams of the same bytes."""
+    data = b"2024-05-01 10:00:07 epoch 1\n" + b"[rank3]: RuntimeError: boom\n" * 3 + b"end\n"
+    path = tmp_path / "job.log"
+    path.write_bytes(data)
+    start = data.index(b"[rank3]")
+    monkeypatch.setattr(scan, "_POOL_MATCHER", many)
+    mapped = scan._pool_segment((str(path), "job.log", start, len(data), None))
+    assert mapped == scan._scan_segment(str(path), "job.log", start, len(data), None, many)
+    assert [(e.line, e.rank, e.timestamp) for e in mapped.evidence] == [
+        (n, 3, "0501100007.000000000") for n in (1, 2, 3)
+    ]
+
+
+def test_the_usable_entries_of_a_folder_are_those_that_load(tmp_path: Path) -> None:
+    root = tmp_path / "entries"
+    root.mkdir()
+    (root / "alpha-failure.yaml").write_bytes(
+        (FIXTURES / "corpus" / "alpha-failure.yaml").read_bytes()
+    )
+    (root / "broken-entry.yaml").write_text("id: broken-entry\ntitle: [unclosed\n")
+    entries, problems = scan.usable_entries(root)
+    assert [e.id for e in entries] == ["alpha-failure"]
+    assert [(Path(p.location.path).name, p.code) for p in problems] == [
+        ("broken-entry.yaml", "E002")
+    ]
