@@ -3,6 +3,7 @@ encoding, compression, line endings, colours or size, in bounded memory."""
 
 from __future__ import annotations
 
+import errno
 import gzip
 import io
 import os
@@ -108,8 +109,13 @@ def test_a_fifo_is_refused_without_waiting_for_a_writer(tmp_path: Path) -> None:
     with pytest.raises(logs.NotRegular) as err:
         logs.open_log(str(fifo))
     assert err.value.filename == str(fifo) and "not a regular file" in str(err.value)
-    with pytest.raises(logs.NotRegular):
+    with pytest.raises(logs.NotRegular) as err:
         logs.open_regular(str(fifo))
+    assert (err.value.errno, err.value.strerror, err.value.filename) == (
+        errno.EINVAL,
+        "not a regular file (a pipe, socket or device)",
+        str(fifo),
+    )
     assert time.monotonic() - started < 5
 
 
@@ -435,9 +441,9 @@ def test_segments_cover_the_file_and_end_at_newlines(
 
 def test_a_small_file_is_one_segment(tmp_path: Path) -> None:
     path = tmp_path / "job.log"
-    path.write_bytes(TEXT)
+    path.write_bytes(TEXT * 100)
     with path.open("rb") as file:
-        assert logs.segments(file, len(TEXT)) == [(0, len(TEXT))]
+        assert logs.segments(file, len(TEXT) * 100) == [(0, len(TEXT) * 100)]
     with path.open("rb") as file:
         assert logs.segments(file, 0) == [(0, 0)]
 
@@ -468,8 +474,9 @@ def test_an_empty_stretch_maps_nothing(tmp_path: Path) -> None:
 def test_a_stretch_past_the_end_of_the_file_is_a_read_error(tmp_path: Path) -> None:
     path = tmp_path / "job.log"
     path.write_bytes(TEXT)
-    with path.open("rb") as file, pytest.raises(OSError, match="cut short"):
-        list(logs.mapped(file, 0, 1 << 20))
+    with path.open("rb") as file:
+        with pytest.raises(OSError, match="^it was cut short while it was read$"):
+            list(logs.mapped(file, 0, 1 << 20))
 
 
 # --- streams -------------------------------------------------------------------------------
@@ -668,3 +675,25 @@ def test_no_read_waits_past_the_deadline(
     assert pipe._wait(timeout) is False and pipe.timed_out is timed_out  # noqa: SLF001
     pipe.close()
     os.close(write)
+
+
+def test_cutting_a_file_into_stretches_reads_a_block_per_cut(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Bounded reading: each cut looks for the next newline in one 64 KiB block, never reading
+    the file to its end (it may be tens of gigabytes)."""
+    monkeypatch.setattr(logs, "SEGMENT_BYTES", 100_000)
+    data = b"".join(b"line %06d\n" % i for i in range(100_000))  # 1.2 MB
+    path = tmp_path / "job.log"
+    path.write_bytes(data)
+    read: list[int] = []
+
+    class Counting(io.FileIO):
+        def read(self, size: int | None = -1) -> bytes:
+            got = super().read(size)
+            read.append(len(got))
+            return got
+
+    with Counting(str(path)) as file:
+        cuts = logs.segments(file, len(data))  # type: ignore[arg-type]
+    assert len(cuts) == 12 and max(read) == 1 << 16 and len(read) == 11
