@@ -8,8 +8,10 @@ from __future__ import annotations
 import gzip
 import io
 import json
+import os
 import pickle
 import sys
+import threading
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -607,3 +609,81 @@ def test_the_usable_entries_of_a_folder_are_those_that_load(tmp_path: Path) -> N
     assert [(Path(p.location.path).name, p.code) for p in problems] == [
         ("broken-entry.yaml", "E002")
     ]
+
+
+def _stretched(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, bytes]:
+    data = b"".join(b"2024-05-01 10:00:%02d iter %d\n" % (i % 60, i) for i in range(200))
+    data += b"[rank2]: RuntimeError: boom\n" + data
+    path = tmp_path / "job.log"
+    path.write_bytes(data)
+    monkeypatch.setattr(logs, "SEGMENT_BYTES", -(-len(data) // 3))  # three stretches
+    return path, data
+
+
+def test_a_file_is_read_in_this_process_unless_jobs_are_asked_for(
+    many: scan.Matcher, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import concurrent.futures
+
+    path, data = _stretched(tmp_path, monkeypatch)
+
+    def refused(*_: object, **__: object) -> None:
+        raise AssertionError("a process pool was started")
+
+    monkeypatch.setattr(concurrent.futures, "ProcessPoolExecutor", refused)
+    found = scan.scan_file(str(path), many, jobs=1)
+    assert found == scan.scan_file(str(path), many) == _scan(data, many, name=str(path))
+
+
+def test_jobs_start_at_most_one_forked_process_per_stretch(
+    many: scan.Matcher, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import concurrent.futures
+
+    path, data = _stretched(tmp_path, monkeypatch)
+    started: list[tuple[object, object]] = []
+    real = concurrent.futures.ProcessPoolExecutor
+
+    def recorded(workers: object, context: object) -> object:
+        started.append((workers, context.get_start_method()))  # type: ignore[attr-defined]
+        return real(workers, context)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(concurrent.futures, "ProcessPoolExecutor", recorded)
+    told: list[int] = []
+    found = scan.scan_file(str(path), many, jobs=8, progress=told.append)
+    assert found == _scan(data, many, name=str(path))
+    assert started == [(3, "fork")] and told[-1] == len(data) and len(told) == 3
+
+
+def test_a_fifo_is_scanned_like_a_pipe_until_its_deadline(
+    many: scan.Matcher, tmp_path: Path
+) -> None:
+    fifo = tmp_path / "live.log"
+    os.mkfifo(fifo)
+    done = threading.Event()
+
+    def write() -> None:  # `<(kubectl logs -f)`: writes, then stays open and silent
+        with open(fifo, "wb") as writer:
+            writer.write(b"RuntimeError: boom\n")
+            writer.flush()
+            done.wait(10)
+
+    writer = threading.Thread(target=write)
+    writer.start()
+    try:
+        started = time.monotonic()
+        found = scan.scan_file(str(fifo), many, deadline=time.monotonic() + 0.5, name="live")
+        assert time.monotonic() - started < 5
+    finally:
+        done.set()
+        writer.join()
+    assert found.open_at_deadline and [e.line for e in found.evidence] == [1]
+
+
+def test_a_gzip_log_past_the_deadline_stops_with_the_slowest_pattern(
+    many: scan.Matcher, tmp_path: Path
+) -> None:
+    path = tmp_path / "job.log.gz"
+    path.write_bytes(gzip.compress(b"RuntimeError: boom\n"))
+    with pytest.raises(scan.DiagnoseTimeout):
+        scan.scan_file(str(path), many, deadline=0.0)
