@@ -7,10 +7,12 @@ from __future__ import annotations
 import gzip
 import io
 import json
+import logging
 import pickle
 import sys
 import time
-from collections.abc import Callable
+import types
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -416,3 +418,199 @@ def test_ray_is_asked_for_by_name_when_missing(monkeypatch: pytest.MonkeyPatch) 
 def test_records_are_plain_json() -> None:
     record = _run({"a.log": _lines(ERROR)})
     assert json.loads(json.dumps(record)) == record
+
+
+# --- Ray Data, through a stand-in that runs the map in this process -----------------------------
+
+
+class _Dataset:
+    def __init__(self, ray: FakeRay, rows: list[dict[str, Any]]) -> None:
+        self.ray, self.rows = ray, rows
+
+    def map_batches(self, actor: Any, **kw: Any) -> _Dataset:
+        self.ray.calls.append(("map_batches", {**kw, "rows": len(self.rows)}))
+        self.actor, self.kw = actor, kw
+        return self
+
+    def iter_rows(self) -> Iterator[dict[str, Any]]:
+        """The batches' rows, last batch first: Ray Data need not keep the order."""
+        import numpy
+
+        worker = self.actor(*self.kw["fn_constructor_args"])
+        size = self.kw["batch_size"]
+        out = []
+        for at in range(0, len(self.rows), size):
+            rows = self.rows[at : at + size]
+            batch = {
+                "index": numpy.array([r["index"] for r in rows]),
+                "job": numpy.array([r["job"] for r in rows], dtype=object),
+            }
+            done = worker(batch)
+            out.append([{"index": i, "result": r} for i, r in zip(*done.values(), strict=True)])
+        for rows in reversed(out):
+            yield from rows
+
+
+class FakeRay(types.ModuleType):
+    """What `workers._ray` calls of Ray and Ray Data, recorded."""
+
+    def __init__(self, cpus: int = 6, fail: Exception | None = None, started: bool = False) -> None:
+        super().__init__("ray")
+        self.calls: list[tuple[str, Any]] = []
+        self.cpus, self.fail, self.started = cpus, fail, started
+        self.refs: dict[int, Any] = {}
+        self.context = types.SimpleNamespace(
+            enable_progress_bars=True, execution_options=types.SimpleNamespace(preserve_order=False)
+        )
+        data = types.ModuleType("ray.data")
+        data.DataContext = types.SimpleNamespace(get_current=lambda: self.context)  # type: ignore[attr-defined]
+        data.ActorPoolStrategy = lambda size: ("actors", size)  # type: ignore[attr-defined]
+        data.from_items = lambda rows: _Dataset(self, rows)  # type: ignore[attr-defined]
+        self.data = data
+
+    def is_initialized(self) -> bool:
+        return self.started
+
+    def init(self, **kw: Any) -> None:
+        self.calls.append(("init", kw))
+        if self.fail:
+            raise self.fail
+        self.started = True
+
+    def shutdown(self) -> None:
+        self.calls.append(("shutdown", None))
+        self.started = False
+
+    def put(self, value: Any) -> int:
+        self.refs[id(value)] = value
+        return id(value)
+
+    def get(self, ref: int) -> Any:
+        return self.refs[ref]
+
+    def cluster_resources(self) -> dict[str, float]:
+        return {"CPU": float(self.cpus)}
+
+
+@pytest.fixture
+def fake_ray(monkeypatch: pytest.MonkeyPatch) -> FakeRay:
+    ray = FakeRay()
+    monkeypatch.setitem(sys.modules, "ray", ray)
+    monkeypatch.setitem(sys.modules, "ray.data", ray.data)
+    for name in ("ray.data", "ray.data._internal.progress"):
+        monkeypatch.setattr(logging.getLogger(name), "level", logging.NOTSET)
+    return ray
+
+
+def _fleet(tmp_path: Path, jobs: int = 5) -> list[Path]:
+    paths = []
+    for i in range(jobs):
+        path = tmp_path / f"job{i}.log"
+        path.write_text(ERROR + "\n" if i % 2 else "fine\n")
+        paths.append(path)
+    (tmp_path / "empty").mkdir()  # a skip among the jobs
+    return [*paths[:2], tmp_path / "empty", *paths[2:]]
+
+
+def _names(records: list[Any]) -> list[tuple[str, str]]:
+    return [
+        (Path(r.path).name, r.reason) if isinstance(r, Skip) else (Path(r["job"]).name, r["status"])
+        for r in records
+    ]
+
+
+def test_ray_gives_the_local_records_in_job_order(fake_ray: FakeRay, tmp_path: Path) -> None:
+    paths = _fleet(tmp_path)
+    local = list(workers.stream(paths, ENTRIES, jobs=1))
+    on_ray = list(workers.stream(paths, ENTRIES, jobs=2, ray=""))
+    assert json.dumps(on_ray, default=repr, sort_keys=True) == json.dumps(
+        local, default=repr, sort_keys=True
+    )
+    assert _names(on_ray)[2] == ("empty", "empty-folder")
+    init, mapped, shutdown = fake_ray.calls
+    assert init == (
+        "init",
+        {
+            "num_cpus": 2,
+            "include_dashboard": False,
+            "logging_level": logging.WARNING,
+            "log_to_driver": False,  # a dead worker's notices would land in --format json
+        },
+    )
+    kw = mapped[1]
+    assert kw["batch_size"] == workers.RAY_BATCH == 16 and kw["batch_format"] == "numpy"
+    assert kw["compute"] == ("actors", 2) and kw["rows"] == 5
+    assert kw["fn_constructor_args"][1] == workers.Options()
+    assert shutdown == ("shutdown", None) and not fake_ray.started
+    assert fake_ray.context.enable_progress_bars is False
+    assert fake_ray.context.execution_options.preserve_order is True
+    assert logging.getLogger("ray.data").level == logging.WARNING
+    assert logging.getLogger("ray.data._internal.progress").level == logging.ERROR
+
+
+def test_ray_windows_keep_the_job_order_and_skips_between(
+    fake_ray: FakeRay, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(workers, "RAY_WINDOW", 2)
+    monkeypatch.setattr(workers, "RAY_BATCH", 1)
+    paths = _fleet(tmp_path, 6)
+    records = list(workers.stream(paths, ENTRIES, jobs=3, ray=""))
+    assert _names(records) == _names(list(workers.stream(paths, ENTRIES, jobs=1)))
+    maps = [c[1] for c in fake_ray.calls if c[0] == "map_batches"]
+    assert [m["rows"] for m in maps] == [2, 1, 2, 1]  # the window with the skip has one job
+    assert [m["compute"][1] for m in maps] == [2, 1, 2, 1]  # never more actors than jobs
+
+
+def test_a_window_of_skips_alone_maps_nothing(fake_ray: FakeRay, tmp_path: Path) -> None:
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    records = list(workers.stream([tmp_path / "a", tmp_path / "b"], ENTRIES, jobs=2, ray=""))
+    assert [(Path(r.path).name, r.reason) for r in records] == [  # type: ignore[union-attr]
+        ("a", "empty-folder"),
+        ("b", "empty-folder"),
+    ]
+    assert [c[0] for c in fake_ray.calls] == ["init", "shutdown"]
+
+
+def test_ray_joins_a_cluster_by_address_with_an_actor_per_cpu(
+    fake_ray: FakeRay, tmp_path: Path
+) -> None:
+    paths = _fleet(tmp_path, 8)
+    list(workers.stream(paths, ENTRIES, jobs=2, ray="ray://head:10001"))
+    (_, init), (_, mapped), _ = fake_ray.calls
+    assert init == {
+        "address": "ray://head:10001",
+        "logging_level": logging.WARNING,
+        "log_to_driver": False,
+    }
+    assert mapped["compute"] == ("actors", 6)
+
+
+def test_a_cluster_without_cpus_gets_one_actor(fake_ray: FakeRay, tmp_path: Path) -> None:
+    fake_ray.cpus = 0
+    list(workers.stream(_fleet(tmp_path), ENTRIES, jobs=2, ray="ray://head:10001"))
+    assert [c[1]["compute"] for c in fake_ray.calls if c[0] == "map_batches"] == [("actors", 1)]
+
+
+def test_a_ray_instance_already_running_is_used_and_left_running(
+    fake_ray: FakeRay, tmp_path: Path
+) -> None:
+    fake_ray.started = True
+    records = list(workers.stream(_fleet(tmp_path), ENTRIES, jobs=2, ray=""))
+    assert len(records) == 6 and [c[0] for c in fake_ray.calls] == ["map_batches"]
+    assert fake_ray.started
+
+
+@pytest.mark.parametrize(
+    "error", [ConnectionError("refused"), ValueError("bad"), RuntimeError("x")]
+)
+@pytest.mark.parametrize("address, shown", [("", "a local instance"), ("ray://h:1", "ray://h:1")])
+def test_a_cluster_that_cannot_be_joined_is_named(
+    fake_ray: FakeRay, tmp_path: Path, error: Exception, address: str, shown: str
+) -> None:
+    fake_ray.fail = error
+    records = workers.stream(_fleet(tmp_path), ENTRIES, ray=address)
+    with pytest.raises(
+        workers.TriageError, match=f"^cannot join the Ray cluster at {shown}: {error}$"
+    ):
+        next(records)
