@@ -614,3 +614,73 @@ def test_a_cluster_that_cannot_be_joined_is_named(
         workers.TriageError, match=f"^cannot join the Ray cluster at {shown}: {error}$"
     ):
         next(records)
+
+
+# --- more of a record --------------------------------------------------------------------------
+
+
+def _error_json(traceback: str, timestamp: str = "1714557600") -> bytes:
+    return json.dumps(
+        {
+            "message": {
+                "message": traceback.splitlines()[-1],
+                "extraInfo": {"py_callstack": traceback, "timestamp": timestamp},
+            }
+        }
+    ).encode()
+
+
+def _dump_json(rank: int, op: str) -> bytes:
+    entry = {
+        "process_group": ["0", "default_pg"],
+        "collective_seq_id": 1,
+        "is_p2p": False,
+        "profiling_name": f"nccl:{op}",
+        "input_sizes": [[4]],
+        "output_sizes": [[4]],
+        "state": "completed",
+    }
+    doc = {"version": "2.10", "pg_config": {"0": {"desc": "default_pg", "ranks": "[0, 1, 2]"}}}
+    return json.dumps({**doc, "entries": [entry]}).encode()
+
+
+def test_an_error_files_traceback_is_that_ranks_evidence() -> None:
+    data = _error_json('Traceback:\n  File "x", line 1\nRuntimeError: boom')
+    record = _run({"log.txt": _lines("fine"), "attempt_0/2/error.json": lambda: io.BytesIO(data)})
+    assert (record["status"], record["verdict"]) == ("matched", "boom")
+    assert record["initiating"]["file"] == "attempt_0/2/error.json"
+    assert record["initiating_rank"] == 2
+
+
+def test_a_job_of_dumps_alone_is_read_not_skipped() -> None:
+    same = {
+        f"rank{r}.json": (lambda r=r: io.BytesIO(_dump_json(r, "all_reduce"))) for r in range(3)
+    }
+    record = _run(same)
+    assert record["status"] == "clean" and record["skipped"] == []
+    odd = {**same, "rank2.json": lambda: io.BytesIO(_dump_json(2, "broadcast"))}
+    record = _run(odd)  # a rank called another collective: it failed, in no entry's words
+    assert record["status"] == "unmatched" and record["verdict"] is None
+
+
+def test_bytes_and_lines_add_up_over_the_jobs_files() -> None:
+    record = _run({"a.log": _lines("one", "two"), "b.log": _lines(ERROR)})
+    assert record["lines"] == 3 and record["bytes"] == len("one\ntwo\n" + ERROR + "\n")
+    assert [f["file"] for f in record["files"]] == ["a.log", "b.log"]
+
+
+def test_a_pool_worker_ignores_ctrl_c_and_runs_jobs_with_its_entries(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """What each process of the pool does, run here: Ctrl-C is the parent's to handle."""
+    import signal
+
+    handled: list[tuple[int, object]] = []
+    monkeypatch.setattr(signal, "signal", lambda sig, how: handled.append((sig, how)))
+    monkeypatch.setattr(workers, "_WORKER", None)
+    workers._init_worker(ENTRIES, workers.Options(top=1))
+    assert handled == [(signal.SIGINT, signal.SIG_IGN)]
+    path = tmp_path / "job.log"
+    path.write_text(ERROR + "\nNCCL WARN x\n")
+    record = workers._run_job(Job("job", "file", (str(path),)))
+    assert record["verdict"] == "boom" and len(record["matches"]) == 1
