@@ -138,9 +138,6 @@ GROUPS: dict[str, Group] = {
             "tests/unit/test_logs.py",
             "tests/unit/test_tails.py",
             "tests/unit/test_error_lines.py",
-            "tests/integration/test_log_damage.py",
-            "tests/integration/test_scan_parallel.py",
-            "tests/integration/test_ranking_cases.py",
         ),
     ),
     # A triage job's files read into a record (binary, one-line, too large, unreadable skips)
@@ -151,7 +148,6 @@ GROUPS: dict[str, Group] = {
             "tests/unit/test_workers.py",
             "tests/unit/test_catalogue.py",
             "tests/unit/test_triage.py",
-            "tests/integration/test_triage.py",
         ),
     ),
     "mkdocs": Group(("mkdocs/markdown.py",), ("tests/integration/test_mkdocs_markdown.py",)),
