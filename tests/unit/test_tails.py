@@ -143,6 +143,10 @@ def _kinds(*feeds: bytes, **limits: int) -> dict[int | None, bytes]:
             {1: b"[rank1]: a\r[rank1]: b\n", 2: b"[rank2]: c\n"},
         ),
         (b"\n[rank1]: a\n", {None: b"\n", 1: b"[rank1]: a\n"}),
+        (
+            b"[rank1]: a\r[rank2]: b\n[rank1]: c\n",
+            {1: b"[rank1]: a\r[rank1]: c\n", 2: b"[rank2]: b\n"},
+        ),
         (b"[rank1]:\n[rank1]: b\n[rank2]: c\n", {1: b"[rank1]:\n[rank1]: b\n", 2: b"[rank2]: c\n"}),
     ],
 )
@@ -184,6 +188,8 @@ def test_kept_lines_come_out_in_the_order_they_arrived_across_streams() -> None:
         ([b"aa\nbb\ncc\n"], 8, [b"aa\nbb\ncc\n"]),
         ([b"aa\nbb\ncc\n"], 3, [b"cc\n"]),
         ([b"a\nbbbbbbbbbb\n"], 4, [b"bbbbbbbbbb\n"]),  # a line longer than the limit stays whole
+        ([b"\nbbbb\n"], 4, [b"bbbb\n"]),
+        ([b"bbbb\n"], 4, [b"bbbb\n"]),
     ],
 )
 def test_each_kind_keeps_the_lines_that_hold_its_last_bytes(
