@@ -46,8 +46,9 @@ def alpha() -> Entry:
     return source.entry
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def matcher(alpha: Entry) -> scan.Matcher:
+    """Built for each test (in a millisecond), so that each test exercises `Matcher` too."""
     return scan.Matcher([alpha])
 
 
@@ -140,9 +141,9 @@ def _entry(ident: str, *fps: FingerprintView) -> EntryView:
     return EntryView(ident, f"Title of {ident}", fps, (), ())
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def many() -> scan.Matcher:
-    """Entries given out of id order, fingerprints of every kind."""
+    """Entries given out of id order, fingerprints of every kind (built for each test)."""
     return scan.Matcher(
         [
             _entry(
@@ -172,6 +173,7 @@ def test_the_matcher_orders_probes_by_entry_and_knows_the_decisive_ones(
         ("zeta", "warn"),
         ("zeta", "later"),
     ]
+    assert [p.title for p in many.probes] == ["Title of alpha"] * 2 + ["Title of zeta"] * 3
     assert many.decisive == [True, False, True, False, False]  # collateral is not decisive
     assert many.index[("zeta", "warn")] == 3 and many.root_index == 5
     assert many.specificity == [7, 7, 18, 7, 7]
