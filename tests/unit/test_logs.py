@@ -7,6 +7,7 @@ import errno
 import gzip
 import io
 import os
+import random
 import sys
 import threading
 import time
@@ -713,3 +714,74 @@ def test_cutting_a_file_into_stretches_reads_a_block_per_cut(
     with Counting(str(path)) as file:
         cuts = logs.segments(file, len(data))  # type: ignore[arg-type]
     assert len(cuts) == 12 and max(read) == 1 << 16 and len(read) == 11
+
+
+#: Pieces of damaged text: CRLF and lone CRs, colour codes (one cut short), long runs, UTF-8.
+_PIECES = [
+    b"step 1 loss 2.5\n",
+    b"\r\n",
+    b"\r",
+    b"\n",
+    b"\x1b[31m",
+    b"\x1b",
+    b"[",
+    b"x" * 57,
+    b"caf\xc3\xa9 ",
+    b"[rank3]: RuntimeError: boom",
+]
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_a_memory_map_cuts_lines_as_the_reads_do(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, seed: int
+) -> None:
+    """`mapped` (a pool worker's reader) gives the buffers `streamed` reads of the same stretch:
+    carries, long lines cut, damaged text, stretches past the page granularity, an end without
+    a newline."""
+    monkeypatch.setattr(logs, "MAX_LINE_BYTES", 48)
+    rng = random.Random(seed)
+    data = b"".join(rng.choice(_PIECES) for _ in range(rng.randrange(300, 900)))
+    path = tmp_path / "job.log"
+    path.write_bytes(data)
+    start = rng.randrange(len(data))
+    end = rng.randrange(start, len(data) + 1)
+    for lo, hi in ((0, len(data)), (start, len(data)), (start, end), (4097, len(data))):
+        for size in (1, 3, 16, 47, 48, 100, 4096):
+            with path.open("rb") as file:
+                want = [bytes(b[:n]) for b, n in logs.streamed(file, lo, hi, size)]
+            with path.open("rb") as file:
+                got = [bytes(b[:n]) for b, n in logs.mapped(file, lo, hi, size)]
+            assert got == want, (seed, lo, hi, size)
+
+
+def test_a_stretch_is_read_in_buffers_of_the_size_asked(tmp_path: Path) -> None:
+    path = tmp_path / "job.log"
+    path.write_bytes(b"".join(b"line %03d\n" % i for i in range(100)))
+    with path.open("rb") as file:
+        got = [bytes(b[:n]) for b, n in logs.streamed(file, 90, 495, 30)]
+    assert got[0] == b"line 010\nline 011\nline 012\n"
+    assert b"".join(got) == path.read_bytes()[90:495]
+
+
+@pytest.mark.parametrize(
+    "data, segment",
+    [
+        (b"a\n" * 10 + b"b" * 100 + b"\n", 60),  # the search for a newline ends at the end
+        (b"a\n" * 10 + b"b" * 100, 60),  # no newline at all after the cut
+        (b"a\n" + b"b" * 100_000 + b"\n" + b"c\n" * 10, 30_000),  # a line longer than a block
+        (b"c\n" * 50_000, 20_000),
+    ],
+    ids=["last line", "no newline", "a long line", "many lines"],
+)
+def test_segments_end_at_a_newline_or_the_end_and_none_is_empty(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, data: bytes, segment: int
+) -> None:
+    monkeypatch.setattr(logs, "SEGMENT_BYTES", segment)
+    path = tmp_path / "job.log"
+    path.write_bytes(data)
+    with path.open("rb") as file:
+        cuts = logs.segments(file, len(data))
+    assert cuts[0][0] == 0 and cuts[-1][1] == len(data)
+    assert all(a[1] == b[0] for a, b in zip(cuts, cuts[1:], strict=False))
+    assert all(start < end for start, end in cuts)
+    assert all(data[end - 1 : end] == b"\n" for _, end in cuts[:-1])

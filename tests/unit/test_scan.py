@@ -539,10 +539,13 @@ def test_an_untimed_late_line_comes_before_timed_ones_as_in_the_first_failure(
     assert (late.line, late.rank, late.timestamp) == (222, 2, None)
 
 
+@pytest.mark.parametrize("filler", [0, 20_000], ids=["at the start", "past the window"])
 def test_a_stretch_takes_the_time_of_the_line_before_it_and_not_of_the_files_end(
-    many: scan.Matcher, tmp_path: Path
+    many: scan.Matcher, tmp_path: Path, filler: int
 ) -> None:
-    data = b"2024-05-01 10:00:07 epoch 1\nRuntimeError: boom\n2024-05-01 10:00:09 epoch 2\n"
+    data = b"x\n" * filler + (
+        b"2024-05-01 10:00:07 epoch 1\nRuntimeError: boom\n2024-05-01 10:00:09 epoch 2\n"
+    )
     path = tmp_path / "job.log"
     path.write_bytes(data)
     start = data.index(b"Runtime")
@@ -551,6 +554,8 @@ def test_a_stretch_takes_the_time_of_the_line_before_it_and_not_of_the_files_end
     assert [(e.line, e.timestamp) for e in part.evidence] == [(1, "0501100007.000000000")]
     first = scan._scan_segment(str(path), "job.log", 0, end, None, many)
     assert [e.timestamp for e in first.evidence] == ["0501100007.000000000"]
+    with pytest.raises(scan.DiagnoseTimeout):
+        scan._scan_segment(str(path), "job.log", start, end, 0.0, many)
 
 
 def test_an_error_file_with_text_python_cannot_encode_is_scanned(many: scan.Matcher) -> None:
