@@ -640,6 +640,10 @@ def test_a_file_is_read_in_this_process_unless_jobs_are_asked_for(
     monkeypatch.setattr(concurrent.futures, "ProcessPoolExecutor", refused)
     found = scan.scan_file(str(path), many, jobs=1)
     assert found == scan.scan_file(str(path), many) == _scan(data, many, name=str(path))
+    with pytest.raises(scan.DiagnoseTimeout):  # the deadline holds for each stretch
+        scan.scan_file(str(path), many, jobs=1, deadline=0.0)
+    monkeypatch.setattr(logs, "SEGMENT_BYTES", len(data))  # one stretch: no pool for it
+    assert scan.scan_file(str(path), many, jobs=8) == found
 
 
 def test_jobs_start_at_most_one_forked_process_per_stretch(
@@ -660,6 +664,22 @@ def test_jobs_start_at_most_one_forked_process_per_stretch(
     found = scan.scan_file(str(path), many, jobs=8, progress=told.append)
     assert found == _scan(data, many, name=str(path))
     assert started == [(3, "fork")] and told[-1] == len(data) and len(told) == 3
+    assert scan.scan_file(str(path), many, jobs=2) == found
+    assert started[1:] == [(2, "fork")]
+
+
+def _dies(work: object) -> None:
+    os._exit(3)  # a worker killed (SIGBUS on a file cut short, the OOM killer)
+
+
+def test_a_worker_that_dies_is_a_read_error_not_a_hang(
+    many: scan.Matcher, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path, _ = _stretched(tmp_path, monkeypatch)
+    monkeypatch.setattr(scan, "_pool_segment", _dies)
+    with pytest.raises(OSError) as err:
+        scan.scan_file(str(path), many, jobs=2)
+    assert str(err.value) == "a process reading it died (was it cut short while it was read?)"
 
 
 def test_a_fifo_is_scanned_like_a_pipe_until_its_deadline(
