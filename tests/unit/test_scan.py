@@ -391,7 +391,9 @@ def test_a_root_cause_block_names_the_rank_below_its_heading(
     many: scan.Matcher, text: str, pairs: list[tuple[int, int]]
 ) -> None:
     for size in (16, 1 << 20):
-        assert list(_scan(text.encode(), many, buffer_bytes=size).root_ranks) == pairs
+        found = _scan(text.encode(), many, buffer_bytes=size)
+        assert list(found.root_ranks) == pairs
+        assert found.counts == {} and found.evidence == ()  # the block is no fingerprint's
 
 
 def test_a_rank_line_far_from_any_heading_is_not_kept(many: scan.Matcher) -> None:
@@ -496,6 +498,7 @@ def test_stretches_give_the_answer_and_progress_of_one_pass(
     for at in (3, 120, 121, 250, 399):
         lines[at] = b"[rank%d]: RuntimeError: boom" % at
     lines[200] = b"  " + ROOT.format(rank=7).replace("\n", "\n  ").encode()
+    lines[1] = b"global_ranks=[0, 1]"
     data = b"\n".join(lines) + b"\nglobal_ranks=[3, 4]\n"
     path = tmp_path / "job.log"
     path.write_bytes(data)
@@ -503,7 +506,8 @@ def test_stretches_give_the_answer_and_progress_of_one_pass(
     monkeypatch.setattr(logs, "SEGMENT_BYTES", 1500)
     told: list[int] = []
     many_parts = scan.scan_file(str(path), many, progress=told.append, name="job.log")
-    assert many_parts == one and one.root_ranks == ((201, 7),) and one.ranks == (3, 4)
+    assert many_parts == one and one.root_ranks == ((201, 7),) and one.ranks == (0, 1, 3, 4)
+    assert one.counts == {2: 5}
     assert told == sorted(told) and told[-1] == len(data) and len(told) > 5
     assert one.evidence[1].timestamp == "0501100059.000000000"
 
@@ -714,3 +718,19 @@ def test_a_gzip_log_past_the_deadline_stops_with_the_slowest_pattern(
     path.write_bytes(gzip.compress(b"RuntimeError: boom\n"))
     with pytest.raises(scan.DiagnoseTimeout):
         scan.scan_file(str(path), many, deadline=0.0)
+
+
+def test_late_lines_of_a_later_stretch_are_numbered_in_the_whole_file(
+    many: scan.Matcher, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A stretch past the first with more than `EVIDENCE_CAP` decisive lines of its own: what
+    it keeps past its cap is numbered from the file's start, as one pass numbers it."""
+    data = b"iter\n" * 400 + b"".join(
+        b"[rank%d]: RuntimeError: boom\n" % (i % 7) for i in range(120)
+    )
+    path = tmp_path / "job.log"
+    path.write_bytes(data)
+    monkeypatch.setattr(logs, "SEGMENT_BYTES", 2000)  # the first stretch holds no evidence
+    one = _scan(data, many, name="job.log")
+    assert scan.scan_file(str(path), many, name="job.log") == one
+    assert [(e.line, e.rank) for e in one.late] == [(451, 1)]
