@@ -415,6 +415,7 @@ def test_a_rank_line_far_from_any_heading_is_not_kept(many: scan.Matcher) -> Non
         ([5, 30], [(7, 3), (31, 4)], [(5, 3), (30, 4)]),
         ([], [(7, 3)], []),
         ([5], [], []),
+        ([20], [(1, 1), (2, 2), (3, 3), (21, 4)], [(20, 4)]),  # rank lines of earlier blocks
     ],
 )
 def test_pair_roots(
@@ -734,3 +735,33 @@ def test_late_lines_of_a_later_stretch_are_numbered_in_the_whole_file(
     one = _scan(data, many, name="job.log")
     assert scan.scan_file(str(path), many, name="job.log") == one
     assert [(e.line, e.rank) for e in one.late] == [(451, 1)]
+
+
+def test_a_file_named_for_a_rank_gives_its_lines_that_rank(many: scan.Matcher) -> None:
+    found = _scan(b"RuntimeError: boom\n[rank5]: RuntimeError: boom\n", many, "logs/rank3.log")
+    assert [e.rank for e in found.evidence] == [3, 5]
+
+
+def test_a_fingerprint_at_its_cap_does_not_hide_another_in_the_same_buffer(
+    many: scan.Matcher,
+) -> None:
+    """`step` (a context line) reaches the cap; the boom on a later line of the same buffer is
+    still found, as is the boom on a step line."""
+    data = b"step\n" * 60 + b"step RuntimeError: boom\nRuntimeError: boom\n"
+    for size in (64, 1 << 20):
+        found = _scan(data, many, buffer_bytes=size)
+        assert [e.line for e in found.evidence if e.fingerprint == "boom"] == [61, 62], size
+
+
+def test_uncompared_lines_stay_said_whatever_else_reaches_its_cap(
+    many: scan.Matcher, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(scan, "LATE_LINES", 2)
+    data = b"RuntimeError: boom NCCL WARN\n" * 60
+    assert _scan(data, many, buffer_bytes=100).uncompared
+
+
+def test_a_pattern_never_matches_across_a_line_break() -> None:
+    matcher = scan.Matcher([_entry("x", _fp("two", r"boom\s+bang"))])
+    found = _scan(b"boom bang\nboom\nbang\n", matcher)
+    assert [e.line for e in found.evidence] == [1]
