@@ -72,6 +72,7 @@ def test_a_log_is_read_as_its_utf8_text_whatever_its_packing_and_encoding(
         (b"s\x00\x00\x00", None),
         (b"\x00\x00\x00s", None),
         (b"s\x00\x00t", None),
+        (b"\x00s\x00\x00", None),
         (b"", None),
     ],
 )
@@ -100,7 +101,11 @@ def test_a_plain_log_is_its_own_raw_file(tmp_path: Path) -> None:
 def test_a_directory_is_refused_by_name(tmp_path: Path) -> None:
     with pytest.raises(IsADirectoryError) as err:
         logs.open_log(str(tmp_path))
-    assert err.value.filename == str(tmp_path)
+    assert (err.value.errno, err.value.strerror, err.value.filename) == (
+        errno.EISDIR,
+        os.strerror(errno.EISDIR),
+        str(tmp_path),
+    )
 
 
 def test_a_fifo_is_refused_without_waiting_for_a_writer(tmp_path: Path) -> None:
@@ -109,7 +114,8 @@ def test_a_fifo_is_refused_without_waiting_for_a_writer(tmp_path: Path) -> None:
     started = time.monotonic()
     with pytest.raises(logs.NotRegular) as err:
         logs.open_log(str(fifo))
-    assert err.value.filename == str(fifo) and "not a regular file" in str(err.value)
+    assert (err.value.errno, err.value.filename) == (errno.EINVAL, str(fifo))
+    assert "not a regular file" in str(err.value)
     with pytest.raises(logs.NotRegular) as err:
         logs.open_regular(str(fifo))
     assert (err.value.errno, err.value.strerror, err.value.filename) == (
@@ -785,3 +791,18 @@ def test_segments_end_at_a_newline_or_the_end_and_none_is_empty(
     assert all(a[1] == b[0] for a, b in zip(cuts, cuts[1:], strict=False))
     assert all(start < end for start, end in cuts)
     assert all(data[end - 1 : end] == b"\n" for _, end in cuts[:-1])
+
+
+def test_opening_a_pipe_waits_only_for_the_bytes_that_tell_gzip_and_utf16(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Four bytes say what the input is: a pipe that has given them is open at once, though
+    its writer is still there and silent."""
+    read, write = os.pipe()
+    os.write(write, b"abc\n")
+    with os.fdopen(read, "rb") as pipe:
+        monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(pipe))
+        started = time.monotonic()
+        stream, raw = logs.open_log("-", time.monotonic() + 2)
+        assert time.monotonic() - started < 1 and not raw.timed_out  # type: ignore[attr-defined]
+    os.close(write)
