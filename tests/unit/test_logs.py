@@ -268,9 +268,22 @@ def test_a_truncated_gzip_log_says_it_is_not_valid(tmp_path: Path) -> None:
         (b"a \x1b b\n", b"a \x1b b\n"),  # an ESC that starts no sequence stays
         (b"no newline at the end", b"no newline at the end\n"),
         (b"last\r", b"last \n"),
+        (b"\rfirst\n", b" first\n"),
+        (b"\x1b[1mfirst\n", b"first\n"),
         (b"", b""),
     ],
-    ids=["crlf", "lone cr", "colour", "cursor", "lone esc", "no final newline", "cr end", "empty"],
+    ids=[
+        "crlf",
+        "lone cr",
+        "colour",
+        "cursor",
+        "lone esc",
+        "no final newline",
+        "cr end",
+        "cr first",
+        "colour first",
+        "empty",
+    ],
 )
 def test_line_endings_and_colours_are_read_as_the_browser_reads_them(
     raw: bytes, read: bytes
@@ -734,6 +747,7 @@ _PIECES = [
     b"x" * 57,
     b"caf\xc3\xa9 ",
     b"[rank3]: RuntimeError: boom",
+    _wrapped(_RECORD, 70),
 ]
 
 
@@ -806,3 +820,52 @@ def test_opening_a_pipe_waits_only_for_the_bytes_that_tell_gzip_and_utf16(
         stream, raw = logs.open_log("-", time.monotonic() + 2)
         assert time.monotonic() - started < 1 and not raw.timed_out  # type: ignore[attr-defined]
     os.close(write)
+
+
+def _w(text: str) -> bytes:
+    return text.encode() + b"\n"
+
+
+@pytest.mark.parametrize(
+    "data, width",
+    [
+        # a line of 63 columns (9/10 of 70) is not near the width; two of the three 70s cut words
+        (
+            _wrapped(_RECORD[:210], 70) + b"".join(_w(f"{i} " + "q" * 60 + ".") for i in range(4)),
+            70,
+        ),
+        # as many lines near the width as twice those of it: still a wrap
+        (
+            _wrapped(_RECORD[:140] + " fin", 70) + _w("p" * 64 + "  end") + _w("r" * 65 + "  end"),
+            70,
+        ),
+        # many short lines besides
+        (_wrapped(_RECORD[:210], 70) + b"ok\n" * 20, 70),
+        # the only cut word: a line ending in a one-letter word, the last pair of lines
+        (_w("y" * 69 + ".") + _w("y" * 68 + " a") + _w("bc"), 70),
+        (_w("y" * 68 + " a") + _w("bcd" + "z" * 66 + ".") + _w(". end"), 70),
+        # widths in characters, not bytes
+        (_wrapped("abcdé " * 60, 70), 70),
+    ],
+    ids=["63 columns", "twice", "short lines", "last pair", "one-letter end", "characters"],
+)
+def test_the_wrap_width_is_found_at_its_edges(data: bytes, width: int) -> None:
+    assert logs.wrap_width(data) == width
+
+
+def test_a_buffer_with_nothing_to_clean_is_not_copied_though_the_next_line_needs_it() -> None:
+    got = [(type(b), bytes(b[:n])) for b, n in logs.buffers(io.BytesIO(b"ab\ncd\re\x1b[0m"), 16)]
+    assert got == [(bytearray, b"ab\n"), (bytes, b"cd e\n")]
+
+
+def test_a_huge_line_that_needs_cleaning_keeps_its_first_byte(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(logs, "MAX_LINE_BYTES", 64)
+    data = b"\x1b[1m" + b"x" * 200 + b"\r\nend\n"
+    assert _lines(data, 16) == b"x" * 200 + b"\nend\n"
+
+
+def test_newlines_in_a_view_count_one_at_its_first_byte() -> None:
+    assert logs.newlines(memoryview(b"\nab\n"), 0, 4) == 2
+    assert logs.newlines(memoryview(b"\nab\n"), 1, 4) == 1
