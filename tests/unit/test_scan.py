@@ -765,3 +765,41 @@ def test_a_pattern_never_matches_across_a_line_break() -> None:
     matcher = scan.Matcher([_entry("x", _fp("two", r"boom\s+bang"))])
     found = _scan(b"boom bang\nboom\nbang\n", matcher)
     assert [e.line for e in found.evidence] == [1]
+
+
+def test_a_blank_first_line_counts_and_a_line_not_utf8_is_read(many: scan.Matcher) -> None:
+    found = _scan(b"\nRuntimeError: boom caf\xe9\n", many)
+    assert [(e.line, e.text) for e in found.evidence] == [(2, "RuntimeError: boom caf\ufffd")]
+
+
+def test_a_heading_at_a_stretchs_end_pairs_with_a_rank_line_eight_lines_into_the_next(
+    many: scan.Matcher,
+) -> None:
+    def part(text: str) -> Any:
+        return scan._scan_part(scan.buffers(io.BytesIO(text.encode())), "j", many, None, None)
+
+    head = part("x\n" * 5 + "Root Cause (first observed failure):\n")
+    for filler, pairs in ((7, ((6, 5),)), (8, ())):
+        tail = part("y\n" * filler + "  rank : 5 (local_rank: 0)\n")
+        assert scan._merge("j", [head, tail], many).root_ranks == pairs
+
+
+def test_fifty_root_cause_blocks_of_eight_rank_lines_each_are_all_paired(
+    many: scan.Matcher,
+) -> None:
+    block = "Root Cause (first observed failure):\n" + "".join(
+        f"  rank : {r} (local_rank: 0)\n" for r in range(8)
+    )
+    found = _scan((block * 50).encode(), many)
+    assert len(found.root_ranks) == 50 and {r for _, r in found.root_ranks} == {0}
+
+
+def test_the_slowest_pattern_is_timed_on_the_buffers_first_mebibyte(
+    many: scan.Matcher, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    sampled: list[int] = []
+    monkeypatch.setattr(scan.Matcher, "slowest", lambda self, sample: sampled.append(len(sample)))
+    data = b"x" * 100 + b"\n" + (b"y" * 1000 + b"\n") * 3000
+    with pytest.raises(scan.DiagnoseTimeout):
+        _scan(data, many, deadline=0.0, buffer_bytes=4 << 20)
+    assert sampled == [1 << 20]
