@@ -25,6 +25,7 @@ from nanopedia.diagnosis.catalogue import (
     RangeView,
     SystemView,
 )
+from nanopedia.errors import Problem
 
 CORPUS = FIXTURES / "corpus"
 BROKEN_YAML = "id: broken-entry\ntitle: [unclosed\n"
@@ -47,15 +48,17 @@ def corpus(tmp_path: Path) -> Path:
 
 
 class Memory:
-    """A store in memory that counts its writes."""
+    """A store in memory that counts its writes and keeps the folders it was asked for."""
 
     def __init__(self, data: bytes | None = None) -> None:
-        self.data, self.writes = data, 0
+        self.data, self.writes, self.roots = data, 0, set()
 
     def read(self, root: Path) -> bytes | None:
+        self.roots.add(root)
         return self.data
 
     def write(self, root: Path, data: bytes) -> None:
+        self.roots.add(root)
         self.data, self.writes = data, self.writes + 1
 
 
@@ -269,7 +272,12 @@ def test_a_folder_compiles_to_its_usable_entries_and_the_problems_of_the_others(
         ("broken-entry.yaml", "E002", "error"),
         ("zeta-failure.yaml", "E030", "error"),
     ]
-    assert all(p.location.line for p in found.skipped)
+    reference = []
+    for name in ("broken-entry.yaml", "zeta-failure.yaml"):
+        _, problems = load_entry(corpus / name)
+        errors = [p for p in problems if p.severity == "error" and p.code in ("E002", "E030")]
+        reference.append(sorted(errors, key=Problem.sort_key)[0])
+    assert found.skipped == tuple(reference)  # the first problem, as `check` locates it
     monkeypatch.chdir(corpus.parent)
     assert [p.location.path for p in catalogue.load(corpus).skipped] == [
         "entries/broken-entry.yaml",
@@ -303,6 +311,7 @@ def test_a_store_is_written_once_then_read_without_compiling(
     store = Memory()
     first = catalogue.load(corpus, store)
     assert store.writes == 1 and catalogue.loads(store.data) is not None
+    assert store.roots == {corpus}  # the store keeps one artifact per folder
     compiled = _counting(monkeypatch)
     assert catalogue.load(corpus, store) == first
     assert compiled == [] and store.writes == 1
@@ -387,3 +396,12 @@ def test_a_missing_shipped_artifact_is_no_error(corpus: Path, tmp_path: Path) ->
     assert [e.id for e in found.entries] == ["alpha-failure"]
     os.mkdir(tmp_path / "a-folder.json")
     assert catalogue.load(corpus, None, tmp_path / "a-folder.json") == found
+
+
+def test_the_first_problem_of_a_file_with_several_is_the_first_in_the_file(corpus: Path) -> None:
+    (corpus / "thin-entry.yaml").write_text("id: thin-entry\ntitle: Thin\n", encoding="utf-8")
+    _, problems = load_entry(corpus / "thin-entry.yaml")
+    errors = sorted((p for p in problems if p.severity == "error"), key=Problem.sort_key)
+    assert len(errors) > 1
+    (skipped,) = catalogue.load(corpus).skipped
+    assert (skipped.code, skipped.message) == (errors[0].code, errors[0].message)

@@ -338,8 +338,15 @@ def test_a_damaged_or_huge_error_file_or_dump_is_skipped_with_its_readers_messag
     name: str, data: bytes, reason: str, detail: str
 ) -> None:
     record = _run({name: lambda: io.BytesIO(data)})
-    ((path, why, said),) = [(s["path"], s["reason"], s["detail"]) for s in record["skipped"]]
-    assert (path, why) == (name, reason) and detail in said, said
+    ((path, why, said, job),) = [
+        (s["path"], s["reason"], s["detail"], s["job"]) for s in record["skipped"]
+    ]
+    assert (path, why, job) == (name, reason, "job") and detail in said, said
+    if why == "unreadable":  # the reader's message, and its hint when it has one
+        with pytest.raises(elastic.ReaderError) as err:
+            (elastic.parse if name.endswith("error.json") else flight.parse)(data, name)
+        hint = f" ({err.value.hint})" if err.value.hint else ""
+        assert said == err.value.message + hint
 
 
 def test_an_error_file_that_cannot_be_opened_is_skipped() -> None:
@@ -349,10 +356,20 @@ def test_an_error_file_that_cannot_be_opened_is_skipped() -> None:
     def bomb() -> Any:
         raise logs.LogTooLarge("it unpacks to more than 10 bytes")
 
-    record = _run({"0/error.json": gone, "1/error.json": bomb})
-    assert [(s["reason"], s["detail"]) for s in record["skipped"]] == [
-        ("unreadable", "No such file or directory"),
-        ("too-large", "it unpacks to more than 10 bytes"),
+    def cut() -> Any:
+        raise EOFError("cut short")
+
+    def bare() -> Any:
+        raise OSError()
+
+    record = _run(
+        {"0/error.json": gone, "1/error.json": bomb, "2/error.json": cut, "3/error.json": bare}
+    )
+    assert [(s["path"], s["reason"], s["detail"], s["job"]) for s in record["skipped"]] == [
+        ("0/error.json", "unreadable", "No such file or directory", "job"),
+        ("1/error.json", "too-large", "it unpacks to more than 10 bytes", "job"),
+        ("2/error.json", "unreadable", "cut short", "job"),
+        ("3/error.json", "unreadable", "OSError", "job"),
     ]
 
 
@@ -446,9 +463,16 @@ class _Dataset:
                 "job": numpy.array([r["job"] for r in rows], dtype=object),
             }
             done = worker(batch)
-            out.append([{"index": i, "result": r} for i, r in zip(*done.values(), strict=True)])
-        for rows in reversed(out):
-            yield from rows
+            out.append(
+                [
+                    {"index": i, "result": r}
+                    for i, r in zip(done["index"], done["result"], strict=True)
+                ]
+            )
+        for rows in out if self.ray.in_order else reversed(out):
+            for row in rows:
+                self.ray.given += 1
+                yield row
 
 
 class FakeRay(types.ModuleType):
@@ -458,6 +482,7 @@ class FakeRay(types.ModuleType):
         super().__init__("ray")
         self.calls: list[tuple[str, Any]] = []
         self.cpus, self.fail, self.started = cpus, fail, started
+        self.in_order, self.given = False, 0
         self.refs: dict[int, Any] = {}
         self.context = types.SimpleNamespace(
             enable_progress_bars=True, execution_options=types.SimpleNamespace(preserve_order=False)
@@ -489,7 +514,7 @@ class FakeRay(types.ModuleType):
         return self.refs[ref]
 
     def cluster_resources(self) -> dict[str, float]:
-        return {"CPU": float(self.cpus)}
+        return {"CPU": float(self.cpus)} if self.cpus is not None else {}
 
 
 @pytest.fixture
@@ -503,6 +528,7 @@ def fake_ray(monkeypatch: pytest.MonkeyPatch) -> FakeRay:
 
 
 def _fleet(tmp_path: Path, jobs: int = 5) -> list[Path]:
+    tmp_path.mkdir(parents=True, exist_ok=True)
     paths = []
     for i in range(jobs):
         path = tmp_path / f"job{i}.log"
@@ -587,9 +613,10 @@ def test_ray_joins_a_cluster_by_address_with_an_actor_per_cpu(
 
 
 def test_a_cluster_without_cpus_gets_one_actor(fake_ray: FakeRay, tmp_path: Path) -> None:
-    fake_ray.cpus = 0
-    list(workers.stream(_fleet(tmp_path), ENTRIES, jobs=2, ray="ray://head:10001"))
-    assert [c[1]["compute"] for c in fake_ray.calls if c[0] == "map_batches"] == [("actors", 1)]
+    for cpus in (0, None):  # none free, or none reported
+        fake_ray.cpus, fake_ray.calls = cpus, []
+        list(workers.stream(_fleet(tmp_path / str(cpus)), ENTRIES, jobs=2, ray="ray://h:1"))
+        assert [c[1]["compute"] for c in fake_ray.calls if c[0] == "map_batches"] == [("actors", 1)]
 
 
 def test_a_ray_instance_already_running_is_used_and_left_running(
@@ -684,3 +711,48 @@ def test_a_pool_worker_ignores_ctrl_c_and_runs_jobs_with_its_entries(
     path.write_text(ERROR + "\nNCCL WARN x\n")
     record = workers._run_job(Job("job", "file", (str(path),)))
     assert record["verdict"] == "boom" and len(record["matches"]) == 1
+
+
+def test_a_dump_larger_than_an_error_file_may_be_is_read() -> None:
+    big = _dump_json(0, "all_reduce")[:-1] + b" " * (elastic.MAX_BYTES + 10) + b"}"
+    record = _run({"rank0.json": lambda: io.BytesIO(big)})
+    assert record["skipped"] == [] and record["status"] == "clean"
+
+
+def test_an_error_files_traceback_with_a_lone_surrogate_counts_as_error_lines() -> None:
+    data = _error_json("Traceback:\n  x\nValueError: odd \ud800 17")
+    record = _run({"0/error.json": lambda: io.BytesIO(data)})
+    assert [(r["text"], r["line"]) for r in record["error_lines"]] == [("ValueError: odd ? <n>", 3)]
+
+
+def test_lines_are_pulled_only_as_far_as_a_read_needs() -> None:
+    pulled: list[str] = []
+
+    def lines() -> Iterator[str]:
+        for line in ("abcd", "efgh", "ijkl"):
+            pulled.append(line)
+            yield line
+
+    stream = workers.Lines(lines())
+    assert stream.read(0) == b"" and pulled == []
+    assert stream.read(5) == b"abcd\n" and pulled == ["abcd"]
+    assert stream.read(6) == b"efgh\ni" and pulled == ["abcd", "efgh", "ijkl"]
+    assert stream.read() == b"jkl\n"
+
+
+def test_ray_records_stream_out_as_ray_returns_them(fake_ray: FakeRay, tmp_path: Path) -> None:
+    fake_ray.in_order = True
+    (tmp_path / "empty").mkdir()
+    paths = [tmp_path / "empty", *_fleet(tmp_path / "jobs", 40)[:-1]]
+    records = workers.stream(paths, ENTRIES, jobs=2, ray="")
+    first, second = next(records), next(records)
+    assert isinstance(first, Skip) and not isinstance(second, Skip)
+    assert fake_ray.given == 1  # one row back from Ray gave both: not the whole window first
+
+
+def test_a_pool_job_before_the_initializer_is_a_bug_said_so(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(workers, "_WORKER", None)
+    with pytest.raises(AssertionError, match="^the pool initializer runs first$"):
+        workers._run_job(Job("job", "file", ()))
