@@ -756,3 +756,17 @@ def test_a_pool_job_before_the_initializer_is_a_bug_said_so(
     monkeypatch.setattr(workers, "_WORKER", None)
     with pytest.raises(AssertionError, match="^the pool initializer runs first$"):
         workers._run_job(Job("job", "file", ()))
+
+
+def test_an_error_file_read_as_the_deadline_passes_is_skipped_not_fatal() -> None:
+    data = _error_json('Traceback:\n  File "x", line 1\nRuntimeError: boom')
+
+    def slow() -> io.BytesIO:
+        time.sleep(0.3)
+        return io.BytesIO(data)
+
+    record = _run({"0/error.json": slow}, deadline=0.1)
+    assert [(s["path"], s["reason"], s["detail"], s["job"]) for s in record["skipped"]] == [
+        ("0/error.json", "deadline", SKIP_REASONS["deadline"], "job")
+    ]
+    assert record["verdict"] is None

@@ -217,7 +217,11 @@ class Worker:
             except (OSError, EOFError) as err:
                 reason = getattr(err, "strerror", None) or str(err) or type(err).__name__
                 skips.append(Skip(file, "unreadable", reason, name))
-        scans += [scan.scan_error_file(e, self.matcher, deadline) for e in found.errors]
+        for error in found.errors:
+            try:
+                scans.append(scan.scan_error_file(error, self.matcher, deadline))
+            except scan.DiagnoseTimeout:  # the deadline passed while the files were read
+                skips.append(Skip(error.file, "deadline", SKIP_REASONS["deadline"], name))
         return self._record(name, layout, scans, skips, heads, tap, summary, found)
 
     def _structured(
