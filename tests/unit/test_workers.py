@@ -171,7 +171,14 @@ def test_a_file_without_a_line_break_in_its_first_mib_is_one_line_not_a_log() ->
             "short.log": lambda: io.BytesIO(b"RuntimeError: boom"),  # ended: one short line
         }
     )
-    assert _skips(record) == [("one.log", "single-line")]
+    assert record["skipped"] == [
+        {
+            "path": "one.log",
+            "reason": "single-line",
+            "detail": SKIP_REASONS["single-line"],
+            "job": "job",
+        }
+    ]
     assert record["verdict"] == "boom"
 
 
@@ -219,11 +226,15 @@ def test_a_gzip_file_past_the_size_limit_is_measured_as_it_unpacks(tmp_path: Pat
     packed.write_bytes(gzip.compress(b"step 1\n" * 100) + b"\0" * 1000)  # larger than 1000
     with workers._open(str(packed), 1000) as stream:
         assert stream.read(7) == b"step 1\n"
+    plain = tmp_path / "big.log"
+    plain.write_bytes(b"step 1\n" * 100)
     record = workers.Worker(ENTRIES, workers.Options(max_file_bytes=500)).run(
-        Job("job", "file", (str(packed),))
+        Job("job", "file", (str(packed), str(plain)))
     )
-    assert [(s["reason"], s["detail"]) for s in record["skipped"]] == [
-        ("too-large", "more than 500 bytes (--max-file-bytes)")
+    assert record["layout"] == "file"
+    assert [(s["reason"], s["detail"], s["job"]) for s in record["skipped"]] == [
+        ("too-large", "more than 500 bytes (--max-file-bytes)", "job"),
+        ("too-large", "700 bytes, more than 500 (--max-file-bytes)", "job"),  # not opened
     ]
 
 
@@ -280,6 +291,7 @@ def test_a_file_that_cannot_be_read_is_skipped_with_why() -> None:
         ("slow.log", "deadline", SKIP_REASONS["deadline"]),
         ("cut.log", "unreadable", "cut short"),
     ]
+    assert {s["job"] for s in record["skipped"]} == {"job"}
     assert record["verdict"] == "boom"
 
 
@@ -294,9 +306,12 @@ def test_files_past_the_jobs_deadline_are_skipped_unread() -> None:
 
         return open_it
 
-    record = _run({"a.log": opener("a"), "b.log": opener("b")}, deadline=0.1)
-    assert opened == ["a"]  # a's scan passed the deadline too; b was not opened
-    assert _skips(record) == [("a.log", "deadline"), ("b.log", "deadline")]
+    record = _run({"a.log": opener("a"), "b.log": opener("b"), "c.log": opener("c")}, deadline=0.1)
+    assert opened == ["a"]  # a's scan passed the deadline too; b and c were not opened
+    assert record["skipped"] == [
+        {"path": p, "reason": "deadline", "detail": SKIP_REASONS["deadline"], "job": "job"}
+        for p in ("a.log", "b.log", "c.log")
+    ]
 
 
 def test_a_scan_past_the_deadline_skips_that_file() -> None:
@@ -409,19 +424,23 @@ def test_jobs_given_as_lines_are_diagnosed_in_order() -> None:
 
 @pytest.mark.parametrize("jobs", [1, 2])
 def test_jobs_of_files_come_back_in_order_with_the_skips_between(tmp_path: Path, jobs: int) -> None:
-    for i in range(6):
-        (tmp_path / f"job{i}.log").write_text(ERROR + "\n" if i % 2 else "fine\n")
-    (tmp_path / "core.log").write_bytes(b"\0" * 10)
-    paths = [tmp_path / f"job{i}.log" for i in range(3)] + [tmp_path / "core.log"]
-    paths += [tmp_path / f"job{i}.log" for i in range(3, 6)]
+    """More jobs than the pool keeps in flight (four per process)."""
+    for i in range(12):
+        (tmp_path / f"job{i:02d}.log").write_text(ERROR + "\n" if i % 2 else "fine\n")
+    (tmp_path / "empty").mkdir()
+    paths = [tmp_path / f"job{i:02d}.log" for i in range(3)] + [tmp_path / "empty"]
+    paths += [tmp_path / f"job{i:02d}.log" for i in range(3, 12)]
     records = list(workers.stream(paths, ENTRIES, jobs=jobs))
-    got = [
-        (Path(r.path).name, r.reason) if isinstance(r, Skip) else (Path(r["job"]).name, r["status"])
-        for r in records
-    ]
-    want = [(f"job{i}.log", "matched" if i % 2 else "clean") for i in range(6)]
-    assert got == [*want[:3], ("core.log", "skipped"), *want[3:]]
+    want = [(f"job{i:02d}.log", "matched" if i % 2 else "clean") for i in range(12)]
+    assert _names(records) == [*want[:3], ("empty", "empty-folder"), *want[3:]]
     assert records == list(workers.stream(paths, ENTRIES, jobs=jobs))
+
+
+def test_one_path_given_as_a_string_is_one_path(tmp_path: Path) -> None:
+    path = tmp_path / "job.log"
+    path.write_text(ERROR + "\n")
+    (record,) = workers.stream(str(path), ENTRIES, jobs=1)
+    assert record["job"] == str(path) and record["verdict"] == "boom"  # type: ignore[index]
 
 
 def test_ray_is_asked_for_by_name_when_missing(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -770,3 +789,30 @@ def test_an_error_file_read_as_the_deadline_passes_is_skipped_not_fatal() -> Non
         ("0/error.json", "deadline", SKIP_REASONS["deadline"], "job")
     ]
     assert record["verdict"] is None
+
+
+def test_a_job_without_a_verdict_names_no_first_failure_nor_host() -> None:
+    record = _run(
+        {
+            "node-a.log": _lines(
+                "node-a:1:1 [3] NCCL INFO Bootstrap : Using eth0",
+                "Root Cause (first observed failure):",
+                "  rank      : 3 (local_rank: 0)",
+                "ValueError: odd",
+            )
+        }
+    )
+    assert record["status"] == "unmatched" and record["root_cause_rank"] == 3
+    assert record["initiating_rank"] is record["initiating_host"] is record["host_rule"] is None
+
+
+def test_a_logs_file_name_gives_the_rank_of_the_host_in_its_head() -> None:
+    record = _run(
+        {
+            "rank0.log": _lines("node-a:1:1 [0] NCCL INFO Bootstrap : Using eth0"),
+            "rank1.log": _lines(
+                "node-b:1:1 [0] NCCL INFO Bootstrap : Using eth0", "RuntimeError: boom"
+            ),
+        }
+    )
+    assert (record["initiating_rank"], record["initiating_host"]) == (1, "node-b")
