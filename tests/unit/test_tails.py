@@ -143,6 +143,7 @@ def _kinds(*feeds: bytes, **limits: int) -> dict[int | None, bytes]:
             {1: b"[rank1]: a\r[rank1]: b\n", 2: b"[rank2]: c\n"},
         ),
         (b"\n[rank1]: a\n", {None: b"\n", 1: b"[rank1]: a\n"}),
+        (b"[rank1]: a\n1 b\n1 c\n", {None: b"1 b\n1 c\n", 1: b"[rank1]: a\n"}),
         (
             b"[rank1]: a\r[rank2]: b\n[rank1]: c\n",
             {1: b"[rank1]: a\r[rank1]: c\n", 2: b"[rank2]: b\n"},
