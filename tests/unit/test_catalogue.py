@@ -8,6 +8,7 @@ import hashlib
 import json
 import os
 import shutil
+import time
 from dataclasses import replace
 from pathlib import Path
 
@@ -396,3 +397,22 @@ def test_the_first_problem_of_a_file_with_several_is_the_first_in_the_file(corpu
     assert len(errors) > 1
     (skipped,) = catalogue.load(corpus).skipped
     assert (skipped.code, skipped.message) == (errors[0].code, errors[0].message)
+
+
+def test_a_folder_unchanged_since_its_store_was_written_is_not_read_again(
+    corpus: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Stats vouch for a file only when it is older than the artifact by the coarsest clock
+    (2 s): then no entry file is read, as git trusts its index."""
+    time.sleep(2.1)
+    store = Memory()
+    first = catalogue.load(corpus, store)
+    read: list[str] = []
+    real = catalogue._hash
+    monkeypatch.setattr(catalogue, "_hash", lambda path: (read.append(path.name), real(path))[1])
+    assert catalogue.load(corpus, store) == first and read == []
+    (corpus / "alpha-failure.yaml").write_text(
+        (corpus / "alpha-failure.yaml").read_text(encoding="utf-8") + "\n# changed\n"
+    )
+    catalogue.load(corpus, store)
+    assert read == ["alpha-failure.yaml"]  # changed since: hashed again
