@@ -19,23 +19,13 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from nanopedia.content.portable import class_end
+
 #: Shortest literal worth a prefilter: shorter ones occur everywhere.
 MIN_LITERAL = 3
 #: Literals are cut to this length (a prefix of a required text is required too).
 MAX_LITERAL = 12
 _PUNCTUATION = re.compile(r"[\x20-\x2f\x3a-\x40\x5b-\x60\x7b-\x7e]")
-
-
-def class_end(p: str, i: int) -> int:
-    """Index of the `]` that closes the class opening at `i`."""
-    j = i + 1
-    if p[j : j + 1] == "^":
-        j += 1
-    if p[j : j + 1] == "]":
-        j += 1
-    while j < len(p) and p[j] != "]":
-        j += 2 if p[j] == "\\" else 1
-    return j
 
 
 def unwrap(p: str) -> str:
@@ -46,7 +36,7 @@ def unwrap(p: str) -> str:
             if p[j] == "\\":
                 j += 1
             elif p[j] == "[":
-                j = class_end(p, j)
+                j = class_end(p, j) - 1  # at the class's `]`
             elif p[j] == "(":
                 depth += 1
             elif p[j] == ")":
@@ -88,7 +78,7 @@ def literals(pattern: str) -> list[list[str]] | None:
                 end()
         elif ch == "[":
             end()
-            i = class_end(p, i)
+            i = class_end(p, i) - 1  # at the class's `]`
         elif ch == "(":
             end()
             depth += 1
