@@ -12,7 +12,7 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -194,6 +194,26 @@ def bench_corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
         capture_output=True,
     )
     return out / "entries.jsonl"
+
+
+@pytest.fixture
+def count_compiles(monkeypatch: pytest.MonkeyPatch) -> Callable[[], list[str]]:
+    """Call it to count from then on: the names of the entry files the compiled catalogue
+    compiles, in order."""
+    from nanopedia.diagnosis import catalogue
+
+    def start() -> list[str]:
+        names: list[str] = []
+        real = catalogue.compile_file
+
+        def counted(path: Path, value: str) -> object:
+            names.append(path.name)
+            return real(path, value)
+
+        monkeypatch.setattr(catalogue, "compile_file", counted)
+        return names
+
+    return start
 
 
 @pytest.fixture

@@ -9,6 +9,7 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
@@ -253,24 +254,15 @@ def corpus(tmp_path: Path) -> Path:
     return root
 
 
-def _counting(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    compiled: list[str] = []
-    real = catalogue.compile_file
-
-    def counted(path: Path, value: str) -> object:
-        compiled.append(path.name)
-        return real(path, value)
-
-    monkeypatch.setattr(catalogue, "compile_file", counted)
-    return compiled
-
-
 def test_a_changed_entry_is_compiled_again_and_no_other(
-    corpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    corpus: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    count_compiles: Callable[[], list[str]],
 ) -> None:
     store = FolderStore(tmp_path / "cache")
     first = catalogue.load(corpus, store)
-    compiled = _counting(monkeypatch)
+    compiled = count_compiles()
     assert catalogue.load(corpus, store) == first and compiled == []
     path = corpus / "fsdp-uniform-dtype.yaml"
     text = path.read_text(encoding="utf-8")
@@ -289,12 +281,15 @@ def test_a_changed_entry_is_compiled_again_and_no_other(
 
 
 def test_a_record_of_other_code_is_not_reused(
-    corpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    corpus: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    count_compiles: Callable[[], list[str]],
 ) -> None:
     store = FolderStore(tmp_path / "cache")
     catalogue.load(corpus, store)
     monkeypatch.setattr(catalogue, "code_key", lambda: "another version of the code")
-    compiled = _counting(monkeypatch)
+    compiled = count_compiles()
     catalogue.load(corpus, store)
     assert len(compiled) == len(catalogue.file_hashes(corpus))
 

@@ -9,6 +9,7 @@ import json
 import os
 import shutil
 import time
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
@@ -61,18 +62,6 @@ class Memory:
     def write(self, root: Path, data: bytes) -> None:
         self.roots.add(root)
         self.data, self.writes = data, self.writes + 1
-
-
-def _counting(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    compiled: list[str] = []
-    real = catalogue.compile_file
-
-    def counted(path: Path, value: str) -> object:
-        compiled.append(path.name)
-        return real(path, value)
-
-    monkeypatch.setattr(catalogue, "compile_file", counted)
-    return compiled
 
 
 # --- views -----------------------------------------------------------------------------------
@@ -298,25 +287,25 @@ def test_entries_are_sorted_by_id_whatever_their_file_names(corpus: Path) -> Non
 
 
 def test_a_store_is_written_once_then_read_without_compiling(
-    corpus: Path, monkeypatch: pytest.MonkeyPatch
+    corpus: Path, monkeypatch: pytest.MonkeyPatch, count_compiles: Callable[[], list[str]]
 ) -> None:
     store = Memory()
     first = catalogue.load(corpus, store)
     assert store.writes == 1 and catalogue.loads(store.data) is not None
     assert store.roots == {corpus}  # the store keeps one artifact per folder
-    compiled = _counting(monkeypatch)
+    compiled = count_compiles()
     assert catalogue.load(corpus, store) == first
     assert compiled == []  # (written again with the files' stats, which were too recent)
 
 
 def test_a_changed_file_is_compiled_again_and_no_other(
-    corpus: Path, monkeypatch: pytest.MonkeyPatch
+    corpus: Path, monkeypatch: pytest.MonkeyPatch, count_compiles: Callable[[], list[str]]
 ) -> None:
     text = (corpus / "alpha-failure.yaml").read_text(encoding="utf-8")
     (corpus / "b-failure.yaml").write_text(text.replace("id: alpha-failure", "id: b-failure"))
     store = Memory()
     catalogue.load(corpus, store)
-    compiled = _counting(monkeypatch)
+    compiled = count_compiles()
     (corpus / "b-failure.yaml").write_text(
         text.replace("id: alpha-failure", "id: b-failure").replace(
             "title: Alpha failure under FSDP", "title: Renamed"
@@ -328,11 +317,11 @@ def test_a_changed_file_is_compiled_again_and_no_other(
 
 
 def test_records_of_other_code_or_no_hash_are_compiled_again(
-    corpus: Path, monkeypatch: pytest.MonkeyPatch
+    corpus: Path, monkeypatch: pytest.MonkeyPatch, count_compiles: Callable[[], list[str]]
 ) -> None:
     hashes = catalogue.file_hashes(corpus)
     old = catalogue.compile_entries(corpus, hashes, "old code")
-    compiled = _counting(monkeypatch)
+    compiled = count_compiles()
     assert catalogue.compile_entries(corpus, hashes, "old code", [None, old]) == old
     assert compiled == []
     again = catalogue.compile_entries(corpus, hashes, "new code", [old])
@@ -352,13 +341,16 @@ def test_a_damaged_store_is_compiled_over(corpus: Path) -> None:
 
 
 def test_the_shipped_artifact_is_used_when_it_was_made_from_these_files(
-    corpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    corpus: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    count_compiles: Callable[[], list[str]],
 ) -> None:
     hashes = catalogue.file_hashes(corpus)
     made = catalogue.compile_entries(corpus, hashes, catalogue.code_key())
     shipped = tmp_path / "catalogue.json"
     shipped.write_bytes(catalogue.dumps(made))
-    compiled = _counting(monkeypatch)
+    compiled = count_compiles()
     store = Memory()
     assert catalogue.load(corpus, store, shipped) == catalogue.catalogue(made, corpus)
     assert compiled == [] and store.writes == 0  # nothing to compile, nothing to keep
@@ -370,14 +362,17 @@ def test_the_shipped_artifact_is_used_when_it_was_made_from_these_files(
 
 
 def test_the_shipped_records_are_reused_for_the_files_that_did_not_change(
-    corpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    corpus: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    count_compiles: Callable[[], list[str]],
 ) -> None:
     made = catalogue.compile_entries(corpus, catalogue.file_hashes(corpus), catalogue.code_key())
     shipped = tmp_path / "catalogue.json"
     shipped.write_bytes(catalogue.dumps(made))
     text = (corpus / "alpha-failure.yaml").read_text(encoding="utf-8")
     (corpus / "b-failure.yaml").write_text(text.replace("id: alpha-failure", "id: b-failure"))
-    compiled = _counting(monkeypatch)
+    compiled = count_compiles()
     found = catalogue.load(corpus, None, shipped)
     assert compiled == ["b-failure.yaml"]
     assert [e.id for e in found.entries] == ["alpha-failure", "b-failure"]
