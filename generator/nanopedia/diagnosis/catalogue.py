@@ -119,18 +119,12 @@ def file_stats(root: Path) -> dict[str, list[int] | None]:
     """The entry files of `root` (`file_hashes`' names), each with what `os.stat` says of it
     that changes when it is written or replaced (size, mtime, ctime, inode), as git's index
     keeps; None when it cannot be read."""
-    from nanopedia.content.files import TAGS_FILE
+    from nanopedia.content.files import entry_names
 
     stats: dict[str, list[int] | None] = {}
-    try:
-        found = sorted((e.name, e) for e in os.scandir(root) if e.name.endswith(".yaml"))
-    except OSError:
-        return stats
-    for name, item in found:
-        if name == TAGS_FILE:
-            continue
+    for name in entry_names(root):
         try:
-            st = item.stat()
+            st = os.stat(root / name)
             stats[name] = [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino]
         except OSError:
             stats[name] = None
