@@ -39,18 +39,20 @@ def _open(path: Path, **kw: Any) -> bytes:
 # --- opening: gzip, UTF-16, pipes, what is not a log ------------------------------------------
 
 
-@pytest.mark.parametrize(
-    "name, data",
-    [
-        ("plain.log", TEXT),
-        ("packed.log", gzip.compress(TEXT)),  # no .gz: the magic number says it
-        ("utf16.log", TEXT.decode().encode("utf-16")),  # PowerShell's `>`: a byte order mark
-        ("utf16le.log", TEXT.decode().encode("utf-16-le")),
-        ("utf16be.log", TEXT.decode().encode("utf-16-be")),
-        ("utf16.log.gz", gzip.compress(TEXT.decode().encode("utf-16"))),
-        ("utf16le.log.gz", gzip.compress(TEXT.decode().encode("utf-16-le"))),
-    ],
-)
+# Made at collection, so each xdist worker makes them: gzip's header holds the time unless told
+# (`mtime=0`), and two workers collecting in different seconds saw different tests (CI failed).
+PACKINGS = [
+    ("plain.log", TEXT),
+    ("packed.log", gzip.compress(TEXT, mtime=0)),  # no .gz: the magic number says it
+    ("utf16.log", TEXT.decode().encode("utf-16")),  # PowerShell's `>`: a byte order mark
+    ("utf16le.log", TEXT.decode().encode("utf-16-le")),
+    ("utf16be.log", TEXT.decode().encode("utf-16-be")),
+    ("utf16.log.gz", gzip.compress(TEXT.decode().encode("utf-16"), mtime=0)),
+    ("utf16le.log.gz", gzip.compress(TEXT.decode().encode("utf-16-le"), mtime=0)),
+]
+
+
+@pytest.mark.parametrize("name, data", PACKINGS, ids=[name for name, _ in PACKINGS])
 def test_a_log_is_read_as_its_utf8_text_whatever_its_packing_and_encoding(
     tmp_path: Path, name: str, data: bytes
 ) -> None:
