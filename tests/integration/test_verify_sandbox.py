@@ -17,6 +17,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import textwrap
 import threading
 import time
@@ -129,6 +130,17 @@ def _alive(marker: str) -> list[int]:
         except OSError:
             continue
     return found
+
+
+def test_an_interpreter_under_tmp_runs_the_script() -> None:
+    """A checkout cloned under /tmp with its venv in it: the sandbox's own /tmp hid the
+    interpreter, and every repro failed with setpriv's 'No such file or directory'."""
+    with tempfile.TemporaryDirectory(dir="/tmp") as folder:
+        python = Path(folder) / "clone" / ".venv" / "bin" / "python"
+        python.parent.mkdir(parents=True)
+        python.symlink_to(sys.executable)
+        run = verify.run_script("print('ran in the sandbox')", python=str(python), timeout=30)
+    assert run.code == 0 and "ran in the sandbox" in run.output, run.output
 
 
 def test_no_process_outlives_the_run() -> None:

@@ -35,6 +35,23 @@ def test_the_command_confines_the_script(monkeypatch, root: bool) -> None:
         assert inner == ["python", "launcher"]
 
 
+def test_an_interpreter_in_tmp_is_mounted_again_on_the_scripts_own_tmp(
+    monkeypatch, tmp_path
+) -> None:
+    """A checkout with its venv under /tmp: the script's private /tmp was mounted last and hid
+    the interpreter (setpriv: 'No such file or directory' for every repro)."""
+    monkeypatch.setattr("os.geteuid", lambda: 0)
+    venv = "/tmp/clone/.venv"
+    monkeypatch.setattr(sandbox, "kept_dirs", lambda python: [venv])
+    monkeypatch.setattr("os.path.isdir", lambda folder: True)
+    args = sandbox.command(BOX, [venv + "/bin/python", "launcher"], venv + "/bin/python")
+    tmp = next(i for i, a in enumerate(args) if a == "--tmpfs" and args[i + 1] == "/tmp")
+    bind = next(i for i, a in enumerate(args) if a == "--ro-bind" and args[i + 1] == venv)
+    made = next(i for i, a in enumerate(args) if a == "--dir" and args[i + 1] == "/tmp/clone")
+    assert tmp < made < bind < args.index("--")
+    assert args[made - 2 : made] == ["--perms", "0755"]  # the sandbox's user may pass through
+
+
 def test_limits_are_finite_and_follow_the_timeout() -> None:
     short, long = sandbox.limits_for(10), sandbox.limits_for(1000)
     assert short.cpu_seconds < long.cpu_seconds

@@ -3,7 +3,9 @@
 Repros come from pull requests: strangers' code. Inside the sandbox a script sees
 
 - the whole file system read-only, with the caller's home, `/root` and `/run` (agent and
-  docker sockets) replaced by empty folders, except the interpreter's own folders;
+  docker sockets) replaced by empty folders and `/tmp` by its own, except the interpreter's
+  own folders (mounted again where they lie in one of those: pyenv in a home, a checkout's
+  venv in `/tmp`);
 - a private, size-capped `/tmp` as its working directory and home: with `/dev/shm`, the only
   place it can write;
 - new PID, network, IPC and UTS namespaces: only its own processes, and only a loopback
@@ -154,9 +156,12 @@ def command(box: Sandbox, inner: Sequence[str], python: str) -> list[str]:
     for folder in hidden:
         if os.path.isdir(folder):
             args += ["--tmpfs", folder]
+    # The script's own /tmp before the interpreter's folders, which may lie in the caller's
+    # /tmp (a checkout with its venv there) and are mounted again on top of it.
+    args += ["--perms", "1777", "--size", str(TMP_BYTES), "--tmpfs", "/tmp"]
     made: set[str] = set()
     for folder in kept_dirs(python):
-        top = next((h for h in hidden if _under(folder, h)), None)
+        top = next((h for h in [*hidden, "/tmp"] if _under(folder, h)), None)
         if top is None or not os.path.isdir(folder):
             continue
         # the folders between the empty one and the kept one, traversable by the sandbox's user
@@ -166,17 +171,7 @@ def command(box: Sandbox, inner: Sequence[str], python: str) -> list[str]:
                 made.add(step)
                 args += ["--perms", "0755", "--dir", step]
         args += ["--ro-bind", folder, folder]
-    args += [
-        "--perms",
-        "1777",
-        "--size",
-        str(TMP_BYTES),
-        "--tmpfs",
-        "/tmp",
-        "--chdir",
-        "/tmp",
-        "--",
-    ]
+    args += ["--chdir", "/tmp", "--"]
     if root and box.setpriv:
         args += [
             box.setpriv,
