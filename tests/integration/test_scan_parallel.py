@@ -245,27 +245,6 @@ def test_segments_are_of_one_length(tmp_path, monkeypatch) -> None:
     assert max(lengths) <= logs.SEGMENT_BYTES
 
 
-@pytest.mark.parametrize("seed", range(40))
-def test_a_memory_map_cuts_lines_as_the_reads_do(tmp_path, monkeypatch, seed) -> None:
-    """`mapped` (the workers' reader) gives exactly the buffers `streamed` reads from the same
-    stretch of the file: carries, cut long lines, damaged text, a stretch that starts past the
-    map's page granularity, one that ends without a newline."""
-    monkeypatch.setattr(logs, "MAX_LINE_BYTES", 48)
-    rng = random.Random(seed)
-    data = b"".join(rng.choice(_PIECES) for _ in range(rng.randrange(1, 400)))
-    path = tmp_path / "job.log"
-    path.write_bytes(data)
-    start = rng.randrange(len(data))
-    end = rng.randrange(start, len(data) + 1)
-    for lo, hi in ((0, len(data)), (start, len(data)), (start, end)):
-        for size in (1, 3, 16, 47, 48, 100, 4096, 1 << 20):
-            with path.open("rb") as file:
-                want = [bytes(b[:n]) for b, n in logs.streamed(file, lo, hi, size)]
-            with path.open("rb") as file:
-                got = [bytes(b[:n]) for b, n in logs.mapped(file, lo, hi, size)]
-            assert got == want, (seed, lo, hi, size)
-
-
 @pytest.mark.parametrize("size", [0, 1, 4095, 256 << 10, (256 << 10) + 3, 3 << 20])
 def test_newlines_are_counted_in_a_view_as_in_bytes(size) -> None:
     rng = random.Random(size)
