@@ -36,6 +36,9 @@ LINES = [
     ("- `transformers` version: 4.40.0", ("transformers", "4.40.0")),
     ("- Accelerate version: 0.30.1", ("accelerate", "0.30.1")),
     ("- DeepSpeed version: 0.14.2", ("deepspeed", "0.14.2")),
+    ("- Huggingface_hub version: 0.24.5", ("huggingface-hub", "0.24.5")),
+    ("- Safetensors version: 0.4.3", ("safetensors", "0.4.3")),
+    ("Using transformers version: 4.41.2", ("transformers", "4.41.2")),
     (
         "[2024-05-01 10:00:00,000] [INFO] [logging.py:96:log_dist] [Rank 0] DeepSpeed info: "
         "version=0.14.0, git-hash=unknown, git-branch=unknown",
@@ -51,6 +54,17 @@ LINES = [
 def test_each_dump_names_its_package_and_version(line: str, shown: tuple[str, str]) -> None:
     found = versions.find(["step 1 loss 2.31", line], "job.log")
     assert [(s.package, s.version, s.line) for s in found] == [(*shown, 2)]
+
+
+def test_each_pattern_is_passed_over_only_where_its_required_texts_are_missing() -> None:
+    """Every pattern has texts all its matches hold (without, it is tried on every line of a
+    log's ends), and each dump line above holds those of the pattern that finds it."""
+    for (pattern, _), needles in zip(versions._PATTERNS, versions._NEEDLES, strict=True):
+        assert needles, pattern.pattern
+        found = [line for line, _ in LINES if pattern.search(line)]
+        assert found, pattern.pattern
+        for line in found:
+            assert any(all(n in line.lower() for n in b) for b in needles), (pattern, line)
 
 
 @pytest.mark.parametrize(
