@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import faulthandler
 import io
+import json
 import os
 import random
 import time
@@ -15,7 +16,7 @@ import pytest
 from conftest import ROOT
 
 from nanopedia.content.corpus import gather
-from nanopedia.diagnosis import logs, rank, scan
+from nanopedia.diagnosis import logs, presence, rank, scan
 
 ROOT_BLOCK = (
     "torch.distributed.elastic.multiprocessing.errors.ChildFailedError:\n"
@@ -279,3 +280,41 @@ def test_a_log_cut_short_while_the_workers_read_it_is_a_read_error(
     with pytest.raises(OSError, match="cut short while it was read"):
         scan.scan_file(str(path), matcher, jobs=2)
     assert time.monotonic() - started < 30
+
+
+def test_the_fast_answer_in_two_processes_equals_one_pass_of_the_set(
+    tmp_path, matcher, monkeypatch
+) -> None:
+    """The forked workers use the database the CLI compiled (`Matcher.accelerate`), and the
+    stretches holding a byte over 0x7F (a progress bar's blocks) are answered by the set."""
+    path = _log(tmp_path)
+    bar = "".join(
+        f"train {i}%|\u2588\u2588\u258c | {i}/100 [00:0{i % 10}<00:00]\n" for i in range(100)
+    )
+    path.write_text(bar + path.read_text() + bar)
+    with path.open("rb") as stream:
+        one = scan.scan(stream, "combined.log", matcher)
+    fast = scan.Matcher(gather(ROOT / "entries")[0].entries)
+    fast.accelerate(None)
+    monkeypatch.setattr(logs, "SEGMENT_BYTES", 4096)
+    assert scan.scan_file(str(path), fast, jobs=2, name="combined.log") == one
+    assert one.evidence and one.root_ranks
+
+
+def test_the_cli_keeps_the_compiled_database_for_a_large_log(
+    tmp_path, cli, catalogue_cache
+) -> None:
+    for old in catalogue_cache.glob("hyperscan-*.db"):
+        old.unlink()
+    path = tmp_path / "big.log"
+    failure = (ROOT / "tests" / "logs" / "fsdp-mp-torchrun.log").read_bytes()
+    line = b"2024-05-01 10:00:00,123 step 1 loss 2.31 lr 3e-4\n"
+    with path.open("wb") as out:
+        out.write(line * (presence.ACCELERATE_BYTES // len(line) + 1) + failure)
+    first = cli("diagnose", "--json", str(path))
+    assert first.code == 0 and len(list(catalogue_cache.glob("hyperscan-*.db"))) == 1
+    stored = next(catalogue_cache.glob("hyperscan-*.db")).stat().st_mtime_ns
+    again = cli("diagnose", "--json", str(path))
+    assert again.out == first.out
+    assert json.loads(first.out)["matches"][0]["id"] == "fsdp-mixed-precision-error"
+    assert next(catalogue_cache.glob("hyperscan-*.db")).stat().st_mtime_ns == stored

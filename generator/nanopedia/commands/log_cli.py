@@ -32,6 +32,7 @@ def run_diagnose(args: argparse.Namespace) -> int:
     from nanopedia.diagnosis import (
         catalogue,
         prefilter,
+        presence,
         readers,
         report,
         result,
@@ -63,6 +64,8 @@ def run_diagnose(args: argparse.Namespace) -> int:
         names = compiled.prefilter.candidates(prefilter.normalised(t) for t in texts)
     usable = catalogue.catalogue(compiled, root, names).entries
     matcher = scan.Matcher(usable)
+    if held is None and max(sizes, default=0) >= presence.ACCELERATE_BYTES:
+        matcher.accelerate(user_store())
     bar = sys.stderr.isatty() and sum(sizes) >= PROGRESS_BYTES
     start = time.monotonic()
     deadline = start + args.deadline

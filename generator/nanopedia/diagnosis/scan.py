@@ -1,6 +1,6 @@
 """Log scanning: every entry's fingerprints matched against training logs in one streaming pass.
 
-One `re2.Set` holding every fingerprint says which patterns occur in a buffer (a per-line Python
+One set of every fingerprint (`presence`) says which patterns occur in a buffer (a per-line Python
 loop is ten times slower); only those patterns are then run alone to locate their lines. Evidence
 lines get a rank and a timestamp (`lines`); torchrun's "Root Cause (first observed failure)" block
 names the rank that died first. A large plain log is scanned in stretches by several processes
@@ -20,6 +20,7 @@ from typing import IO, TYPE_CHECKING
 import re2
 
 from nanopedia.content.fingerprints import scan_options
+from nanopedia.diagnosis import presence
 from nanopedia.diagnosis.catalogue import EntryView, FingerprintView, view
 from nanopedia.diagnosis.lines import (
     TIMESTAMP_WINDOW,
@@ -176,10 +177,10 @@ class Matcher:
         self.programs = ["(?m)" + p.fingerprint.program for p in self.probes]
         self.programs += ["(?m)" + ROOT_CAUSE, "(?m)" + ROOT_RANK, LAUNCHER_RANKS]
         self.root_index = len(self.probes)
-        self.set = re2.Set.SearchSet(scan_options())
-        for program in self.programs:
-            self.set.Add(program)
-        self.set.Compile()
+        self.set = presence.re2_set(self.programs)
+        #: Which programs a buffer may hold (`presence`): the set's exact answer, or a faster
+        #: one after `accelerate`.
+        self.present: presence.Presence = presence.exact(self.set)
         self.regexes = _Programs(self.programs)
         self.specificity = [p.fingerprint.specificity for p in self.probes]
         #: Lines `rank.diagnose` takes for the first failure: located past `EVIDENCE_CAP` too.
@@ -188,6 +189,11 @@ class Matcher:
             for p in self.probes
         ]
         self.index = {(p.entry_id, p.fingerprint.id): i for i, p in enumerate(self.probes)}
+
+    def accelerate(self, store: presence.Store | None) -> None:
+        """Answer `present` with Hyperscan's compiled database where it is installed: for a log
+        of gigabytes (`presence.ACCELERATE_BYTES`); the answer of a scan is the same."""
+        self.present = presence.accelerated(self.programs, self.set, store) or self.present
 
     def slowest(self, sample: bytes) -> Probe | None:
         """The probe whose pattern alone takes longest on `sample`: named when the deadline hits."""
@@ -304,7 +310,7 @@ def _scan_part(
     for data, length in bufs:
         total += length
         view = memoryview(data)[:length]
-        hits = matcher.set.Match(view) or []
+        hits = matcher.present(view)
         buf = b""  # a buffer with a hit to locate is read from a copy, lines and all
         located: list[
             tuple[int, int, int, bool]
@@ -313,7 +319,9 @@ def _scan_part(
             counted = index != rank_at
             decisive = index < root_at and matcher.decisive[index]  # located past the cap too
             if counted and counts.get(index, 0) >= EVIDENCE_CAP and not (decisive and late_left):
-                uncompared |= decisive  # the set found a decisive line that is not compared
+                if decisive and not uncompared:  # a decisive line is there and not compared
+                    buf = buf or bytes(view)  # (`present` may name a pattern that is not)
+                    uncompared = matcher.regexes[index].search(buf) is not None
                 continue
             buf = buf or bytes(view)  # not copied when every hit is past its cap
             regex, pos = matcher.regexes[index], 0

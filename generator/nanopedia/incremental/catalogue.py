@@ -40,23 +40,31 @@ class FolderStore:
         return self.folder / f"catalogue-{name}.json"
 
     def read(self, root: Path) -> bytes | None:
+        return self.get(self.path(root).name)
+
+    def write(self, root: Path, data: bytes) -> None:
+        self.put(self.path(root).name, data)
+
+    def get(self, name: str) -> bytes | None:
+        """The bytes of file `name`, or None (no such file, or unreadable)."""
         try:
-            with open(self.path(root), "rb") as file:
+            with open(self.folder / name, "rb") as file:
                 return file.read(MAX_BYTES)
         except OSError:
             return None
 
-    def write(self, root: Path, data: bytes) -> None:
-        target = self.path(root)
+    def put(self, name: str, data: bytes) -> None:
+        """File `name` replaced by `data` in one rename (a folder that cannot be written is
+        left as it is)."""
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
-            fd, scratch = tempfile.mkstemp(prefix=".catalogue-", dir=self.folder)
+            fd, scratch = tempfile.mkstemp(prefix=f".{name}-", dir=self.folder)
         except OSError:
             return
         try:
             with os.fdopen(fd, "wb") as file:
                 file.write(data)
-            os.replace(scratch, target)
+            os.replace(scratch, self.folder / name)
         except OSError:
             try:
                 os.unlink(scratch)

@@ -1,0 +1,152 @@
+"""`nanopedia.diagnosis.presence`: Hyperscan's answer names every pattern RE2's set finds (on
+every test log and every fingerprint's must-match lines), a buffer with a byte over 0x7F is
+answered by the set, an answer that names too much changes no scan, and the compiled database
+is stored, checked and compiled again when it is not what was stored."""
+
+from __future__ import annotations
+
+import io
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import FIXTURES, ROOT
+
+from nanopedia.content.corpus import gather, load_entry
+from nanopedia.diagnosis import presence, scan
+
+LOGS = sorted(p for p in (ROOT / "tests" / "logs").rglob("*") if p.is_file())
+
+
+class MemoryStore:
+    """A `presence.Store` in a dict, counting what it is asked."""
+
+    def __init__(self) -> None:
+        self.files: dict[str, bytes] = {}
+        self.gets = 0
+
+    def get(self, name: str) -> bytes | None:
+        self.gets += 1
+        return self.files.get(name)
+
+    def put(self, name: str, data: bytes) -> None:
+        self.files[name] = data
+
+
+@pytest.fixture(scope="module")
+def entries() -> list:
+    return gather(ROOT / "entries")[0].entries
+
+
+@pytest.fixture(scope="module")
+def matchers(entries: list) -> tuple[scan.Matcher, scan.Matcher]:
+    """The RE2 set's matcher and the accelerated one, of every shipped entry."""
+    exact, fast = scan.Matcher(entries), scan.Matcher(entries)
+    before = fast.present
+    fast.accelerate(None)
+    assert fast.present is not before
+    return exact, fast
+
+
+def test_every_shipped_pattern_compiles_for_hyperscan(matchers) -> None:
+    """The shipped entries get the fast answer: one pattern Hyperscan refused would leave every
+    buffer to the RE2 set."""
+    exact, _ = matchers
+    assert presence.accelerated(exact.programs, exact.set, None) is not None
+
+
+def test_every_must_match_line_is_named_as_the_set_names_it(entries, matchers) -> None:
+    exact, fast = matchers
+    lines = [line for e in entries for fp in e.fingerprints for line in fp.must_match]
+    assert len(lines) > 1000
+    for line in lines:
+        data = (line + "\n").encode()
+        assert set(exact.present(data)) <= set(fast.present(data)), line
+
+
+@pytest.mark.parametrize("path", LOGS, ids=lambda p: str(p.relative_to(ROOT / "tests" / "logs")))
+def test_a_test_log_scans_alike_with_either_answer(path: Path, matchers) -> None:
+    exact, fast = matchers
+    data = path.read_bytes()
+    assert set(exact.present(data)) <= set(fast.present(data))
+    one = scan.scan(io.BytesIO(data), path.name, exact)
+    assert scan.scan(io.BytesIO(data), path.name, fast) == one
+
+
+def test_a_buffer_with_a_byte_over_0x7f_is_answered_by_the_set() -> None:
+    """RE2 reads UTF-8 (`.` is the two bytes of `é`), Hyperscan bytes: without the sentinel
+    pattern the fast answer would leave out a pattern that occurs."""
+    programs = ["(?m)a.b", "(?m)plain"]
+    fast = presence.accelerated(programs, presence.re2_set(programs), None)
+    assert fast is not None
+    assert fast("x a\u00e9b plain\n".encode()) == [0, 1]
+    assert fast(b"x axb\n") == [0]
+    assert fast(b"nothing here\n") == []
+
+
+def test_an_answer_that_names_too_much_changes_no_scan(entries, matchers) -> None:
+    exact, _ = matchers
+    loose = scan.Matcher(entries)
+    loose.present = lambda data: list(range(len(loose.programs)))
+    for path in LOGS:
+        data = path.read_bytes()
+        one = scan.scan(io.BytesIO(data), path.name, exact)
+        assert scan.scan(io.BytesIO(data), path.name, loose) == one, path
+
+
+def test_a_pattern_named_past_its_cap_that_is_not_there_leaves_every_line_compared() -> None:
+    """A decisive fingerprint at its cap and the late lines spent: a later buffer whose answer
+    names it without holding it must not report lines left uncompared."""
+    source, problems = load_entry(FIXTURES / "corpus" / "alpha-failure.yaml")
+    assert source is not None and not problems
+    exact = scan.Matcher([source.entry])
+    error = "RuntimeError: expected scalar type BFloat16 but found Float"
+    first = "".join(
+        f"[rank0]: 2024-05-01 10:00:00.{i % 1000:03d} {error}\n"
+        for i in range(scan.EVIDENCE_CAP + scan.LATE_LINES)
+    ).encode()
+    log = first + b"step 2 loss 1.0\n" * 100
+    loose = scan.Matcher([source.entry])
+    loose.present = lambda data: list(range(len(loose.programs)))
+    one = scan.scan(io.BytesIO(log), "a.log", exact, buffer_bytes=len(first))
+    assert not one.uncompared
+    assert scan.scan(io.BytesIO(log), "a.log", loose, buffer_bytes=len(first)) == one
+    more = first + f"[rank1]: {error}\n".encode()  # one decisive line too many: not compared
+    assert scan.scan(io.BytesIO(more), "a.log", loose, buffer_bytes=len(first)).uncompared
+
+
+def test_the_database_is_stored_read_back_and_compiled_again_when_damaged(matchers) -> None:
+    exact, _ = matchers
+    store = MemoryStore()
+    first = presence.accelerated(exact.programs, exact.set, store)
+    assert first is not None and len(store.files) == 1
+    ((name, stored),) = store.files.items()
+    assert name.startswith("hyperscan-") and name.endswith(".db")
+    sample = (ROOT / "tests" / "logs" / "fsdp-mp-torchrun.log").read_bytes()
+    answer = first(sample)
+    assert answer and presence.accelerated(exact.programs, exact.set, store)(sample) == answer
+    assert store.files[name] == stored  # read back, not written again
+    for damaged in (stored[:-1] + bytes([stored[-1] ^ 1]), stored[:100], b"", b"\n" * 5):
+        store.files[name] = damaged
+        again = presence.accelerated(exact.programs, exact.set, store)
+        assert again is not None and again(sample) == answer
+        assert store.files[name] == stored  # compiled again and stored whole
+
+
+def test_other_programs_are_another_database(matchers) -> None:
+    exact, _ = matchers
+    store = MemoryStore()
+    presence.accelerated(exact.programs, exact.set, store)
+    presence.accelerated(exact.programs[:-1], presence.re2_set(exact.programs[:-1]), store)
+    assert len(store.files) == 2
+
+
+def test_without_hyperscan_or_with_a_pattern_it_refuses_the_set_answers(monkeypatch) -> None:
+    programs = ["(?m)plain", r"(?m)\x{2588}"]  # RE2 takes a code point; Hyperscan bytes only
+    assert presence.accelerated(programs, presence.re2_set(programs), None) is None
+    monkeypatch.setitem(sys.modules, "hyperscan", None)  # `import hyperscan` raises ImportError
+    assert presence.accelerated(programs[:1], presence.re2_set(programs[:1]), None) is None
+    matcher = scan.Matcher([])
+    before = matcher.present
+    matcher.accelerate(None)
+    assert matcher.present is before
