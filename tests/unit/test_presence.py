@@ -1,7 +1,7 @@
 """`nanopedia.diagnosis.presence`: Hyperscan's answer names every pattern RE2's set finds (on
-every test log and every fingerprint's must-match lines), a buffer with a byte over 0x7F is
-answered by the set, an answer that names too much changes no scan, and the compiled database
-is stored, checked and compiled again when it is not what was stored."""
+every test log and every fingerprint's must-match lines, in ASCII and with characters over 0x7F),
+an answer that names too much changes no scan, and the compiled database is stored, checked and
+compiled again when it is not what was stored."""
 
 from __future__ import annotations
 
@@ -52,7 +52,7 @@ def test_every_shipped_pattern_compiles_for_hyperscan(matchers) -> None:
     """The shipped entries get the fast answer: one pattern Hyperscan refused would leave every
     buffer to the RE2 set."""
     exact, _ = matchers
-    assert presence.accelerated(exact.programs, exact.set, None) is not None
+    assert presence.accelerated(exact.programs, None) is not None
 
 
 def test_every_must_match_line_is_named_as_the_set_names_it(entries, matchers) -> None:
@@ -73,15 +73,48 @@ def test_a_test_log_scans_alike_with_either_answer(path: Path, matchers) -> None
     assert scan.scan(io.BytesIO(data), path.name, fast) == one
 
 
-def test_a_buffer_with_a_byte_over_0x7f_is_answered_by_the_set() -> None:
-    """RE2 reads UTF-8 (`.` is the two bytes of `é`), Hyperscan bytes: without the sentinel
-    pattern the fast answer would leave out a pattern that occurs."""
-    programs = ["(?m)a.b", "(?m)plain"]
-    fast = presence.accelerated(programs, presence.re2_set(programs), None)
+def test_every_must_match_line_with_wide_characters_is_named_as_the_set_names_it(
+    entries, matchers
+) -> None:
+    """RE2 reads UTF-8, so `.` or `[^x]` takes all two bytes of `é`: the widened programs must
+    find those lines too."""
+    exact, fast = matchers
+    for e in entries:
+        for fp in e.fingerprints:
+            for line in fp.must_match:
+                data = (line.replace("e", "\u00e9").replace(" ", "\u2003") + "\n").encode()
+                assert set(exact.present(data)) <= set(fast.present(data)), line
+
+
+def test_a_character_over_0x7f_is_one_to_four_bytes() -> None:
+    programs = ["(?m)a.b", "(?m)plain", '(?m)x[^"]{2}y', r"(?m)p\Sq"]
+    fast = presence.accelerated(programs, None)
     assert fast is not None
     assert fast("x a\u00e9b plain\n".encode()) == [0, 1]
+    assert fast("x\u00e9\u2588y p\U0001f600q\n".encode()) == [2, 3]
     assert fast(b"x axb\n") == [0]
     assert fast(b"nothing here\n") == []
+
+
+@pytest.mark.parametrize(
+    ("program", "widened"),
+    [
+        ("(?m)a.b", r"(?m)a(?:[^\n]{1,4})b"),
+        ('x[^"]+y', 'x(?:[^"]{1,4})+y'),
+        (r"[\S]x\W", r"(?:[\S]{1,4})x(?:\W{1,4})"),
+        (r"[a-z\d]\s\w\x41", r"[a-z\d]\s\w\x41"),
+        ("(?m:a|b)(?P<n>c)", "(?m:a|b)(?P<n>c)"),
+        (r"\x{2588}", None),
+        (r"\xe9", None),
+        (r"[\xe9-\xff]", None),
+        (r"\pL", None),
+        ("(?i)k", None),  # RE2 folds K into the Kelvin sign
+        ("(?s)a.b", None),
+        ("caf\u00e9", None),
+    ],
+)
+def test_bytewise_widens_what_can_match_a_wide_character(program: str, widened: str | None) -> None:
+    assert presence.bytewise(program) == widened
 
 
 def test_an_answer_that_names_too_much_changes_no_scan(entries, matchers) -> None:
@@ -118,17 +151,17 @@ def test_a_pattern_named_past_its_cap_that_is_not_there_leaves_every_line_compar
 def test_the_database_is_stored_read_back_and_compiled_again_when_damaged(matchers) -> None:
     exact, _ = matchers
     store = MemoryStore()
-    first = presence.accelerated(exact.programs, exact.set, store)
+    first = presence.accelerated(exact.programs, store)
     assert first is not None and len(store.files) == 1
     ((name, stored),) = store.files.items()
     assert name.startswith("hyperscan-") and name.endswith(".db")
     sample = (ROOT / "tests" / "logs" / "fsdp-mp-torchrun.log").read_bytes()
     answer = first(sample)
-    assert answer and presence.accelerated(exact.programs, exact.set, store)(sample) == answer
+    assert answer and presence.accelerated(exact.programs, store)(sample) == answer
     assert store.files[name] == stored  # read back, not written again
     for damaged in (stored[:-1] + bytes([stored[-1] ^ 1]), stored[:100], b"", b"\n" * 5):
         store.files[name] = damaged
-        again = presence.accelerated(exact.programs, exact.set, store)
+        again = presence.accelerated(exact.programs, store)
         assert again is not None and again(sample) == answer
         assert store.files[name] == stored  # compiled again and stored whole
 
@@ -136,16 +169,18 @@ def test_the_database_is_stored_read_back_and_compiled_again_when_damaged(matche
 def test_other_programs_are_another_database(matchers) -> None:
     exact, _ = matchers
     store = MemoryStore()
-    presence.accelerated(exact.programs, exact.set, store)
-    presence.accelerated(exact.programs[:-1], presence.re2_set(exact.programs[:-1]), store)
+    presence.accelerated(exact.programs, store)
+    presence.accelerated(exact.programs[:-1], store)
     assert len(store.files) == 2
 
 
 def test_without_hyperscan_or_with_a_pattern_it_refuses_the_set_answers(monkeypatch) -> None:
-    programs = ["(?m)plain", r"(?m)\x{2588}"]  # RE2 takes a code point; Hyperscan bytes only
-    assert presence.accelerated(programs, presence.re2_set(programs), None) is None
+    programs = ["(?m)plain", "(?U)a+"]  # ungreedy: RE2's flag, not Hyperscan's
+    assert presence.accelerated(programs, None) is None
+    programs = ["(?m)plain", r"(?m)\x{2588}"]  # a code point no byte pattern stands for
+    assert presence.accelerated(programs, None) is None
     monkeypatch.setitem(sys.modules, "hyperscan", None)  # `import hyperscan` raises ImportError
-    assert presence.accelerated(programs[:1], presence.re2_set(programs[:1]), None) is None
+    assert presence.accelerated(programs[:1], None) is None
     matcher = scan.Matcher([])
     before = matcher.present
     matcher.accelerate(None)

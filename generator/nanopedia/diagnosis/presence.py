@@ -10,10 +10,9 @@ a log is at least `ACCELERATE_BYTES`). Measured with `bench/diagnose_throughput.
 The database is compiled in Hyperscan's prefilter mode, so its answer may name a pattern that does
 not occur (a construct it widens; a class such as `\\s` that crosses a newline, which RE2's
 `never_nl` does not), never leave one out: `scan` locates every named pattern with its own RE2
-program, which decides. That holds for ASCII text, where a byte is a character for both. RE2
-reads UTF-8 (a `.` is a whole character) and Hyperscan reads bytes, so a buffer holding a byte
-over 0x7F is answered by the RE2 set instead: one more pattern of the database reports such a
-byte, and the scan stops there.
+program, which decides. RE2 reads UTF-8, where `.` or `[^"]` is one character of up to four
+bytes, and Hyperscan reads bytes, so each program is first widened (`bytewise`): an atom that can
+match a character over 0x7F matches one to four bytes, and the answer holds on any text.
 
 Hyperscan ships wheels for x86-64 Linux and arm64 macOS; elsewhere the package is not installed
 and the RE2 set answers every buffer.
@@ -23,12 +22,14 @@ from __future__ import annotations
 
 import hashlib
 import platform
+import re
 from collections.abc import Callable, Sequence
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 import re2
 
 from nanopedia.content.fingerprints import scan_options
+from nanopedia.content.portable import class_end
 
 #: A log at least this large is scanned with the compiled database: below it, its compilation on
 #: a cold cache costs more than it saves.
@@ -64,39 +65,87 @@ def exact(programs: re2.Set) -> Presence:
     return present
 
 
-def accelerated(
-    programs: Sequence[str], exact_set: re2.Set, store: Store | None
-) -> Presence | None:
-    """Hyperscan's answer, the RE2 set's for a buffer with a byte over 0x7F; None when Hyperscan
-    is not installed or cannot compile one of the programs (the RE2 set then answers alone).
-    The compiled database is kept in `store` (None: compiled every time)."""
+def accelerated(programs: Sequence[str], store: Store | None) -> Presence | None:
+    """Hyperscan's answer; None when Hyperscan is not installed or a program cannot be widened
+    or compiled (the RE2 set then answers alone). The compiled database is kept in `store`
+    (None: compiled every time)."""
     try:
         import hyperscan
     except ImportError:
         return None
-    sentinel = len(programs)
-    database = _database(hyperscan, [*programs, _NON_ASCII], store)
+    wide = [bytewise(p) for p in programs]
+    if None in wide:
+        return None
+    database = _database(hyperscan, cast(list[str], wide), store)
     if database is None:
         return None
-    fallback = exact(exact_set)
 
-    def collect(index: int, _start: int, _end: int, _flags: int, found: list[int]) -> bool:
+    def collect(index: int, _start: int, _end: int, _flags: int, found: list[int]) -> None:
         found.append(index)
-        return index == sentinel  # True ends the scan: the RE2 set reads this buffer
 
     def present(data: Any) -> list[int]:
         found: list[int] = []
-        try:
-            database.scan(data, match_event_handler=collect, context=found)
-        except hyperscan.ScanTerminated:
-            return fallback(data)
+        database.scan(data, match_event_handler=collect, context=found)
         return sorted(found)
 
     return present
 
 
-#: Any byte over 0x7F: the database's last pattern.
-_NON_ASCII = r"[\x80-\xff]"
+def bytewise(program: str) -> str | None:
+    """`program` for a reader of bytes: each atom that can match a character over 0x7F (`.`, a
+    negated class, a class holding `\\S`, `\\W` or `\\D`, and those escapes) matches one to four
+    bytes instead, so on any text it finds at least what RE2 finds reading UTF-8. None when the
+    program holds what bytes cannot stand for: a character over 0x7F (`\\x{...}`, `\\xHH` from
+    80, a class of them, `\\p`), or a flag that folds case or lets `.` take a newline."""
+    if not program.isascii():
+        return None
+    out: list[str] = []
+    i = 0
+    while i < len(program):
+        ch = program[i]
+        if ch == "\\":
+            nxt = program[i + 1 : i + 2]
+            if nxt == "x":
+                digits = program[i + 2 : i + 4]
+                if len(digits) < 2 or not all(c in "0123456789abcdefABCDEF" for c in digits):
+                    return None
+                if int(digits, 16) >= 0x80:
+                    return None
+                out.append(program[i : i + 4])
+                i += 4
+                continue
+            if nxt in ("p", "P", "C", "Q", "E"):
+                return None
+            atom = program[i : i + 2]
+            out.append(f"(?:{atom}{{1,4}})" if nxt in _WIDE else atom)
+            i += 2
+        elif ch == "[":
+            end = class_end(program, i)
+            body = program[i:end]
+            if "\\p" in body or "\\P" in body or _HIGH.search(body):
+                return None
+            wide = body.startswith("[^") or any("\\" + c in body for c in _WIDE)
+            out.append(f"(?:{body}{{1,4}})" if wide else body)
+            i = end
+        elif ch == ".":
+            out.append("(?:[^\\n]{1,4})")
+            i += 1
+        elif program.startswith("(?", i) and program[i + 2 : i + 3] not in (":", "P", "<"):
+            close = min(program.find(c, i) % (len(program) + 1) for c in ":)")
+            if set(program[i + 2 : close]) & set("is"):
+                return None
+            out.append(program[i : close + 1])
+            i = close + 1
+        else:
+            out.append(ch)
+            i += 1
+    return "".join(out)
+
+
+#: Escapes of a class that holds every character over 0x7F.
+_WIDE = ("S", "W", "D")
+#: `\\xHH` of a character over 0x7F, or `\\x{...}`.
+_HIGH = re.compile(r"\\x(?:[89a-fA-F][0-9a-fA-F]|\{)")
 
 
 def _database(hyperscan: Any, programs: list[str], store: Store | None) -> Any:

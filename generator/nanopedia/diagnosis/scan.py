@@ -193,7 +193,7 @@ class Matcher:
     def accelerate(self, store: presence.Store | None) -> None:
         """Answer `present` with Hyperscan's compiled database where it is installed: for a log
         of gigabytes (`presence.ACCELERATE_BYTES`); the answer of a scan is the same."""
-        self.present = presence.accelerated(self.programs, self.set, store) or self.present
+        self.present = presence.accelerated(self.programs, store) or self.present
 
     def slowest(self, sample: bytes) -> Probe | None:
         """The probe whose pattern alone takes longest on `sample`: named when the deadline hits."""
