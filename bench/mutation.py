@@ -140,6 +140,9 @@ GROUPS: dict[str, Group] = {
             "tests/unit/test_error_lines.py",
         ),
     ),
+    # Which fingerprints a buffer holds: RE2's set, or Hyperscan's database of the programs
+    # widened for bytes, stored with its hash (a damaged file is compiled again).
+    "presence": Group(("diagnosis/presence.py",), ("tests/unit/test_presence.py",)),
     # A triage job's files read into a record (binary, one-line, too large, unreadable skips)
     # and the compiled catalogue a diagnosis reads its entries from.
     "workers": Group(
