@@ -9,6 +9,7 @@ import io
 import sys
 from pathlib import Path
 
+import hyperscan
 import pytest
 from conftest import FIXTURES, ROOT
 
@@ -94,6 +95,22 @@ def test_a_character_over_0x7f_is_one_to_four_bytes() -> None:
     assert fast("x\u00e9\u2588y p\U0001f600q\n".encode()) == [2, 3]
     assert fast(b"x axb\n") == [0]
     assert fast(b"nothing here\n") == []
+    assert fast(b"plain plain\nplain\n") == [1]  # each pattern named once
+
+
+def test_a_pattern_that_matches_nothing_at_all_is_named_as_the_set_names_it() -> None:
+    programs = ["(?m)x*", "(?m)plain"]
+    fast = presence.accelerated(programs, None)
+    assert fast is not None
+    exact = presence.exact(presence.re2_set(programs))
+    for data in (b"plain\n", b"y\n", b"xx plain\n"):
+        assert fast(data) == exact(data)
+
+
+def test_the_set_matches_no_pattern_across_a_newline() -> None:
+    exact = presence.exact(presence.re2_set([r"(?m)a\sb"]))
+    assert exact(b"a\nb\n") == []
+    assert exact(b"a b\n") == [0]
 
 
 @pytest.mark.parametrize(
@@ -104,12 +121,22 @@ def test_a_character_over_0x7f_is_one_to_four_bytes() -> None:
         (r"[\S]x\W", r"(?:[\S]{1,4})x(?:\W{1,4})"),
         (r"[a-z\d]\s\w\x41", r"[a-z\d]\s\w\x41"),
         ("(?m:a|b)(?P<n>c)", "(?m:a|b)(?P<n>c)"),
+        (r"\x7f\x41", r"\x7f\x41"),
+        ("(?-m)x.", r"(?-m)x(?:[^\n]{1,4})"),
         (r"\x{2588}", None),
         (r"\xe9", None),
+        (r"\x80", None),
         (r"[\xe9-\xff]", None),
         (r"\pL", None),
+        (r"\PL", None),
+        (r"[\pL]", None),
+        (r"a[\PL]", None),
+        (r"\C", None),
+        (r"\Qa.b\E", None),
         ("(?i)k", None),  # RE2 folds K into the Kelvin sign
         ("(?s)a.b", None),
+        ("x:(?s)y", None),
+        ("a(?i:b)", None),
         ("caf\u00e9", None),
     ],
 )
@@ -164,6 +191,21 @@ def test_the_database_is_stored_read_back_and_compiled_again_when_damaged(matche
         again = presence.accelerated(exact.programs, store)
         assert again is not None and again(sample) == answer
         assert store.files[name] == stored  # compiled again and stored whole
+
+
+def test_a_stored_database_is_read_back_without_compiling(matchers, monkeypatch) -> None:
+    exact, _ = matchers
+    store = MemoryStore()
+    first = presence.accelerated(exact.programs, store)
+    assert first is not None
+
+    def no_compiling(*args: object, **kwargs: object) -> None:
+        raise AssertionError("compiled again")
+
+    monkeypatch.setattr(hyperscan, "Database", no_compiling)
+    again = presence.accelerated(exact.programs, store)
+    sample = (ROOT / "tests" / "logs" / "fsdp-mp-torchrun.log").read_bytes()
+    assert again is not None and again(sample) == first(sample) != []
 
 
 def test_other_programs_are_another_database(matchers) -> None:

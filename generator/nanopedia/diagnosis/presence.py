@@ -24,7 +24,7 @@ import hashlib
 import platform
 import re
 from collections.abc import Callable, Sequence
-from typing import Any, Protocol, cast
+from typing import Any, Protocol
 
 import re2
 
@@ -73,10 +73,13 @@ def accelerated(programs: Sequence[str], store: Store | None) -> Presence | None
         import hyperscan
     except ImportError:
         return None
-    wide = [bytewise(p) for p in programs]
-    if None in wide:
-        return None
-    database = _database(hyperscan, cast(list[str], wide), store)
+    wide = []
+    for program in programs:
+        widened = bytewise(program)
+        if widened is None:
+            return None
+        wide.append(widened)
+    database = _database(hyperscan, wide, store)
     if database is None:
         return None
 
@@ -92,11 +95,12 @@ def accelerated(programs: Sequence[str], store: Store | None) -> Presence | None
 
 
 def bytewise(program: str) -> str | None:
-    """`program` for a reader of bytes: each atom that can match a character over 0x7F (`.`, a
-    negated class, a class holding `\\S`, `\\W` or `\\D`, and those escapes) matches one to four
-    bytes instead, so on any text it finds at least what RE2 finds reading UTF-8. None when the
-    program holds what bytes cannot stand for: a character over 0x7F (`\\x{...}`, `\\xHH` from
-    80, a class of them, `\\p`), or a flag that folds case or lets `.` take a newline."""
+    """`program` (valid for RE2) for a reader of bytes: each atom that can match a character over
+    0x7F (`.`, a negated class, a class holding `\\S`, `\\W` or `\\D`, and those escapes)
+    matches one to four bytes instead, so on any text it finds at least what RE2 finds reading
+    UTF-8. None when the program holds what bytes cannot stand for: a character over 0x7F
+    (`\\x{...}`, `\\xHH` from 80, a class of them, `\\p`, `\\C`, quoted text), or a flag that folds
+    case or lets `.` take a newline."""
     if not program.isascii():
         return None
     out: list[str] = []
@@ -104,21 +108,12 @@ def bytewise(program: str) -> str | None:
     while i < len(program):
         ch = program[i]
         if ch == "\\":
-            nxt = program[i + 1 : i + 2]
-            if nxt == "x":
-                digits = program[i + 2 : i + 4]
-                if len(digits) < 2 or not all(c in "0123456789abcdefABCDEF" for c in digits):
-                    return None
-                if int(digits, 16) >= 0x80:
-                    return None
-                out.append(program[i : i + 4])
-                i += 4
-                continue
-            if nxt in ("p", "P", "C", "Q", "E"):
+            nxt = program[i + 1 : i + 2]  # "" (a trailing backslash) is in every string
+            if nxt in "pPCQ" or (nxt == "x" and _HIGH.match(program, i)):
                 return None
-            atom = program[i : i + 2]
-            out.append(f"(?:{atom}{{1,4}})" if nxt in _WIDE else atom)
-            i += 2
+            end = i + (4 if nxt == "x" else 2)
+            out.append(f"(?:{program[i:end]}{{1,4}})" if nxt in _WIDE else program[i:end])
+            i = end
         elif ch == "[":
             end = class_end(program, i)
             body = program[i:end]
@@ -130,12 +125,11 @@ def bytewise(program: str) -> str | None:
         elif ch == ".":
             out.append("(?:[^\\n]{1,4})")
             i += 1
-        elif program.startswith("(?", i) and program[i + 2 : i + 3] not in (":", "P", "<"):
-            close = min(program.find(c, i) % (len(program) + 1) for c in ":)")
-            if set(program[i + 2 : close]) & set("is"):
+        elif ch == "(" and (flags := _FLAGS.match(program, i)) is not None:
+            if set(flags.group(1)) & set("is"):
                 return None
-            out.append(program[i : close + 1])
-            i = close + 1
+            out.append(flags.group(0))
+            i = flags.end()
         else:
             out.append(ch)
             i += 1
@@ -143,9 +137,11 @@ def bytewise(program: str) -> str | None:
 
 
 #: Escapes of a class that holds every character over 0x7F.
-_WIDE = ("S", "W", "D")
+_WIDE = "SWD"
 #: `\\xHH` of a character over 0x7F, or `\\x{...}`.
-_HIGH = re.compile(r"\\x(?:[89a-fA-F][0-9a-fA-F]|\{)")
+_HIGH = re.compile(r"\\x(?:[89a-fA-F]|\{)")
+#: A group's flags: `(?m)`, `(?i:`, `(?-s)`.
+_FLAGS = re.compile(r"\(\?([A-Za-z-]*)[:)]")
 
 
 def _database(hyperscan: Any, programs: list[str], store: Store | None) -> Any:
