@@ -122,6 +122,8 @@ def test_the_set_matches_no_pattern_across_a_newline() -> None:
         (r"[a-z\d]\s\w\x41", r"[a-z\d]\s\w\x41"),
         ("(?m:a|b)(?P<n>c)", "(?m:a|b)(?P<n>c)"),
         (r"\x7f\x41", r"\x7f\x41"),
+        (r"\x41.", r"\x41(?:[^\n]{1,4})"),
+        (r"a\xe9", None),
         ("(?-m)x.", r"(?-m)x(?:[^\n]{1,4})"),
         (r"\x{2588}", None),
         (r"\xe9", None),
