@@ -93,6 +93,24 @@ def expected(matcher: scan.Matcher, named: list[tuple[str, bytes]]) -> dict[str,
     }
 
 
+#: What `shown` reads once a run has finished, in one round trip to the page.
+STATE = (
+    """() => {
+  const first = document.querySelector('#first-failure');
+  return {
+    state: document.querySelector('#status').dataset.state,
+    said: document.querySelector('#status-text').textContent,
+    matches: ("""
+    + SHOWN
+    + """)(),
+    rank: first.dataset.rank || '',
+    words: first.textContent || '',
+    visible: first.checkVisibility(),
+  };
+}"""
+)
+
+
 def shown(page: Any) -> dict[str, Any]:
     """What the page shows once the run started last has finished."""
     run = page.locator("#status").get_attribute("data-run")
@@ -101,16 +119,14 @@ def shown(page: Any) -> dict[str, Any]:
         state="attached",
         timeout=30_000,
     )
-    assert page.locator("#status").get_attribute("data-state") == "done", page.text_content(
-        "#status-text"
-    )
-    first = page.locator("#first-failure")
-    words = first.text_content() or ""
+    seen = page.evaluate(STATE)
+    assert seen["state"] == "done", seen["said"]
+    words = seen["words"]
     return {
-        "matches": page.evaluate(SHOWN),
-        "rank": first.get_attribute("data-rank") or "",
+        "matches": seen["matches"],
+        "rank": seen["rank"],
         "first": words.split(" at ")[1].split(" (")[0]
-        if first.is_visible() and " at " in words
+        if seen["visible"] and " at " in words
         else None,
     }
 
