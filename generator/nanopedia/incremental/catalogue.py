@@ -1,10 +1,12 @@
 """Where `nanopedia diagnose` keeps the compiled catalogue of an entries folder between runs.
 
 The user's cache folder (`$NANOPEDIA_CACHE`, else `$XDG_CACHE_HOME/nanopedia`, else
-`~/.cache/nanopedia`) holds one file per entries folder, named after a hash of its resolved path;
-`diagnosis/catalogue.py` decides what the bytes mean and when they are stale (content hashes), so
-this store only reads and writes them: a new file replaces the old in one rename, and a folder
-that cannot be written leaves the diagnosis to compile again next time, never fails it.
+`~/.cache/nanopedia`) holds one file per entries folder, named after a hash of its resolved path,
+and the Hyperscan databases of `diagnosis/presence.py` (`get` and `put` by name);
+`diagnosis/catalogue.py` and `presence.py` decide what the bytes mean and when they are stale
+(content hashes), so this store only reads and writes them: a new file replaces the old in one
+rename, and a folder that cannot be written leaves the diagnosis to compile again next time,
+never fails it.
 """
 
 from __future__ import annotations
