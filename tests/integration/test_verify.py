@@ -131,6 +131,22 @@ def test_when_one_rank_fails_the_other_is_stopped_not_waited_for() -> None:
     assert f"[default1]:{FAIL_LINE}" in run.output.splitlines()
 
 
+def test_a_rank_that_aborts_in_the_interpreters_teardown_still_passes() -> None:
+    """Two gloo ranks at times abort while C++ objects are destroyed at exit, after the script
+    returned; a destructor that aborts at exit has the same shape without torch."""
+    script = textwrap.dedent("""
+        import os, sys
+        class Bomb:
+            def __del__(self):
+                os.abort()
+        sys.modules["bomb"] = Bomb()
+        print("steps done")
+    """)
+    run = verify.run_script(script, ranks=2, timeout=30)
+    assert run.code == 0
+    assert run.output.splitlines() == ["[default0]:steps done", "[default1]:steps done"]
+
+
 def test_output_is_capped_at_its_tail() -> None:
     script = "import sys\nsys.stdout.write('x' * (3 << 20))\nprint('\\nlast line')\n"
     run = verify.run_script(script, timeout=30)

@@ -8,6 +8,11 @@ stderr on its own pipe back to `verify`, and waits for them as torchrun does: on
 fails the others get SIGTERM, then SIGKILL after the grace period; at the deadline every rank
 still running is killed. It prints the exit codes, one JSON object, on its own stdout.
 
+Each rank runs the script under `RUN`, which ends the process as Python would once the script
+returns, but without the interpreter's own teardown: a repro checks what the script did, and two
+gloo ranks at times abort while C++ objects are destroyed at exit ("terminate called without an
+active exception", a race `native-abort-sigabrt` describes), whatever the script did.
+
 Inside the sandbox the launcher is the first process of a PID namespace: when it exits, the
 kernel kills every process a repro started, whatever session or group it moved to. Without the
 sandbox (`--no-sandbox`) only the ranks' sessions are killed.
@@ -33,6 +38,45 @@ RLIMITS = {
     "core_bytes": resource.RLIMIT_CORE,
 }
 
+#: The program each rank runs (`python -c RUN`): the script as `__main__`, as `python script.py`
+#: runs it, then what Python does before it finalises (wait for non-daemon threads, run the
+#: atexit handlers, flush stdio) and `os._exit` with the status Python would give. The traceback
+#: of an uncaught exception starts at the script, as it would without this program.
+RUN = """
+import atexit, os, signal, sys, threading, types
+path = os.path.abspath("script.py")
+sys.argv[:] = ["script.py"]
+sys.path[0] = os.path.dirname(path)
+main = sys.modules["__main__"] = types.ModuleType("__main__")
+main.__file__ = path
+try:
+    with open(path, "rb") as f:
+        exec(compile(f.read(), path, "exec"), main.__dict__)
+    status = 0
+except SystemExit as stop:
+    status = 0 if stop.code is None else stop.code
+    if not isinstance(status, int):
+        print(status, file=sys.stderr)
+        status = 1
+except BaseException as error:
+    error.__traceback__ = error.__traceback__.tb_next  # this program's own frame
+    sys.excepthook(type(error), error, error.__traceback__)
+    status = -signal.SIGINT if isinstance(error, KeyboardInterrupt) else 1
+for thread in threading.enumerate():
+    if not thread.daemon and thread is not threading.main_thread():
+        thread.join()
+atexit._run_exitfuncs()
+for stream in (sys.stdout, sys.stderr):
+    try:
+        stream.flush()
+    except (OSError, ValueError):
+        pass
+if status == -signal.SIGINT:  # as Python does: die of the signal
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    os.kill(os.getpid(), signal.SIGINT)
+os._exit(status & 0xFF)
+"""
+
 
 def main(settings: dict[str, Any]) -> int:
     script = sys.stdin.buffer.read()
@@ -46,7 +90,7 @@ def main(settings: dict[str, Any]) -> int:
     for rank, fd in enumerate(settings["fds"]):
         procs.append(
             subprocess.Popen(
-                [sys.executable, "script.py"],
+                [sys.executable, "-c", RUN],
                 stdin=subprocess.DEVNULL,
                 stdout=fd,
                 stderr=fd,
