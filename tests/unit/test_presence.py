@@ -146,6 +146,59 @@ def test_bytewise_widens_what_can_match_a_wide_character(program: str, widened: 
     assert presence.bytewise(program) == widened
 
 
+@pytest.mark.parametrize(
+    ("program", "kept"),
+    [
+        (r"(?m)(?:[^mM] |[^\w ]|train_)[lL]oss=nan", r"(?m)[lL]oss=nan"),
+        (r"(?m)^\s*rank: \d+", r"(?m)rank: \d+"),
+        (r"(?:Train batch size|Gradient steps): \d+", r"(?:Train batch size|Gradient steps): \d+"),
+        (r"(?:\d+/\d+: )x", "x"),
+        (r"\bfoo|\s+bar|baz", "foo|bar|baz"),
+        (r"\d+\s+", r"\d+\s+"),  # no text at all: left whole
+        (r"\d+\.x", r"\.x"),
+        (r"\s*[:=]x", "[:=]x"),
+        (r"[a-z]+x", "x"),
+        (r"[^a]x", "x"),
+        (r"[\w.]x", "x"),
+        ("a?b", "b"),
+        ("a*?b", "b"),
+        ("a{0,2}b", "b"),
+        ("a{2}b", "a{2}b"),
+        ("a+?b", "a+?b"),
+        ("(?:abc)?d", "d"),
+        ("(?:abc|de)f", "f"),
+        (r"\x41b", "b"),
+        (r"\s*(?m)^x", "(?m)x"),  # a flag is never dropped
+        (r"(?m)(?-m)\s*x", "(?m)(?-m)x"),
+        ("x(?m)^a|b", "x(?m)^a|b"),
+        (r"\d(?:[^|]|\|)x|y", "x|y"),  # a `|` in a class or escaped splits nothing
+        ("(?:a(b)c)x", "x"),
+        (".x", "x"),
+        (r"\s*X", "X"),
+        (r"\d+(?m)$", r"\d+(?m)$"),  # no text: left whole, its flag once
+        (r"\s\|\sx", r"\|\sx"),
+        (r"\s[|]x", "[|]x"),
+        (r"(?:\d)a|\s+b", "a|b"),
+        (r"\s(abc|def)x", "(abc|def)x"),
+        (r"\s(?:a\)bcd)x", r"(?:a\)bcd)x"),
+        (r"\s(?:[)]abc)x", "(?:[)]abc)x"),
+    ],
+)
+def test_each_alternative_starts_at_the_first_text_every_match_holds(
+    program: str, kept: str
+) -> None:
+    assert presence.from_text(program) == kept
+
+
+def test_a_pattern_after_a_leading_context_is_still_named() -> None:
+    programs = [r"(?m)(?:[^mM] |[^\w ]|train_)loss=nan", r"(?m)^\s*rank: \d+"]
+    fast = presence.accelerated(programs, None)
+    assert fast is not None
+    exact = presence.exact(presence.re2_set(programs))
+    for data in (b"step loss=nan\n", b"  rank: 3\n", b"train_loss=nan rank: 1\n", b"x\n"):
+        assert set(fast(data)) >= set(exact(data)), data
+
+
 def test_an_answer_that_names_too_much_changes_no_scan(entries, matchers) -> None:
     exact, _ = matchers
     loose = scan.Matcher(entries)
