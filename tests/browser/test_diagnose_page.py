@@ -254,7 +254,7 @@ def test_every_page_links_to_the_diagnosis(site, watched_page) -> None:
     watched_page.assert_clean()
 
 
-def test_cancel_stops_the_worker(site, logs, watched_page) -> None:
+def test_cancel_stops_the_worker(site, matcher, logs, watched_page) -> None:
     big = logs / "cancel.log"
     with big.open("wb") as out:
         out.write(
@@ -266,6 +266,42 @@ def test_cancel_stops_the_worker(site, logs, watched_page) -> None:
     page.click("#cancel")
     assert page.locator("#status").get_attribute("data-state") == "cancelled"
     assert page.locator("#run").is_enabled() and page.locator("#results").is_hidden()
+    page.fill("#log-text", f"{ERROR}\n")  # the stopped worker is replaced: the next run answers
+    page.click("#run")
+    assert shown(page) == expected(matcher, [("pasted log", f"{ERROR}\n".encode())])
+    watched_page.assert_clean()
+
+
+#: A fingerprint added to the page's data that backtracks for ever on a line of `a`s (as a
+#: pattern RE2 runs in linear time can in JavaScript): the page finds it stuck after STALL_MS.
+STUCK = """
+Object.defineProperty(self, 'NanopediaDiagnoseData', {
+  configurable: true,
+  set(data) {
+    const fp = Object.assign({}, data.fingerprints[0], {
+      id: 'stuck', indicates: 'supporting', pattern: '(a+)+$', program: '(a+)+$'});
+    data.fingerprints.push(fp);
+    Object.defineProperty(self, 'NanopediaDiagnoseData', {value: data, writable: true});
+  },
+});
+"""
+
+
+def test_a_stuck_fingerprint_is_left_out_of_its_run_only(site, matcher, watched_page) -> None:
+    """The page stops a worker stuck in one pattern and reads the log again without it; the
+    next run has every fingerprint again (the restart's smaller worker is not kept for it), so
+    it meets the same stuck pattern and restarts once more."""
+    page = watched_page.page
+    page.add_init_script(STUCK)
+    page = open_page(watched_page, site)
+    text = f"{'a' * 40}b\n{ERROR}\n"
+    for _ in range(2):
+        page.fill("#log-text", text)
+        page.click("#run")
+        assert shown(page) == expected(matcher, [("pasted log", text.encode())])
+        status = page.locator("#status")
+        assert status.get_attribute("data-restarts") == "1"
+        assert "1 fingerprint(s) left out as too slow" in page.locator("#status-text").inner_text()
     watched_page.assert_clean()
 
 

@@ -1246,9 +1246,17 @@ self.NanopediaDiagnoseWorker = function (scope) {
     });
   }
 
+  /* The page's messages. `{load: data}` compiles the fingerprints before any log comes (the page
+     keeps such a worker ready: compiling them is most of the time a small log takes); a job
+     without `data` then runs on them, as `jobs` runs its jobs, as often as the page sends one. A
+     job with `data` (a restart that leaves out the fingerprints found stuck) compiles its own. */
+  var loaded = null;
   scope.onmessage = function (event) {
     var msg = event.data;
-    job(compile(msg.data, msg.slow), msg, function (out) { scope.postMessage(out); });
+    var post = function (out) { scope.postMessage(out); };
+    if (msg.load) loaded = scope.jobs(msg.load);
+    else if (msg.data) job(compile(msg.data, msg.slow), msg, post);
+    else loaded(msg, post);
   };
 
   /* Jobs with the same data, compiled once: tests/js/corpus.test.js diagnoses each of its logs

@@ -50,6 +50,8 @@
   var pastedNote;
 
   var job = null;
+  /* A worker whose fingerprints are compiled, waiting for a job (see ready()). */
+  var spare = null;
   /* A large paste or text drop, kept as a Blob instead of in the text box. */
   var pasted = null;
 
@@ -64,18 +66,67 @@
     progress.hidden = !busy;
   }
 
+  /* A worker running the source of diagnose-worker.js, from a blob: URL (the CSP allows no
+     other). */
+  function newWorker() {
+    var code = '(' + source.toString() + ')(self);\n';
+    var url = URL.createObjectURL(new Blob([code], { type: 'text/javascript' }));
+    return { worker: new Worker(url), url: url };
+  }
+
+  function end(w) {
+    w.worker.terminate();
+    URL.revokeObjectURL(w.url);
+  }
+
+  /* Keeps one worker ready, its fingerprints compiled ahead: compiling them is most of the time
+     a small log takes, so a diagnosis starts at once. A worker that answered its job waits as
+     the next one (finish()); one stopped (cancelled, stuck, past its time) is replaced here. */
+  function ready() {
+    if (spare || !data || !source) return;
+    var w = newWorker();
+    keep(w);
+    w.worker.postMessage({ load: data });
+  }
+
+  /* `w` waits as the spare; should it fail while it waits, it is dropped. */
+  function keep(w) {
+    spare = w;
+    w.worker.onmessage = null;
+    w.worker.onerror = function (event) {
+      event.preventDefault();
+      end(w);
+      if (spare === w) spare = null;
+    };
+  }
+
   /* Stops the worker of the job (and the job, unless `keep`: a restart reuses it). */
   function halt(keep) {
     if (!job || !job.worker) return;
     clearTimeout(job.timer);
     clearTimeout(job.stall);
-    job.worker.terminate();
-    URL.revokeObjectURL(job.url);
+    end(job);
     job.worker = null;
     if (!keep) job = null;
   }
 
-  function stop() { halt(false); }
+  function stop() {
+    halt(false);
+    ready();
+  }
+
+  /* The job's worker answered and is idle: it becomes the spare when it holds every fingerprint
+     (a restart's worker holds fewer) and none is waiting; otherwise it is stopped. */
+  function finish() {
+    clearTimeout(job.timer);
+    clearTimeout(job.stall);
+    var w = { worker: job.worker, url: job.url };
+    var whole = job.whole;
+    job = null;
+    if (whole && !spare) keep(w);
+    else end(w);
+    ready();
+  }
 
   function watchdog(ms) {
     clearTimeout(job.timer);
@@ -133,13 +184,17 @@
       setState('error', 'diagnosis stopped: the time budget ran out while fingerprints got stuck');
       return;
     }
-    var code = '(' + source.toString() + ')(self);\n';
-    var url = URL.createObjectURL(new Blob([code], { type: 'text/javascript' }));
-    var worker = new Worker(url);
+    /* The spare for a first try; a restart compiles without the fingerprints found stuck. */
+    var whole = job.slow.length === 0;
+    if (whole) ready();
+    var w = whole ? spare : newWorker();
+    if (whole) spare = null;
+    var worker = w.worker;
     var began = performance.now();
     var current = job;
     job.worker = worker;
-    job.url = url;
+    job.url = w.url;
+    job.whole = whole;
     job.restarts += 1;
     var total = files.reduce(function (n, f) { return n + f.blob.size; }, 0);
     results.hidden = true;
@@ -162,7 +217,7 @@
           megabytes(total) + ' (' + megabytes(rate) + '/s)';
         return;
       }
-      stop();
+      finish();
       if (msg.type === 'done') {
         var r = msg.result;
         show(r);
@@ -192,8 +247,12 @@
       stop();
       setState('error', 'The matcher failed: ' + (event.message || 'unknown error'));
     };
-    worker.postMessage({ data: data, files: files, budgetMs: leftMs, patternMs: PATTERN_MS,
-                         slow: job.slow });
+    var request = { files: files, budgetMs: leftMs, patternMs: PATTERN_MS };
+    if (!whole) {
+      request.data = data;
+      request.slow = job.slow;
+    }
+    worker.postMessage(request);
   }
 
   /* ---- Results, built from text nodes only. ---- */
@@ -591,10 +650,11 @@
   }
 
   function wire() {
-    stop();
+    halt(false);
     pasted = null;
     text = $('log-text');
     if (!text) return;
+    ready();
     input = $('log-files');
     zone = $('drop-zone');
     runButton = $('run');
