@@ -257,7 +257,7 @@ def adversarial_log(fp: Fingerprint, size: int = ADVERSARIAL_BYTES) -> bytes:
 
 def random_text(rnd: random.Random, letters: str, size: int) -> bytes:
     """`size` random bytes over the ASCII `letters` (random bytes mapped by a table: fast)."""
-    table = bytes(ord(letters[i % len(letters)]) for i in range(256))
+    table = (letters * (256 // len(letters) + 1))[:256].encode("ascii")  # byte i: letters[i % n]
     return rnd.randbytes(size).translate(table)
 
 
