@@ -471,22 +471,23 @@ def test_an_edit_that_leaves_the_code_alone_runs_no_highlighter(
     assert tree(site) == tree(tmp_path / "cold")
 
 
-def test_compiled_templates_are_kept_and_follow_the_theme(tmp_path: Path) -> None:
+def test_compiled_templates_are_kept_and_follow_the_theme(tmp_corpus: Path, tmp_path: Path) -> None:
     theme = tmp_path / "theme"
     shutil.copytree(THEME, theme)
     cache = tmp_path / "cache"
-    build(Request(SOURCE, tmp_path / "site", None, cache_root=cache, jobs=1, dates={}, theme=theme))
+    site = tmp_path / "site"
+    build(Request(tmp_corpus, site, None, cache_root=cache, jobs=1, dates={}, theme=theme))
     assert list((open_cache(cache).root / "templates").iterdir())
     page = theme / "templates" / "404.html"
     page.write_text(page.read_text().replace("</h1>", "</h1><p>Changed theme.</p>", 1))
-    build(Request(SOURCE, tmp_path / "site", None, cache_root=cache, jobs=1, dates={}, theme=theme))
+    build(Request(tmp_corpus, site, None, cache_root=cache, jobs=1, dates={}, theme=theme))
     assert b"Changed theme." in (tmp_path / "site" / "404.html").read_bytes()
 
 
 def test_the_command_returns_before_its_state_is_saved_and_the_next_waits(tmp_path: Path) -> None:
     """The console script leaves the state to a detached process; a build started right after
     waits for it, so it finds the site up to date."""
-    shutil.copytree(SOURCE, tmp_path / "entries")
+    shutil.copytree(ROOT / "tests" / "fixtures" / "corpus", tmp_path / "entries")
     command = [sys.executable, "-m", "nanopedia", "build"]
     first = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, check=True)
     assert "built " in first.stderr, first.stderr
@@ -497,7 +498,7 @@ def test_the_command_returns_before_its_state_is_saved_and_the_next_waits(tmp_pa
 
 def test_reading_the_state_waits_while_another_process_writes_it(tmp_path: Path) -> None:
     entries, cache = tmp_path / "entries", open_cache(tmp_path / "cache")
-    shutil.copytree(SOURCE, entries)
+    shutil.copytree(ROOT / "tests" / "fixtures" / "corpus", entries)
     build(
         Request(entries, tmp_path / "site", None, cache_root=tmp_path / "cache", jobs=1, dates={})
     )
@@ -569,14 +570,15 @@ def test_values_of_old_versions_are_deleted(tmp_path: Path) -> None:
     ):
         (cache / name / "x").mkdir(parents=True)
         os.utime(cache / name, ns=(n * 10**9, n * 10**9))
-    build(Request(SOURCE, tmp_path / "site", None, cache_root=cache, jobs=1, dates={}))
+    entries = ROOT / "tests" / "fixtures" / "corpus"
+    build(Request(entries, tmp_path / "site", None, cache_root=cache, jobs=1, dates={}))
     background.finish()
     current = open_cache(cache).root.name
     assert sorted(p.name for p in cache.iterdir()) == sorted(
         ["0000000000000003", "0000000000000004", current, "notes"]
     )
     assert build(
-        Request(SOURCE, tmp_path / "site", None, cache_root=cache, jobs=1, dates={})
+        Request(entries, tmp_path / "site", None, cache_root=cache, jobs=1, dates={})
     ).up_to_date
 
 
