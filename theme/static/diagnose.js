@@ -85,12 +85,12 @@
   function ready() {
     if (spare || !data || !source) return;
     var w = newWorker();
-    keep(w);
+    park(w);
     w.worker.postMessage({ load: data });
   }
 
   /* `w` waits as the spare; should it fail while it waits, it is dropped. */
-  function keep(w) {
+  function park(w) {
     spare = w;
     w.worker.onmessage = null;
     w.worker.onerror = function (event) {
@@ -123,7 +123,7 @@
     var w = { worker: job.worker, url: job.url };
     var whole = job.whole;
     job = null;
-    if (whole && !spare) keep(w);
+    if (whole && !spare) park(w);
     else end(w);
     ready();
   }
