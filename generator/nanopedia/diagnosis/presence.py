@@ -163,22 +163,11 @@ def from_text(program: str) -> str:
 def _alternatives(program: str) -> list[str]:
     """The top-level alternatives of `program` (split at each `|` outside groups and classes)."""
     parts: list[str] = []
-    depth = start = i = 0
-    while i < len(program):
-        ch = program[i]
-        if ch == "[":
-            i = class_end(program, i)
-            continue
-        if ch == "\\":
-            i += 1
-        elif ch == "(":
-            depth += 1
-        elif ch == ")":
-            depth -= 1
-        elif ch == "|" and depth == 0:
+    start = 0
+    for i, ch, depth in _walk(program, 0):
+        if ch == "|" and depth == 0:
             parts.append(program[start:i])
             start = i + 1
-        i += 1
     return [*parts, program[start:]]
 
 
@@ -210,20 +199,23 @@ def _atoms(branch: str) -> Iterator[tuple[str, bool]]:
 
 def _group_end(program: str, i: int) -> int:
     """Index just past the group opening at `i`."""
+    return next(j + 1 for j, ch, depth in _walk(program, i) if ch == ")" and depth == 0)
+
+
+def _walk(program: str, i: int) -> Iterator[tuple[int, str, int]]:
+    """Each character of `program` from `i` on outside classes and escapes, with the depth of the
+    groups it is in (an opening `(` counts itself, a closing `)` no longer does)."""
     depth = 0
-    while True:
+    while i < len(program):
         ch = program[i]
         if ch == "[":
             i = class_end(program, i)
             continue
         if ch == "\\":
-            i += 1
-        elif ch == "(":
-            depth += 1
-        elif ch == ")":
-            depth -= 1
-            if depth == 0:
-                return i + 1
+            i += 2
+            continue
+        depth += (ch == "(") - (ch == ")")
+        yield i, ch, depth
         i += 1
 
 
