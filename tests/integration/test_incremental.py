@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from conftest import ROOT
+from conftest import FIXTURES, ROOT
 from gitscript import Repo
 
 from nanopedia.content.corpus import entry_files
@@ -30,6 +30,8 @@ from nanopedia.site import highlight
 from nanopedia.theme_dir import THEME
 
 SOURCE = ROOT / "entries"
+SMALL = FIXTURES / "corpus"
+"""Two entries: for tests of the cache and the state, not of what entries hold."""
 ENTRY = "nccl-watchdog-timeout"
 """An entry three others link to."""
 
@@ -215,7 +217,7 @@ def test_random_changes_rebuild_like_a_cold_build(tmp_path: Path) -> None:
     rng = random.Random(20261130)
     entries = tmp_path / "entries"
     entries.mkdir()
-    shutil.copy(ROOT / "tests" / "fixtures" / "corpus" / "tags.yaml", entries)
+    shutil.copy(SMALL / "tags.yaml", entries)
     corpus: dict[str, dict] = {}
 
     def write() -> None:
@@ -273,7 +275,7 @@ def test_each_input_of_each_page_kind_rebuilds_like_a_cold_build(tmp_path: Path)
     to a warm site (tag title and description, entry title, summary, category, tags, alias, an
     entry added, new dates): after each, the site is the cold build's."""
     entries, site, cache = tmp_path / "entries", tmp_path / "site", tmp_path / "cache"
-    shutil.copytree(ROOT / "tests" / "fixtures" / "corpus", entries)
+    shutil.copytree(SMALL, entries)
     day = datetime(2026, 1, 5, tzinfo=UTC)
     dates = {"alpha-failure": Dates(day, day), "beta-failure": Dates(day, day)}
 
@@ -481,13 +483,13 @@ def test_compiled_templates_are_kept_and_follow_the_theme(tmp_corpus: Path, tmp_
     page = theme / "templates" / "404.html"
     page.write_text(page.read_text().replace("</h1>", "</h1><p>Changed theme.</p>", 1))
     build(Request(tmp_corpus, site, None, cache_root=cache, jobs=1, dates={}, theme=theme))
-    assert b"Changed theme." in (tmp_path / "site" / "404.html").read_bytes()
+    assert b"Changed theme." in (site / "404.html").read_bytes()
 
 
 def test_the_command_returns_before_its_state_is_saved_and_the_next_waits(tmp_path: Path) -> None:
     """The console script leaves the state to a detached process; a build started right after
     waits for it, so it finds the site up to date."""
-    shutil.copytree(ROOT / "tests" / "fixtures" / "corpus", tmp_path / "entries")
+    shutil.copytree(SMALL, tmp_path / "entries")
     command = [sys.executable, "-m", "nanopedia", "build"]
     first = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, check=True)
     assert "built " in first.stderr, first.stderr
@@ -498,7 +500,7 @@ def test_the_command_returns_before_its_state_is_saved_and_the_next_waits(tmp_pa
 
 def test_reading_the_state_waits_while_another_process_writes_it(tmp_path: Path) -> None:
     entries, cache = tmp_path / "entries", open_cache(tmp_path / "cache")
-    shutil.copytree(ROOT / "tests" / "fixtures" / "corpus", entries)
+    shutil.copytree(SMALL, entries)
     build(
         Request(entries, tmp_path / "site", None, cache_root=tmp_path / "cache", jobs=1, dates={})
     )
@@ -570,7 +572,7 @@ def test_values_of_old_versions_are_deleted(tmp_path: Path) -> None:
     ):
         (cache / name / "x").mkdir(parents=True)
         os.utime(cache / name, ns=(n * 10**9, n * 10**9))
-    entries = ROOT / "tests" / "fixtures" / "corpus"
+    entries = SMALL
     build(Request(entries, tmp_path / "site", None, cache_root=cache, jobs=1, dates={}))
     background.finish()
     current = open_cache(cache).root.name
