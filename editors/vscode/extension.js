@@ -8,7 +8,7 @@ const crypto = require('node:crypto');
 const fs = require('node:fs');
 const path = require('node:path');
 const vscode = require('vscode');
-const { diagnose } = require('./lib/engine');
+const { Engine } = require('./lib/engine');
 const { parseData, mergeData, entryIds } = require('./lib/data');
 const { verdict, marks, verifyCommand } = require('./lib/verdict');
 const { article, movedTo, target } = require('./lib/page');
@@ -29,7 +29,7 @@ const KEPT_OUTPUTS = 4;
 let state = null;
 
 function activate(context) {
-  state = { context, shipped: null, panel: null, answer: null, recorder: new Recorder(TERMINAL_LIMIT) };
+  state = { context, shipped: null, merged: null, engine: null, panel: null, answer: null, recorder: new Recorder(TERMINAL_LIMIT) };
   state.marker = new Marker(vscode, context);
   state.outputs = 0;
   state.outputText = new Map();
@@ -56,6 +56,7 @@ function activate(context) {
 
 function deactivate() {
   if (state && state.panel) state.panel.dispose();
+  if (state && state.engine) state.engine.dispose();
   state = null;
 }
 
@@ -88,12 +89,17 @@ function loadData() {
     offerExport(`${folder} has no exported data yet, so its entries are left out. Run \`${run}\`.`, run);
     return { data: state.shipped, extra: null };
   }
-  const written = fs.statSync(file).mtimeMs;
+  const stat = fs.statSync(file);
   const newer = fs.readdirSync(folder).filter((n) => /\.ya?ml$/.test(n))
-    .some((n) => fs.statSync(path.join(folder, n)).mtimeMs > written);
+    .some((n) => fs.statSync(path.join(folder, n)).mtimeMs > stat.mtimeMs);
   if (newer) offerExport(`${file} is older than some entries of ${folder}; run \`${run}\` again.`, run);
-  const extra = parseData(fs.readFileSync(file, 'utf8'), file);
-  return { data: mergeData(state.shipped, extra, file), extra: { folder, ids: new Set(entryIds(extra)) } };
+  // The merged data is kept while the export is the same file, so the engine kept for it is too.
+  const key = `${file}\0${stat.mtimeMs}\0${stat.size}`;
+  if (!state.merged || state.merged.key !== key) {
+    const extra = parseData(fs.readFileSync(file, 'utf8'), file);
+    state.merged = { key, data: mergeData(state.shipped, extra, file), ids: new Set(entryIds(extra)) };
+  }
+  return { data: state.merged.data, extra: { folder, ids: state.merged.ids } };
 }
 
 function offerExport(message, run) {
@@ -117,8 +123,8 @@ async function run(logs) {
   }, (progress, token) => {
     let told = 0;
     progress.report({ message: `reading ${logs.length} log(s), ${mb(total)}` });
-    return diagnose({
-      engine: path.join(ENGINE, 'diagnose-worker.js'), data, budgetMs,
+    return engineFor(data).diagnose({
+      budgetMs,
       files: logs.map((l) => ({ name: l.name, path: l.disk || l.name, disk: l.disk, text: l.text })),
       cancelled: () => token.isCancellationRequested,
       onProgress(done, all, file) {
@@ -136,6 +142,16 @@ async function run(logs) {
   state.marker.show(result, found, logs, places, marks);
   state.answer = { result, verdict: found, extra, logs, places, shown: found ? found.id : null };
   render(state.answer.shown);
+}
+
+/** The engine for `data`, kept while the data is the same (a thread waits with its
+    fingerprints compiled); another data (a team's entries changed) gets a new one. */
+function engineFor(data) {
+  if (!state.engine || state.engine.data !== data) {
+    if (state.engine) state.engine.dispose();
+    state.engine = new Engine(path.join(ENGINE, 'diagnose-worker.js'), data);
+  }
+  return state.engine;
 }
 
 function mb(n) { return `${(n / 1e6).toFixed(n < 1e7 ? 2 : 0)} MB`; }

@@ -15,7 +15,7 @@ const { execFileSync } = require('node:child_process');
 const root = path.resolve(__dirname, '..', '..');
 const python = process.env.NANOPEDIA_PYTHON || path.join(root, '.venv/bin/python');
 const extension = path.join(root, 'editors', 'vscode');
-const { diagnose } = require(path.join(extension, 'lib', 'engine.js'));
+const { Engine } = require(path.join(extension, 'lib', 'engine.js'));
 const { parseData } = require(path.join(extension, 'lib', 'data.js'));
 const { verdict } = require(path.join(extension, 'lib', 'verdict.js'));
 
@@ -48,7 +48,11 @@ print(json.dumps({"data": data, "cases": found}))
 `, folder], { cwd: root, maxBuffer: 512 << 20 }));
 
 const data = parseData(corpus.data, 'the export of entries/');
-const engine = path.join(root, 'theme', 'static', 'diagnose-worker.js');
+/* One engine for every case, as the editor keeps one: each diagnosis after the first starts on
+   the thread the last one left waiting, so every case also checks that a reused thread answers
+   as a fresh one would. */
+const engine = new Engine(path.join(root, 'theme', 'static', 'diagnose-worker.js'), data);
+test.after(() => engine.dispose());
 
 /* What a verdict says, from the extension's verdict or from the CLI's JSON. */
 function said(v) {
@@ -73,8 +77,8 @@ test('the corpus has its labelled logs, the buried copies too', () => {
 
 corpus.cases.forEach((c) => {
   test(`the editor's verdict is the CLI's: ${c.name}`, async () => {
-    const result = await diagnose({
-      engine, data, budgetMs: 120000,
+    const result = await engine.diagnose({
+      budgetMs: 120000,
       files: c.files.map((name) => ({ name, disk: path.join(folder, name) }))
     });
     assert.deepStrictEqual(said(verdict(result, data)), fromCli(c.cli));

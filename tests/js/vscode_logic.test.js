@@ -18,7 +18,7 @@ const { answerHtml } = require(path.join(lib, 'view.js'));
 const { article, movedTo, target } = require(path.join(lib, 'page.js'));
 const { editorLines, engineText } = require(path.join(lib, 'lines.js'));
 const { Recorder, plainOutput, unusable } = require(path.join(lib, 'terminal.js'));
-const { diagnose } = require(path.join(lib, 'engine.js'));
+const { Engine } = require(path.join(lib, 'engine.js'));
 
 const python = process.env.NANOPEDIA_PYTHON || path.join(root, '.venv/bin/python');
 const ENGINE = path.join(root, 'theme', 'static', 'diagnose-worker.js');
@@ -224,26 +224,80 @@ test('a command that ended with no output reaching the extension is named, not d
 
 /* ---- The engine in a worker thread ---- */
 
+/* The engine of the shipped data, kept across tests as the editor keeps one. */
+const kept = new Engine(ENGINE, shipped);
+test.after(() => kept.dispose());
+
 test('a log on disk is streamed through the shipped engine in a worker thread', async () => {
-  const result = await diagnose({ engine: ENGINE, data: shipped, budgetMs: 60000,
-                                  files: [{ name: 'torchrun-4rank.log', disk: FOUR_RANKS }] });
+  const result = await kept.diagnose({ budgetMs: 60000,
+                                       files: [{ name: 'torchrun-4rank.log', disk: FOUR_RANKS }] });
   const v = verdict(result, shipped);
   assert.deepStrictEqual([v.id, v.rank, v.first.line], ['cuda-out-of-memory', 3, 13]);
+});
+
+test('the next diagnosis runs on the thread the last one left waiting, and answers the same', async () => {
+  const files = [{ name: 'torchrun-4rank.log', disk: FOUR_RANKS }];
+  const first = await kept.diagnose({ budgetMs: 60000, files });
+  const waiting = kept.spare;
+  assert.ok(waiting, 'no thread waits after a diagnosis');
+  const running = kept.diagnose({ budgetMs: 60000, files });
+  assert.strictEqual(kept.spare, null, 'the waiting thread was not taken');
+  const second = await running;
+  assert.strictEqual(kept.spare, waiting, 'the thread that answered does not wait again');
+  assert.deepStrictEqual(verdict(second, shipped), verdict(first, shipped));
+  assert.deepStrictEqual(second.slow, []);
+});
+
+test('two diagnoses at once both answer, and one thread waits after them', async () => {
+  const [oom, none] = await Promise.all([
+    kept.diagnose({ budgetMs: 60000, files: [{ name: 'torchrun-4rank.log', disk: FOUR_RANKS }] }),
+    kept.diagnose({ budgetMs: 60000, files: [{ name: 'pasted.log', text: 'nothing failed here\n' }] })
+  ]);
+  assert.strictEqual(verdict(oom, shipped).id, 'cuda-out-of-memory');
+  assert.deepStrictEqual(none.matches, []);
+  assert.ok(kept.spare, 'no thread waits after two diagnoses');
+});
+
+test('a waiting thread does not keep the process alive', () => {
+  const folder = fs.mkdtempSync(path.join(os.tmpdir(), 'nanopedia-vscode-exit-'));
+  const file = path.join(folder, 'diagnose-data.js');
+  fs.writeFileSync(file, exported.all);
+  const script = `
+    const { Engine } = require(${JSON.stringify(path.join(lib, 'engine.js'))});
+    const { parseData } = require(${JSON.stringify(path.join(lib, 'data.js'))});
+    const data = parseData(require('node:fs').readFileSync(${JSON.stringify(file)}, 'utf8'), 'data');
+    const engine = new Engine(${JSON.stringify(ENGINE)}, data);
+    engine.diagnose({ budgetMs: 60000, files: [{ name: 'a.log', text: 'x' }] })
+      .then((r) => console.log(engine.spare ? 'waiting' : 'none', r.files.length));`;
+  try {
+    const out = execFileSync(process.execPath, ['-e', script], { timeout: 30000, encoding: 'utf8' });
+    assert.strictEqual(out.trim(), 'waiting 1');
+  } finally {
+    fs.rmSync(folder, { recursive: true, force: true });
+  }
 });
 
 test('a fingerprint stuck on a line is dropped, named, and the log read again without it', async () => {
   const stuck = { ...shipped.fingerprints[0], entry: 'zz-stuck', id: 'backtracks', title: 'Stuck',
                   pattern: '(a|aa)+$', program: '(a|aa)+$', collateral: false };
   const data = { ...shipped, fingerprints: shipped.fingerprints.concat([stuck]) };
+  const engine = new Engine(ENGINE, data);
   const folder = fs.mkdtempSync(path.join(os.tmpdir(), 'nanopedia-vscode-stuck-'));
   const log = path.join(folder, 'stuck.log');
   fs.writeFileSync(log, `${fs.readFileSync(FOUR_RANKS, 'utf8')}${'a'.repeat(60)}b\n`);
   try {
-    const result = await diagnose({ engine: ENGINE, data, budgetMs: 60000, stallMs: 3000,
-                                    files: [{ name: 'stuck.log', disk: log }] });
+    const result = await engine.diagnose({ budgetMs: 60000, stallMs: 3000,
+                                           files: [{ name: 'stuck.log', disk: log }] });
     assert.deepStrictEqual(result.slow.map((s) => [s.entry, s.id]), [['zz-stuck', 'backtracks']]);
     assert.strictEqual(verdict(result, data).id, 'cuda-out-of-memory');
+    // The thread compiled without the stuck fingerprint is not kept: the next diagnosis holds
+    // every fingerprint again, and a log the stuck one does not meet leaves nothing out.
+    assert.strictEqual(engine.spare, null);
+    const next = await engine.diagnose({ budgetMs: 60000, files: [{ name: 'four.log', disk: FOUR_RANKS }] });
+    assert.deepStrictEqual(next.slow, []);
+    assert.strictEqual(verdict(next, data).id, 'cuda-out-of-memory');
   } finally {
+    engine.dispose();
     fs.rmSync(folder, { recursive: true, force: true });
   }
 });
@@ -255,8 +309,8 @@ test('a log that grows while it is read is diagnosed as far as it was read, and 
   fs.writeFileSync(log, fs.readFileSync(FOUR_RANKS, 'utf8') + step.repeat(Math.ceil((40 << 20) / step.length)));
   let grown = false;
   try {
-    const result = await diagnose({
-      engine: ENGINE, data: shipped, budgetMs: 120000, files: [{ name: 'growing.log', disk: log }],
+    const result = await kept.diagnose({
+      budgetMs: 120000, files: [{ name: 'growing.log', disk: log }],
       onProgress() { if (!grown) { fs.appendFileSync(log, step); grown = true; } }
     });
     assert.strictEqual(verdict(result, shipped).id, 'cuda-out-of-memory');

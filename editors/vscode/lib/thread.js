@@ -13,7 +13,13 @@ require(workerData.engine);
 const scope = { postMessage: (message) => parentPort.postMessage(message) };
 globalThis.NanopediaDiagnoseWorker(scope);
 
-parentPort.once('message', async (job) => {
+/* `{load: data}` compiles the fingerprints ahead (the thread then waits for jobs without data,
+   one after another); a job with `data` compiles its own. */
+parentPort.on('message', async (job) => {
+  if (job.load) {
+    scope.onmessage({ data: job });
+    return;
+  }
   let files;
   try {
     files = await Promise.all(job.files.map(async (file) => ({
