@@ -24,9 +24,12 @@ check: $(STAMP)
 	$(BIN)/nanopedia check
 
 # The browser worker and the search script under Node (each worker case also through the CLI), then pytest.
+# Three pytest workers on two cores: a minute and a half of tests wait on Slurm's daemons and the
+# browsers, and a third worker keeps both cores busy meanwhile; worksteal hands the last tests to
+# whichever worker is idle instead of leaving them queued behind a slow one.
 test: $(STAMP)
 	NANOPEDIA_PYTHON=$(BIN)/python node --test tests/js/
-	$(BIN)/python -m pytest -n 2
+	$(BIN)/python -m pytest -n 3 --dist worksteal
 
 # mypy over the package by its import name, found in generator/ (generator/nanopedia/).
 typecheck: $(STAMP)

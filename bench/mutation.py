@@ -153,6 +153,12 @@ GROUPS: dict[str, Group] = {
             "tests/unit/test_triage.py",
         ),
     ),
+    # Which entries a small log can match at all (the literals every match needs), and the
+    # records an entry is stored as in the catalogue and read back from.
+    "prefilter": Group(
+        ("diagnosis/prefilter.py", "diagnosis/views.py"),
+        ("tests/unit/test_catalogue.py", "tests/unit/test_views.py"),
+    ),
     "mkdocs": Group(("mkdocs/markdown.py",), ("tests/integration/test_mkdocs_markdown.py",)),
     "bundle": Group(("commands/bundle.py",), ("tests/unit/test_bundle.py",)),
     "lock": Group(
