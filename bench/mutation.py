@@ -157,7 +157,7 @@ GROUPS: dict[str, Group] = {
     # records an entry is stored as in the catalogue and read back from.
     "prefilter": Group(
         ("diagnosis/prefilter.py", "diagnosis/views.py"),
-        ("tests/unit/test_catalogue.py", "tests/unit/test_views.py"),
+        ("tests/unit/test_prefilter.py", "tests/unit/test_catalogue.py"),
     ),
     "mkdocs": Group(("mkdocs/markdown.py",), ("tests/integration/test_mkdocs_markdown.py",)),
     "bundle": Group(("commands/bundle.py",), ("tests/unit/test_bundle.py",)),

@@ -104,6 +104,21 @@ def test_systems_without_a_package_or_ranges_are_left_out_of_the_view() -> None:
     assert [s.name for s in shown.systems] == ["PyTorch FSDP1"]
 
 
+def test_a_range_with_a_fixed_release_keeps_it_in_the_view() -> None:
+    source, _ = load_entry(CORPUS / "alpha-failure.yaml")
+    assert source is not None
+    entry = source.entry
+    system = entry.affected_systems[0]
+    fixed = system.affected[0].model_copy(update={"fixed": "2.1"})
+    shown = catalogue.view(
+        entry.model_copy(
+            update={"affected_systems": [system.model_copy(update={"affected": [fixed]})]}
+        )
+    )
+    assert shown.systems[0].affected == (RangeView("1.12", "2.1", fixed.words()),)
+    assert "2.1" in fixed.words()
+
+
 def test_a_record_reads_back_as_the_view(alpha: EntryView) -> None:
     assert catalogue.from_record(json.loads(json.dumps(catalogue.record(alpha)))) == alpha
     other = EntryView(
