@@ -3,6 +3,8 @@ timestamp formats and rank prefixes the first failure is decided by."""
 
 from __future__ import annotations
 
+import random
+
 import pytest
 
 from nanopedia.diagnosis.lines import (
@@ -69,6 +71,37 @@ def test_an_untimed_line_takes_the_nearest_earlier_timestamp_in_the_window() -> 
     assert earlier_timestamp(buf, start) == "0710180031.000000000"
     assert earlier_timestamp(buf, start, window=10) is None  # too far back
     assert earlier_timestamp(buf, 0) is None
+
+
+def _random_log(rnd: random.Random) -> bytes:
+    """Lines of every kind a lookup meets: timed ones in both formats (some glued to a digit, so
+    a cut line could read as another timestamp), untimed ones short and long, blank ones, and
+    bytes that are not UTF-8."""
+    kinds = [
+        lambda: f"2024-07-{rnd.randint(10, 28)} 18:{rnd.randint(10, 59)}:31,5 step".encode(),
+        lambda: (
+            f"E{rnd.randint(1, 12)}{rnd.randint(10, 28)} 18:00:{rnd.randint(10, 59)}.25 x".encode()
+        ),
+        lambda: f"1{rnd.randint(1000, 2999)}-07-10 18:00:31 glued".encode(),
+        lambda: b"Traceback (most recent call last):",
+        lambda: b"  x" * rnd.randint(0, 400),
+        lambda: b"",
+        lambda: bytes(rnd.choice(b"\xff\xfe\x80az 0") for _ in range(rnd.randint(1, 90))),
+    ]
+    return b"\n".join(rnd.choice(kinds)() for _ in range(rnd.randint(1, 120))) + b"\n"
+
+
+def test_the_nearest_earlier_timestamp_is_that_of_the_whole_window() -> None:
+    """Reading the window's last lines first is only quicker: the answer is always the last
+    timestamp of the whole window, as `timestamp` reads it."""
+    rnd = random.Random(7)
+    for case in range(1500):
+        buf, before = _random_log(rnd), _random_log(rnd) if case % 3 == 0 else b""
+        start = rnd.randint(0, len(buf))
+        window = rnd.choice([40, 300, 1000, 5000, TIMESTAMP_WINDOW])
+        head = (before + buf[:start])[-window:] if start < window else buf[start - window : start]
+        expected = timestamp(head.decode("utf-8", "replace"))
+        assert earlier_timestamp(buf, start, before, window) == expected, (case, start, window)
 
 
 def test_the_text_before_a_buffer_lends_its_timestamp() -> None:

@@ -351,12 +351,82 @@ def test_the_api_triages_a_mapping_of_jobs_with_the_entries_of_a_folder() -> Non
     assert out["jobs"] == list(result.jobs) and out["summary"] == result.summary
 
 
+class Memory:
+    """A catalogue store in memory that counts its writes."""
+
+    def __init__(self) -> None:
+        self.data: bytes | None = None
+        self.writes = 0
+
+    def read(self, root: Path) -> bytes | None:
+        return self.data
+
+    def write(self, root: Path, data: bytes) -> None:
+        self.data, self.writes = data, self.writes + 1
+
+
+def test_every_option_of_the_api_reaches_the_jobs(tmp_path: Path) -> None:
+    fleet = tmp_path / "fleet"
+    for job, files in {
+        "job-a": {"rank0.log": ALPHA_LINE, "rank1.log": "x" * 5000 + "\n"},
+        "job-b": {"rank0.log": "all fine\n"},
+    }.items():
+        (fleet / job).mkdir(parents=True)
+        for name, text in files.items():
+            (fleet / job / name).write_text(text)
+    store = Memory()
+    result = triage.triage(
+        fleet,
+        entries=FIXTURES / "corpus",
+        jobs=1,
+        base_url="https://docs.example/np/",
+        max_file_bytes=1000,
+        store=store,
+        job_pattern="job-a",  # job-b is no job of this pattern
+    )
+    (job,) = result.jobs
+    assert (job["job"], job["layout"], job["verdict"]) == (
+        str(fleet / "job-a"),
+        "pattern",
+        "alpha-failure",
+    )
+    assert job["matches"][0]["url"] == "https://docs.example/np/entries/alpha-failure.html"
+    assert [(s["path"], s["reason"]) for s in job["skipped"]] == [
+        (str(fleet / "job-a" / "rank1.log"), "too-large")
+    ]
+    assert store.writes == 1  # the folder's catalogue was compiled into the store given
+    late = triage.triage(fleet, entries=FIXTURES / "corpus", jobs=1, deadline=0)
+    assert {s["reason"] for j in late.jobs for s in j["skipped"]} == {"deadline"}
+    assert [j["verdict"] for j in late.jobs] == [None, None]
+
+
+def test_the_api_keeps_the_top_matches_it_is_asked_for() -> None:
+    catalog, _ = gather(FIXTURES / "corpus")
+    alpha = catalog.by_id["alpha-failure"].entry
+    entries = [alpha, alpha.model_copy(update={"id": "alpha-copy", "title": "Alpha, copied"})]
+    whole = triage.triage({"job-1": ALPHA_LINE}, entries=entries, jobs=1)
+    one = triage.triage({"job-1": ALPHA_LINE}, entries=entries, jobs=1, top=1)
+    assert len(whole.jobs[0]["matches"]) == 2
+    assert [m["id"] for m in one.jobs[0]["matches"]] == [whole.jobs[0]["matches"][0]["id"]]
+
+
 def test_the_api_takes_entries_as_objects() -> None:
     catalog, _ = gather(FIXTURES / "corpus")
     entries = [src.entry for src in catalog.sources]
     result = triage.triage({"job-1": ALPHA_LINE}, entries=entries, jobs=1)
     assert result.jobs[0]["verdict"] == "alpha-failure"
     assert result.entries == {"used": 2, "skipped": []}
+
+
+def test_without_entries_the_api_reads_the_encyclopedia_it_ships(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from nanopedia import theme_dir
+
+    monkeypatch.setattr(theme_dir, "locate_entries", lambda: FIXTURES / "corpus")
+    used, left_out = triage.load_entries(None)
+    assert sorted(e.id for e in used) == ["alpha-failure", "beta-failure"] and left_out == []
+    assert triage.triage({"job-1": ALPHA_LINE}, jobs=1).jobs[0]["verdict"] == "alpha-failure"
 
 
 def test_the_api_names_an_entries_folder_that_is_missing(tmp_path: Path) -> None:

@@ -9,12 +9,14 @@ import json
 from typing import Any
 
 import pytest
+from conftest import FIXTURES
 
+from nanopedia.content.corpus import gather
 from nanopedia.diagnosis import triage as triage_module
 from nanopedia.diagnosis import triage_report as tr
 from nanopedia.diagnosis.jobs import Skip
 from nanopedia.diagnosis.triage import Summary, TriageResult
-from unit.test_triage import gap, record, skip, summary
+from unit.test_triage import ALPHA_LINE, gap, record, skip, summary
 
 CELLS = [
     ("=cmd|' /C calc'!A0", "'=cmd|' /C calc'!A0"),
@@ -428,3 +430,50 @@ def test_markdown_text_is_cut_only_past_ten_thousand_characters() -> None:
 def test_an_unmatched_job_without_error_lines_points_to_its_evidence() -> None:
     text = tr.as_text(summary(record("u", verdict=None)))
     assert "    u: no error line in its logs; its error files or dumps below" in text.split("\n")
+
+
+def _with_evidence(job: str) -> dict[str, Any]:
+    """A matched job with an error file and a Flight Recorder finding, as the readers give."""
+    return record(
+        job,
+        error_files=[
+            {
+                "rank": 1,
+                "time": "2026-12-05 15:07:02 UTC",
+                "timestamp": 5.0,
+                "message": "RuntimeError: boom\nmore",
+            }
+        ],
+        flight_recorder={
+            "findings": [{"text": "rank 3 is behind", "entry": "nccl-timeout"}],
+            "missing_ranks": [],
+            "dumps": [{}, {}],
+        },
+    )
+
+
+def test_text_and_markdown_through_render_show_each_jobs_error_files_and_dumps() -> None:
+    (text,) = tr.render("text", [_with_evidence("a"), skip("b")], Summary(), {}, None)
+    assert "    error file: rank 1 at 2026-12-05 15:07:02 UTC: RuntimeError: boom" in text
+    assert "    flight recorder: rank 3 is behind (nccl-timeout)" in text
+    (md,) = tr.render("markdown", [_with_evidence("a")], Summary(), {}, "https://kb.example/")
+    assert "### torchelastic error files and Flight Recorder dumps" in md
+    assert (
+        "  - flight recorder: rank 3 is behind "
+        "([nccl-timeout](https://kb.example/entries/nccl-timeout.html))"
+    ) in md
+    assert "error file" not in "".join(tr.render("text", [record("a")], Summary(), {}, None))
+
+
+def test_github_gives_each_job_its_lines_whole() -> None:
+    from nanopedia.diagnosis.github import for_jobs
+
+    alpha = gather(FIXTURES / "corpus")[0].by_id["alpha-failure"].entry
+    twice = [alpha, alpha.model_copy(update={"id": "alpha-copy"})]
+    matched = triage_module.triage({"a": ALPHA_LINE}, entries=twice, jobs=1).jobs
+    jobs = [*matched, record("b", verdict=None, error_lines=[gap("boom", "b")])]
+    out = list(tr.render("github", jobs, Summary(), {}, None))
+    first = list(for_jobs([jobs[0]]))
+    assert len(first) > 1  # a verdict and its candidates: several lines in one chunk
+    assert out[0] == "".join(line + "\n" for line in first)
+    assert out[1] == "".join(line + "\n" for line in for_jobs([jobs[1]]))
