@@ -31,7 +31,8 @@ from nanopedia.theme_dir import THEME
 
 SOURCE = ROOT / "entries"
 SMALL = FIXTURES / "corpus"
-"""Two entries: for tests of the cache and the state, not of what entries hold."""
+"""Two entries: for tests of the build's machinery (its cache, state, git dates, the files it is
+told changed, clean-up), not of what entries hold."""
 ENTRY = "nccl-watchdog-timeout"
 """An entry three others link to."""
 
@@ -351,7 +352,7 @@ def test_commits_rebuild_like_a_cold_build_walking_only_new_history(
     """Dates from git: a build after a commit reads only the commits since the last walk, and
     the site equals a cold build's; a build without a new commit runs no `git log`."""
     repo = Repo(tmp_path / "repo")
-    shutil.copytree(SOURCE, repo.root / "entries")
+    shutil.copytree(SMALL, repo.root / "entries")
     repo.commit("the entries", "2024-01-01T00:00:00Z")
     entries, site, cache = repo.root / "entries", tmp_path / "site", tmp_path / "cache"
     logs: list[tuple[str, ...]] = []
@@ -373,7 +374,7 @@ def test_commits_rebuild_like_a_cold_build_walking_only_new_history(
 
     warm()
     logs.clear()
-    path = entries / f"{ENTRY}.yaml"
+    path = entries / "alpha-failure.yaml"
     path.write_text(path.read_text().replace("\nconfirm:\n", "\nconfirm:\n  - Edited.\n", 1))
     warm()  # edited, not committed: the same HEAD, no walk but the cold build's
     assert [a[-3] for a in logs] == [head(repo)]
@@ -382,15 +383,15 @@ def test_commits_rebuild_like_a_cold_build_walking_only_new_history(
     logs.clear()
     warm()
     assert [a[-3] for a in logs] == [f"{before}..{head(repo)}", head(repo)]
-    page = (site / "entries" / f"{ENTRY}.html").read_text()
+    page = (site / "entries" / "alpha-failure.html").read_text()
     assert "2024-03-01" in page
 
 
 def test_a_failed_build_stops_its_git_log(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     repo = Repo(tmp_path / "repo")
-    shutil.copytree(SOURCE, repo.root / "entries")
+    shutil.copytree(SMALL, repo.root / "entries")
     repo.commit("the entries", "2024-01-01T00:00:00Z")
-    path = repo.root / "entries" / f"{ENTRY}.yaml"
+    path = repo.root / "entries" / "alpha-failure.yaml"
     path.write_text(path.read_text().replace("category:", "category: [", 1))
     started: list[gitdates.Started] = []
     real = gitdates._start
@@ -415,7 +416,7 @@ def test_a_failed_build_stops_its_git_log(tmp_path: Path, monkeypatch: pytest.Mo
 def test_rebuilds_told_what_changed_match_a_cold_build(tmp_path: Path) -> None:
     """`serve` passes the files its watcher saw change; the rest is not looked at again."""
     entries, site = tmp_path / "entries", tmp_path / "site"
-    shutil.copytree(SOURCE, entries)
+    shutil.copytree(SMALL, entries)
 
     def warm(*changed: Path) -> Report:
         return build(
@@ -431,11 +432,15 @@ def test_rebuilds_told_what_changed_match_a_cold_build(tmp_path: Path) -> None:
         )
 
     build(Request(entries, site, None, cache_root=tmp_path / "cache", jobs=1, dates={}))
-    edited = entries / f"{ENTRY}.yaml"
-    edited.write_text(edited.read_text().replace("title: 'NCCL", "title: 'Edited NCCL", 1))
+    edited = entries / "alpha-failure.yaml"
+    edited.write_text(edited.read_text().replace("\ntitle: Alpha", "\ntitle: Edited Alpha", 1))
     copy = entries / "copied-entry.yaml"
-    copy.write_text(edited.read_text().replace(f"id: {ENTRY}", "id: copied-entry", 1))
-    assert warm(edited, copy).reused == len(entry_files(SOURCE)) - 1  # all but the edited one
+    copy.write_text(
+        edited.read_text()
+        .replace("id: alpha-failure", "id: copied-entry", 1)
+        .replace("alpha-old", "copied-old", 1)  # its alias, which must be unique too
+    )
+    assert warm(edited, copy).reused == len(entry_files(SMALL)) - 1  # all but the edited one
     build(Request(entries, tmp_path / "cold", None, use_cache=False, jobs=1, dates={}))
     assert tree(site) == tree(tmp_path / "cold")
     copy.unlink()
@@ -449,7 +454,7 @@ def test_an_edit_that_leaves_the_code_alone_runs_no_highlighter(
 ) -> None:
     """The code examples of the entry's last version are reused; new code is highlighted."""
     entries, site = tmp_path / "entries", tmp_path / "site"
-    shutil.copytree(SOURCE, entries)
+    shutil.copytree(SMALL, entries)
     build(Request(entries, site, None, cache_root=tmp_path / "cache", jobs=1, dates={}))
     calls: list[str] = []
     real = highlight.Highlighter.code
@@ -458,13 +463,13 @@ def test_an_edit_that_leaves_the_code_alone_runs_no_highlighter(
         "code",
         lambda self, src, lang: calls.append(src) or real(self, src, lang),
     )
-    path = entries / "gradscaler-misuse.yaml"
+    path = entries / "alpha-failure.yaml"
     path.write_text(path.read_text().replace("\nconfirm:\n", "\nconfirm:\n  - Edited.\n", 1))
     build(Request(entries, site, None, cache_root=tmp_path / "cache", jobs=1, dates={}))
     assert calls == []
     path.write_text(
         path.read_text().replace(
-            "model = build_model().cuda()", "model = build_model().cuda()  # edited", 1
+            "mask = mask.to(hidden.dtype)", "mask = mask.to(hidden.dtype)  # edited", 1
         )
     )
     build(Request(entries, site, None, cache_root=tmp_path / "cache", jobs=1, dates={}))
@@ -521,7 +526,7 @@ def test_a_rebuild_does_not_wait_for_replaced_files_to_be_deleted(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     entries, site = tmp_path / "entries", tmp_path / "site"
-    shutil.copytree(SOURCE, entries)
+    shutil.copytree(SMALL, entries)
     build(Request(entries, site, None, cache_root=tmp_path / "cache", jobs=1, dates={}))
     background.finish()
     release, deleting = threading.Event(), []
@@ -533,7 +538,7 @@ def test_a_rebuild_does_not_wait_for_replaced_files_to_be_deleted(
         real(path, **kwargs)
 
     monkeypatch.setattr(shutil, "rmtree", slow)
-    path = entries / f"{ENTRY}.yaml"
+    path = entries / "alpha-failure.yaml"
     for n in range(2):  # the second build runs while the first one's leftovers are held
         path.write_text(path.read_text().replace("\nconfirm:\n", f"\nconfirm:\n  - {n}.\n", 1))
         build(
