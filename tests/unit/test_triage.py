@@ -13,6 +13,7 @@ from nanopedia.content.corpus import gather
 from nanopedia.diagnosis import triage
 from nanopedia.diagnosis.jobs import Skip
 from nanopedia.diagnosis.triage import REPEATED, Summary
+from unit.test_catalogue import Memory
 
 
 def record(job: str = "job", **fields: Any) -> dict[str, Any]:
@@ -349,20 +350,6 @@ def test_the_api_triages_a_mapping_of_jobs_with_the_entries_of_a_folder() -> Non
     out = result.as_json()
     assert out["schema_version"] == triage.SCHEMA_VERSION == 2
     assert out["jobs"] == list(result.jobs) and out["summary"] == result.summary
-
-
-class Memory:
-    """A catalogue store in memory that counts its writes."""
-
-    def __init__(self) -> None:
-        self.data: bytes | None = None
-        self.writes = 0
-
-    def read(self, root: Path) -> bytes | None:
-        return self.data
-
-    def write(self, root: Path, data: bytes) -> None:
-        self.data, self.writes = data, self.writes + 1
 
 
 def test_every_option_of_the_api_reaches_the_jobs(tmp_path: Path) -> None:
