@@ -803,3 +803,24 @@ def test_the_slowest_pattern_is_timed_on_the_buffers_first_mebibyte(
     with pytest.raises(scan.DiagnoseTimeout):
         _scan(data, many, deadline=0.0, buffer_bytes=4 << 20)
     assert sampled == [1 << 20]
+
+
+def test_an_accelerated_matcher_answers_from_hyperscan_with_the_same_names(
+    alpha: Entry, matcher: scan.Matcher, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from nanopedia.diagnosis import presence
+    from unit.test_presence import MemoryStore
+
+    exact = matcher.present
+    text = b"step 1\n[rank0]: RuntimeError: expected scalar type BFloat16 but found Float\n"
+    store = MemoryStore()
+    matcher.accelerate(store)
+    assert matcher.present is not exact and len(store.files) == 1  # the database, stored
+    assert list(matcher.present(text)) == list(exact(text)) and list(exact(text))
+    assert list(matcher.present(b"nothing here\n")) == list(exact(b"nothing here\n"))
+    # Without Hyperscan (or with a program it refuses) the RE2 set answers as before.
+    monkeypatch.setattr(presence, "accelerated", lambda programs, store: None)
+    plain = scan.Matcher([alpha])
+    before = plain.present
+    plain.accelerate(None)
+    assert plain.present is before
