@@ -258,6 +258,22 @@ test('two diagnoses at once both answer, and one thread waits after them', async
   assert.ok(kept.spare, 'no thread waits after two diagnoses');
 });
 
+test('a waiting thread that ends is dropped, and the next diagnosis compiles a new one', async () => {
+  const engine = new Engine(ENGINE, shipped);
+  try {
+    const files = [{ name: 'torchrun-4rank.log', disk: FOUR_RANKS }];
+    const first = await engine.diagnose({ budgetMs: 60000, files });
+    const waiting = engine.spare;
+    await waiting.terminate();  // killed from outside while it waits
+    assert.strictEqual(engine.spare, null);
+    const next = await engine.diagnose({ budgetMs: 60000, files });
+    assert.deepStrictEqual(verdict(next, shipped), verdict(first, shipped));
+    assert.ok(engine.spare && engine.spare !== waiting);
+  } finally {
+    engine.dispose();
+  }
+});
+
 test('a waiting thread does not keep the process alive', () => {
   const folder = fs.mkdtempSync(path.join(os.tmpdir(), 'nanopedia-vscode-exit-'));
   const file = path.join(folder, 'diagnose-data.js');

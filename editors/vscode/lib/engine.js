@@ -39,6 +39,7 @@ class Engine {
     const worker = this.spare || this.compiled();
     this.spare = null;
     worker.removeAllListeners('error');
+    worker.removeAllListeners('exit');
     worker.ref();
     return worker;
   }
@@ -51,7 +52,7 @@ class Engine {
   }
 
   /* `worker` answered its job with every fingerprint: it waits as the next one, unless one
-     already does. Should it fail while it waits, it is dropped. */
+     already does. Should it fail or end while it waits, it is dropped. */
   park(worker) {
     worker.removeAllListeners('message');
     worker.removeAllListeners('error');
@@ -61,7 +62,9 @@ class Engine {
     }
     this.spare = worker;
     worker.unref();
-    worker.on('error', () => { if (this.spare === worker) this.spare = null; });
+    const drop = () => { if (this.spare === worker) this.spare = null; };
+    worker.on('error', drop);
+    worker.on('exit', drop);
   }
 
   /**
