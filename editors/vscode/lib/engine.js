@@ -34,7 +34,7 @@ class Engine {
     this.spare = null;
   }
 
-  /* The waiting thread, taken for a job (and a new one made to wait), or a new one. */
+  /* The waiting thread, taken for a job, or a newly compiled one when none waits. */
   take() {
     const worker = this.spare || this.compiled();
     this.spare = null;
@@ -44,9 +44,14 @@ class Engine {
     return worker;
   }
 
+  /* A thread running the engine, with nothing compiled yet. */
+  thread() {
+    return new Worker(THREAD, { workerData: { engine: this.engine } });
+  }
+
   /* A thread told to compile every fingerprint now, before any log comes. */
   compiled() {
-    const worker = new Worker(THREAD, { workerData: { engine: this.engine } });
+    const worker = this.thread();
     worker.postMessage({ load: this.data });
     return worker;
   }
@@ -109,7 +114,7 @@ class Engine {
         }
         /* The waiting thread for a first try; a restart compiles without the stuck ones. */
         const whole = slow.length === 0;
-        const current = whole ? this.take() : new Worker(THREAD, { workerData: { engine: this.engine } });
+        const current = whole ? this.take() : this.thread();
         worker = current;
         arm(leftMs + GRACE_MS);
         current.on('message', (msg) => {
