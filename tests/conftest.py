@@ -8,6 +8,7 @@ Chromium is then an error. Only elsewhere, on a contributor's machine, do they s
 
 from __future__ import annotations
 
+import fcntl
 import os
 import shutil
 import subprocess
@@ -20,6 +21,8 @@ from typing import Any
 import pytest
 
 from nanopedia.cli import main
+from nanopedia.incremental.context import Request
+from nanopedia.incremental.pipeline import build
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "tests" / "fixtures"
@@ -100,6 +103,30 @@ def bwrap() -> None:
                 "NANOPEDIA_REQUIRE_SANDBOX): apt-get install bubblewrap (.ci/run does)"
             )
         pytest.skip("bwrap not found: apt-get install bubblewrap to run the repro tests")
+
+
+@pytest.fixture(scope="session")
+def repo_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The repository's entries built into a site, once per test run: the first xdist worker
+    that needs it builds it under a lock into the run's shared folder, and each worker gets a
+    copy of its own (8 MB, milliseconds), so a page a test adds (`tools.held`) is seen by no
+    other. Defined here only: a fixture imported into several modules is set up once per
+    module."""
+    mine = tmp_path_factory.mktemp("repo-site") / "site"
+    base = tmp_path_factory.getbasetemp()
+    shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    built = shared / "repo-site-built"
+    with (shared / "repo-site.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not built.exists():
+            fresh = shared / "repo-site-building"
+            shutil.rmtree(fresh, ignore_errors=True)
+            build(
+                Request(ROOT / "entries", fresh, ROOT / "nanopedia.toml", use_cache=False, jobs=1)
+            )
+            fresh.rename(built)
+    shutil.copytree(built, mine)
+    return mine
 
 
 @pytest.fixture(scope="session")

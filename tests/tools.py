@@ -1,4 +1,5 @@
-"""Checkers the tests install on demand, and the repository's own site built once per session.
+"""Checkers the tests install on demand, and what tests of the built site share (its pages of each
+kind, a redirect held still).
 
 The W3C Nu checker (`vnu-jar`), axe-core and ESLint come from the npm registry into `.cache/npm/`
 (git-ignored), pinned, the first time a test needs them: nothing of theirs is committed, and a
@@ -20,9 +21,6 @@ from pathlib import Path
 
 import pytest
 from conftest import ROOT
-
-from nanopedia.incremental.context import Request
-from nanopedia.incremental.pipeline import build
 
 NPM_DIR = ROOT / ".cache" / "npm"
 #: npm packages the tests use, pinned; bump the version here to update.
@@ -93,14 +91,6 @@ def npm_package(name: str) -> Path:
             unavailable(f"npm could not install {' '.join(specs)}: {done.stderr.strip()[-500:]}")
     assert found is not None
     return found
-
-
-@pytest.fixture(scope="session")
-def repo_site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    """The repository's entries built into a site, once per test session (and worker)."""
-    site = tmp_path_factory.mktemp("repo-site") / "site"
-    build(Request(ROOT / "entries", site, ROOT / "nanopedia.toml", use_cache=False, jobs=1))
-    yield site
 
 
 def page_types(site: Path) -> dict[str, Path]:

@@ -14,11 +14,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tools import held, npm_package, page_types, repo_site
+from tools import held, npm_package, page_types
 
 from nanopedia.site import highlight
-
-__all__ = ["repo_site"]
 
 SCHEMES = ("light", "dark")
 RUN = (

@@ -25,8 +25,6 @@ from conftest import ROOT
 from nanopedia.content.corpus import gather
 from nanopedia.diagnosis import rank, scan
 from nanopedia.diagnosis.logs import BUFFER_BYTES
-from nanopedia.incremental import pipeline
-from nanopedia.incremental.context import Request
 
 sys.path.insert(0, str(ROOT / "bench"))
 from logcorpus import cases, materialise  # noqa: E402
@@ -47,10 +45,8 @@ SHOWN = """() => Array.from(document.querySelectorAll('#matches > li')).map(li =
 
 
 @pytest.fixture(scope="module")
-def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("diagnose") / "site"
-    pipeline.build(Request(ROOT / "entries", out, use_cache=False, jobs=1))
-    return out
+def site(repo_site: Path) -> Path:
+    return repo_site
 
 
 @pytest.fixture(scope="module")

@@ -11,9 +11,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from tools import npm_package, page_types, repo_site, unavailable
-
-__all__ = ["repo_site"]
+from tools import npm_package, page_types, unavailable
 
 INVALID = """<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>invalid</title></head>

@@ -14,10 +14,6 @@ from __future__ import annotations
 from html.parser import HTMLParser
 from pathlib import Path
 
-from tools import repo_site
-
-__all__ = ["repo_site"]
-
 BUDGET = 60_000
 ASSET_BUDGET = 15_000
 

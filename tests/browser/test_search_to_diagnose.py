@@ -20,11 +20,8 @@ from urllib.parse import unquote_plus
 
 import pytest
 from conftest import ROOT
-from tools import repo_site
 
 from nanopedia.commands import bundle
-
-__all__ = ["repo_site"]
 
 LOG = (ROOT / "tests" / "logs" / "first-failure-oom" / "torchrun-4rank.log").read_text()
 LINES = sum(1 for line in LOG.splitlines() if line.strip())

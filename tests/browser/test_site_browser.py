@@ -9,12 +9,10 @@ from pathlib import Path
 from typing import Any
 
 from conftest import FIXTURES
-from tools import held, page_types, repo_site
+from tools import held, page_types
 
 from nanopedia.incremental.context import Request
 from nanopedia.incremental.pipeline import build
-
-__all__ = ["repo_site"]
 
 PHONE = {"width": 390, "height": 844}
 WIDER = """() => {

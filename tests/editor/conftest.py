@@ -11,11 +11,8 @@ from pathlib import Path
 from typing import NoReturn
 
 import pytest
-from tools import repo_site
 
 from editor.workbench import vsix
-
-__all__ = ["repo_site"]  # the session's build of entries/, a fixture
 
 EDITOR_REQUIRED = bool(os.environ.get("NANOPEDIA_REQUIRE_EDITOR") or os.environ.get("CI"))
 

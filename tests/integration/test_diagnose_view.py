@@ -19,8 +19,6 @@ from conftest import ROOT
 
 from nanopedia.content.corpus import gather
 from nanopedia.diagnosis import contract, rank, report, scan
-from nanopedia.incremental import pipeline
-from nanopedia.incremental.context import Request
 from nanopedia.model import Entry
 
 LOGS = ROOT / "tests" / "logs"
@@ -52,10 +50,8 @@ COLOURS = """() => {
 
 
 @pytest.fixture(scope="module")
-def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("view") / "site"
-    pipeline.build(Request(ROOT / "entries", out, use_cache=False, jobs=1))
-    return out
+def site(repo_site: Path) -> Path:
+    return repo_site
 
 
 @pytest.fixture(scope="module")

@@ -7,11 +7,8 @@ import shutil
 from pathlib import Path
 
 from conftest import ROOT
-from tools import repo_site
 
 from nanopedia.site.exports import DIAGNOSE_DATA, EXPORT_FILE
-
-__all__ = ["repo_site"]  # the session's build of entries/, a fixture
 
 
 def test_export_of_the_entries_is_the_sites_diagnose_data_byte_for_byte(
