@@ -9,6 +9,7 @@ Chromium is then an error. Only elsewhere, on a contributor's machine, do they s
 from __future__ import annotations
 
 import fcntl
+import functools
 import os
 import shutil
 import subprocess
@@ -21,6 +22,9 @@ from typing import Any
 import pytest
 
 from nanopedia.cli import main
+from nanopedia.content.catalog import Catalog
+from nanopedia.content.corpus import gather
+from nanopedia.errors import Problem
 from nanopedia.incremental.context import Request
 from nanopedia.incremental.pipeline import build
 
@@ -40,6 +44,14 @@ CHROMIUM_ARGS = [
     "--disable-sync",
     "--no-first-run",
 ]
+
+
+@functools.cache
+def gathered_entries() -> tuple[Catalog, list[Problem]]:
+    """`gathered_entries()` once per test process: the repository's entries loaded,
+    validated (their fingerprints' slowness checks included) and linked take 2 s of CPU, and a
+    dozen modules read them. The models are frozen; a test that changes entries copies them."""
+    return gather(ROOT / "entries")
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

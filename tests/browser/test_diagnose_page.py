@@ -20,9 +20,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import ROOT
+from conftest import ROOT, gathered_entries
 
-from nanopedia.content.corpus import gather
 from nanopedia.diagnosis import rank, scan
 from nanopedia.diagnosis.logs import BUFFER_BYTES
 
@@ -51,7 +50,7 @@ def site(repo_site: Path) -> Path:
 
 @pytest.fixture(scope="module")
 def matcher() -> scan.Matcher:
-    return scan.Matcher(gather(ROOT / "entries")[0].entries)
+    return scan.Matcher(gathered_entries()[0].entries)
 
 
 @pytest.fixture(scope="module")
@@ -165,7 +164,7 @@ def test_page_gives_the_cli_answer_on_every_case(site, matcher, logs, watched_pa
 def test_every_fingerprint_example_gives_the_cli_answer(site, matcher, watched_page) -> None:
     """Each fingerprint's own examples, the lines that must match and those that must not, pasted
     as one log: the page's prefilter and rewritten patterns agree with RE2 on every one."""
-    full = {(e.id, f.id): f for e in gather(ROOT / "entries")[0].entries for f in e.fingerprints}
+    full = {(e.id, f.id): f for e in gathered_entries()[0].entries for f in e.fingerprints}
     examples = [full[(probe.entry_id, probe.fingerprint.id)] for probe in matcher.probes]
     lines = [line for fp in examples for line in (*fp.must_match, *fp.must_not_match)]
     text = "\n".join(lines) + "\n"

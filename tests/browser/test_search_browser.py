@@ -15,11 +15,10 @@ from typing import Any
 from urllib.parse import quote
 
 import pytest
-from conftest import ROOT
+from conftest import ROOT, gathered_entries
 
 from nanopedia import __version__
 from nanopedia.commands import bundle
-from nanopedia.content.corpus import gather
 from nanopedia.site import search
 
 TOP = f"nanopedia-{__version__}"
@@ -34,7 +33,7 @@ def _normal(line: str) -> str:
 def _pasted() -> list[tuple[str, set[str], str]]:
     """Each repository entry's first fingerprint example as pasted from a rank's log, the
     entries that document that very line, and the pasting entry's quick answer."""
-    catalog = gather(ROOT / "entries")[0]
+    catalog = gathered_entries()[0]
     errors = {
         e.id: {
             _normal(str(x))
@@ -78,7 +77,7 @@ def _decisive() -> list[tuple[str, str, list[str]]]:
     as other logs print them) and the messages its title quotes, each with the entries that may
     come first for it: the entry, and those its fingerprint says own the same text (`overlaps`)."""
     cases = []
-    for entry in gather(ROOT / "entries")[0].entries:
+    for entry in gathered_entries()[0].entries:
         for fp in entry.fingerprints:
             if fp.indicates != "decisive":
                 continue
@@ -133,7 +132,7 @@ def _check_pasted_lines(page: Any) -> None:
 def test_the_repository_has_lines_to_paste() -> None:
     assert len(PASTED) >= 5
     assert any("torch" in line for line, _, _ in PASTED)
-    assert "torch-compile" in gather(ROOT / "entries")[0].links.tags
+    assert "torch-compile" in gathered_entries()[0].links.tags
 
 
 @pytest.mark.parametrize("kind", ["zip", "single"])

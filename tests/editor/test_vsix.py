@@ -10,10 +10,9 @@ import subprocess
 import zipfile
 from pathlib import Path
 
-from conftest import ROOT
+from conftest import ROOT, gathered_entries
 
 from nanopedia import __version__
-from nanopedia.content.corpus import gather
 from nanopedia.diagnosis import catalogue
 from nanopedia.site.exports import DIAGNOSE_DATA, diagnose_file
 
@@ -82,7 +81,7 @@ def test_the_verify_command_is_read_from_the_page_of_every_entry_with_a_repro(
             [node, "-e", script], cwd=tmp_path, capture_output=True, text=True, check=True
         ).stdout
     )
-    entries = gather(ROOT / "entries")[0].entries
+    entries = gathered_entries()[0].entries
     expected = {e.id: f"nanopedia verify {e.id}" if e.repro else None for e in entries}
     assert {k: v for k, v in found.items() if k in expected} == expected
     assert any(expected.values()) and not all(expected.values())

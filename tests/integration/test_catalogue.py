@@ -14,7 +14,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from conftest import ROOT
+from conftest import ROOT, gathered_entries
 
 from nanopedia.content.corpus import gather
 from nanopedia.diagnosis import (
@@ -76,7 +76,7 @@ def test_the_catalogue_equals_full_loading_for_every_entry(full, compiled) -> No
         assert mine == theirs, mine.id
     assert list(compiled.skipped) == skipped
     assert contract.export_data(compiled.entries) == contract.export_data(
-        gather(ENTRIES)[0].entries
+        gathered_entries()[0].entries
     )
 
 
@@ -84,7 +84,7 @@ def test_diagnose_output_is_the_same_as_from_the_loaded_entries(
     full, compiled, tmp_path: Path
 ) -> None:
     """Every labelled log (tests/logs, tests/logs/real) in every format, byte for byte."""
-    loaded = {e.id: e for e in gather(ENTRIES)[0].entries}
+    loaded = {e.id: e for e in gathered_entries()[0].entries}
     views = {e.id: e for e in compiled.entries}
     old, new = scan.Matcher(loaded.values()), scan.Matcher(compiled.entries)
     for case in cases():

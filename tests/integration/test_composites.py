@@ -9,9 +9,8 @@ import io
 import sys
 
 import pytest
-from conftest import ROOT
+from conftest import ROOT, gathered_entries
 
-from nanopedia.content.corpus import gather
 from nanopedia.diagnosis import scan
 from nanopedia.diagnosis.rank import Diagnosis, diagnose
 
@@ -36,7 +35,7 @@ TIMEOUT = (
 
 @pytest.fixture(scope="module")
 def matcher() -> scan.Matcher:
-    return scan.Matcher(gather(ROOT / "entries")[0].entries)
+    return scan.Matcher(gathered_entries()[0].entries)
 
 
 def composite(matcher: scan.Matcher, failing: int, excerpt: bytes, bury: int = 0) -> Diagnosis:

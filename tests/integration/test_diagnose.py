@@ -11,9 +11,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import ROOT
+from conftest import ROOT, gathered_entries
 
-from nanopedia.content.corpus import gather
 from nanopedia.diagnosis import logs, rank, scan
 from nanopedia.diagnosis.lines import timestamp
 
@@ -26,7 +25,7 @@ ERROR = b"[rank3]: RuntimeError: expected scalar type BFloat16 but found Float\n
 
 @pytest.fixture(scope="module")
 def matcher() -> scan.Matcher:
-    return scan.Matcher(gather(ROOT / "entries")[0].entries)
+    return scan.Matcher(gathered_entries()[0].entries)
 
 
 @pytest.mark.parametrize("size", [7, 64, 1000])
@@ -166,7 +165,7 @@ def test_no_decisive_fingerprint_matches_a_healthy_log_line() -> None:
         for n, line in enumerate(p.read_text().splitlines(), 1)
     ]
     hits = []
-    for entry in gather(ROOT / "entries")[0].entries:
+    for entry in gathered_entries()[0].entries:
         for fp in entry.fingerprints:
             if fp.indicates != "decisive":
                 continue

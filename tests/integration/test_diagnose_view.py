@@ -15,9 +15,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import ROOT
+from conftest import ROOT, gathered_entries
 
-from nanopedia.content.corpus import gather
 from nanopedia.diagnosis import contract, rank, report, scan
 from nanopedia.model import Entry
 
@@ -56,7 +55,7 @@ def site(repo_site: Path) -> Path:
 
 @pytest.fixture(scope="module")
 def entries() -> dict[str, Entry]:
-    return {e.id: e for e in gather(ROOT / "entries")[0].entries}
+    return {e.id: e for e in gathered_entries()[0].entries}
 
 
 @pytest.fixture(scope="module")

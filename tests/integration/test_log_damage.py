@@ -10,9 +10,8 @@ import sys
 from collections.abc import Callable
 
 import pytest
-from conftest import ROOT
+from conftest import ROOT, gathered_entries
 
-from nanopedia.content.corpus import gather
 from nanopedia.diagnosis import logs, rank, scan
 from nanopedia.diagnosis.lines import line_rank
 
@@ -56,7 +55,7 @@ def _cuts_a_word(raw: bytes) -> bool:
 
 @pytest.fixture(scope="module")
 def matcher() -> scan.Matcher:
-    return scan.Matcher(gather(ROOT / "entries")[0].entries)
+    return scan.Matcher(gathered_entries()[0].entries)
 
 
 def _answer(matcher: scan.Matcher, text: str) -> str | None:
@@ -125,6 +124,6 @@ def test_a_traceback_takes_the_rank_of_its_prefixed_neighbours() -> None:
         "a total capacity of 9.68 GiB of which 95.75 MiB is free.\n"
         '[rank2]: Traceback (most recent call last):\n[rank2]:   File "train.py", line 6\n'
     )
-    matcher = scan.Matcher(gather(ROOT / "entries")[0].entries)
+    matcher = scan.Matcher(gathered_entries()[0].entries)
     result = rank.diagnose([scan.scan(io.BytesIO(text.encode()), "job.log", matcher)])
     assert result.matches[0].id == "cuda-out-of-memory" and result.initiating_rank == 2

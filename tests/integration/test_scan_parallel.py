@@ -13,9 +13,8 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import ROOT
+from conftest import ROOT, gathered_entries
 
-from nanopedia.content.corpus import gather
 from nanopedia.diagnosis import logs, presence, rank, scan
 
 ROOT_BLOCK = (
@@ -33,7 +32,7 @@ ROOT_BLOCK = (
 
 @pytest.fixture(scope="module")
 def matcher() -> scan.Matcher:
-    return scan.Matcher(gather(ROOT / "entries")[0].entries)
+    return scan.Matcher(gathered_entries()[0].entries)
 
 
 def _log(tmp_path: Path) -> Path:
@@ -294,7 +293,7 @@ def test_the_fast_answer_in_two_processes_equals_one_pass_of_the_set(
     path.write_text(bar + path.read_text() + bar)
     with path.open("rb") as stream:
         one = scan.scan(stream, "combined.log", matcher)
-    fast = scan.Matcher(gather(ROOT / "entries")[0].entries)
+    fast = scan.Matcher(gathered_entries()[0].entries)
     fast.accelerate(None)
     monkeypatch.setattr(logs, "SEGMENT_BYTES", 4096)
     assert scan.scan_file(str(path), fast, jobs=2, name="combined.log") == one

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
-from conftest import FIXTURES, ROOT
+from conftest import FIXTURES, gathered_entries
 
 from nanopedia.content.corpus import gather
 from nanopedia.incremental.context import Request
@@ -66,7 +66,7 @@ def test_documents_hold_plain_text_and_exact_error_strings() -> None:
 
 
 def test_repo_entry_documents_the_flat_param_error() -> None:
-    catalog, _ = gather(ROOT / "entries")
+    catalog, _ = gathered_entries()
     key, _ = search.document(catalog.by_id["fsdp-uniform-dtype"].entry)
     errors = key[search.KEY_FIELDS.index("errors")]
     assert isinstance(errors, list)
@@ -77,7 +77,7 @@ def test_an_entry_owns_its_title_quotes_and_decisive_lines_and_mentions_the_rest
     """#32, #34: `errors` are the lines that make a pasted error this entry's (the messages its
     title quotes, its decisive examples); the collateral watchdog lines and symptom quotes that
     other failures print too are only `mentions`."""
-    catalog, _ = gather(ROOT / "entries")
+    catalog, _ = gathered_entries()
     key, _ = search.document(catalog.by_id["nccl-watchdog-timeout"].entry)
     fields = dict(zip(search.KEY_FIELDS, key, strict=True))
     errors, mentions = fields["errors"], fields["mentions"]

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import hyperscan
 import pytest
-from conftest import FIXTURES, ROOT
+from conftest import FIXTURES, ROOT, gathered_entries
 
-from nanopedia.content.corpus import gather, load_entry
+from nanopedia.content.corpus import load_entry
 from nanopedia.diagnosis import presence, scan
 
 LOGS = sorted(p for p in (ROOT / "tests" / "logs").rglob("*") if p.is_file())
@@ -36,7 +36,7 @@ class MemoryStore:
 
 @pytest.fixture(scope="module")
 def entries() -> list:
-    return gather(ROOT / "entries")[0].entries
+    return gathered_entries()[0].entries
 
 
 @pytest.fixture(scope="module")
