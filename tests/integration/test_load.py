@@ -35,6 +35,12 @@ HOSTILE: dict[str, tuple[bytes, str, str]] = {
     "too large": (b"a: '" + b"x" * MAX_BYTES + b"'\n", "E001", "x.yaml"),
     "invalid utf-8": (b"id: caf\xe9\n", "E001", "x.yaml:1:8"),
     "nul byte": (b"id: a\x00b\n", "E001", "x.yaml:1:6"),
+    # the line and column of a bad byte count every newline before it, the first byte's too
+    "invalid utf-8 first": (b"\xff: a\n", "E001", "x.yaml:1:1:"),
+    "invalid utf-8 after a blank first line": (b"\nid: caf\xe9\n", "E001", "x.yaml:2:8:"),
+    "invalid utf-8 lines down": (b"a: 1\nb: 2\n\nc: \xc3\n", "E001", "x.yaml:4:4:"),
+    "nul byte at a line start": (b"\n\x00\n", "E001", "x.yaml:2:1:"),
+    "nul byte first": (b"\x00\n", "E001", "x.yaml:1:1:"),
     "empty": (b"", "E006", "x.yaml"),
     "only whitespace": (b"   \n\n", "E006", "x.yaml"),
     "only comments": (b"# nothing here\n", "E006", "x.yaml"),

@@ -4,8 +4,14 @@ from __future__ import annotations
 
 import json
 import re
+import time
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
+import pytest
+
+from nanopedia.content.corpus import misnamed_files
+from nanopedia.content.files import display
 from nanopedia.errors import (
     CODES,
     Location,
@@ -15,6 +21,7 @@ from nanopedia.errors import (
     problem,
     suggest,
 )
+from nanopedia.model import iso
 
 
 def test_a_location_names_the_file_alone_or_its_line_and_column() -> None:
@@ -93,3 +100,41 @@ def test_every_code_the_package_reports_is_listed_here_and_in_the_entries_readme
     assert sorted(used - set(CODES)) == []
     readme = (root / "entries" / "README.md").read_text(encoding="utf-8")
     assert re.findall(r"^\| (E\d{3}) \|", readme, re.MULTILINE) == list(CODES)
+
+
+def test_a_github_annotation_of_the_first_line_names_it() -> None:
+    assert problem("e.yaml", "E002", "bad", at=(1, 4)).github() == (
+        "::error file=e.yaml,line=1,col=4,title=E002::bad"
+    )
+
+
+def test_a_yml_file_is_a_warning_about_the_whole_file(tmp_path: Path) -> None:
+    (tmp_path / "b.yml").write_text("id: b\n")
+    (tmp_path / "a.yml").write_text("id: a\n")
+    (tmp_path / "c.yaml").write_text("id: c\n")
+    found = misnamed_files(tmp_path)
+    assert [json.loads(format_problems([p], "json"))[0] for p in found] == [
+        {
+            "path": display(tmp_path / name),
+            "line": 0,
+            "column": 0,
+            "code": "E007",
+            "severity": "warning",
+            "message": "a '.yml' file in the entries folder is not read",
+            "hint": f"rename it to '{name[:-4]}.yaml'",
+        }
+        for name in ("a.yml", "b.yml")
+    ]
+    assert misnamed_files(tmp_path / "missing") == []
+
+
+def test_times_are_written_in_utc_as_atom_asks(monkeypatch: pytest.MonkeyPatch) -> None:
+    """In UTC whatever the machine's own zone (set to New York here)."""
+    monkeypatch.setenv("TZ", "America/New_York")
+    time.tzset()
+    try:
+        later = timezone(timedelta(hours=5, minutes=30))
+        assert iso(datetime(2026, 1, 2, 8, 34, 5, tzinfo=later)) == "2026-01-02T03:04:05Z"
+    finally:
+        monkeypatch.undo()
+        time.tzset()
