@@ -5,7 +5,13 @@ from __future__ import annotations
 
 import pytest
 
-from nanopedia.content.portable import portable_error
+from nanopedia.content.portable import (
+    class_end,
+    class_members,
+    fold_ascii,
+    literal_length,
+    portable_error,
+)
 
 
 @pytest.mark.parametrize(
@@ -60,3 +66,83 @@ def test_a_start_anchor_is_refused_and_the_escaped_caret_is_not() -> None:
 )
 def test_a_portable_pattern_is_admitted(pattern: str) -> None:
     assert portable_error(pattern) is None
+
+
+@pytest.mark.parametrize(
+    ("pattern", "end"),
+    [
+        ("[abc]x", 5),
+        ("[^a]x", 4),
+        ("[]a]x", 4),  # a `]` first in a class is a member
+        ("[^]a]x", 5),  # and after `^` too
+        ("[a\\]b]x", 6),  # an escaped `]` is a member
+        ("[\\\\]x", 4),  # an escaped backslash ends nothing
+        ("[\\x41-\\x43]x", 11),
+        ("x[ab]", 5),
+        ("[abc", 5),  # unclosed (RE2 refuses it before): past the end, no error
+    ],
+)
+def test_a_class_ends_past_its_closing_bracket(pattern: str, end: int) -> None:
+    assert class_end(pattern, pattern.index("[")) == end
+
+
+@pytest.mark.parametrize(
+    ("pattern", "negated", "members", "end"),
+    [
+        ("[abc]x", False, [(97, 97), (98, 98), (99, 99)], 5),
+        ("[^]a]x", True, [(93, 93), (97, 97)], 5),
+        ("[]a]", False, [(93, 93), (97, 97)], 4),
+        ("[a\\]b]", False, [(97, 97), (93, 93), (98, 98)], 6),
+        ("[a-cx]", False, [(97, 99), (120, 120)], 6),
+        ("[\\x41-\\x43]", False, [(65, 67)], 11),
+        ("[\\x4]", False, [(120, 120), (52, 52)], 5),  # `\x` without two hex digits: an x
+        ("[\\t\\f\\v]", False, [(9, 9), (12, 12), (11, 11)], 8),
+        ("[\\t-\\v]", False, [(9, 11)], 7),
+        ("[\\d\\S.]", False, ["\\d", "\\S", (46, 46)], 7),
+        ("[\\d-z]", False, ["\\d", (45, 45), (122, 122)], 6),  # no range from a class escape
+        ("[a-]", False, [(97, 97), (45, 45)], 4),  # a `-` last is a member
+        ("[\\.\\-]", False, [(46, 46), (45, 45)], 6),
+    ],
+)
+def test_a_class_reads_as_its_members(
+    pattern: str, negated: bool, members: list[object], end: int
+) -> None:
+    assert class_members(pattern, 0) == (negated, members, end)
+
+
+@pytest.mark.parametrize(
+    ("pattern", "folded"),
+    [
+        ("k", "[kK]"),
+        ("K9", "[Kk]9"),
+        ("[a-c]", "[a-cA-C]"),
+        ("[X-Z]", "[X-Zx-z]"),
+        ("[^x]", "[^xX]"),
+        ("[A-Z0-9_]", "[A-Z0-9\\_a-z]"),
+        ("[Y-b]", "[Y-by-zA-B]"),  # a range across the two cases folds each part
+        ("\\x41", "[\\x41a]"),
+        ("\\x4g", "\\x4g"),
+        ("\\d\\.", "\\d\\."),
+        ("[\\t-\\x7e]", "[\\x09-\\~a-zA-Z]"),
+        ("[ -#]", "[ -#]"),  # a class without letters is kept as written
+    ],
+)
+def test_ascii_letters_fold_to_both_cases(pattern: str, folded: str) -> None:
+    assert fold_ascii(pattern) == folded
+
+
+@pytest.mark.parametrize(
+    ("pattern", "length"),
+    [
+        ("abc", 3),
+        ("a\\.b", 3),
+        ("[abc]d", 1),
+        ("[^]a]d", 1),
+        ("x{2,3}y", 2),
+        ("\\x41\\tz", 3),
+        ("\\d+\\s", 0),
+        ("(ab|c)", 3),
+    ],
+)
+def test_the_literal_length_counts_fixed_text_only(pattern: str, length: int) -> None:
+    assert literal_length(pattern) == length
