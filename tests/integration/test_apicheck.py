@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 
 from nanopedia.content import apicheck
@@ -55,3 +59,48 @@ def test_rebound_names_and_spread_arguments_are_not_judged() -> None:
 def test_a_missing_attribute_is_reported_once_for_a_long_chain() -> None:
     report = apicheck.check("import os\nos.nope.deeper.still()\n")
     assert [f.message for f in report.findings] == ["'os' has no attribute 'nope' in os"]
+
+
+def test_the_check_run_as_a_script_reports_what_the_check_finds(tmp_path: Path) -> None:
+    """What `verify` runs in its sandbox: the script prints one JSON result after its mark, read
+    back into the same reports; an example whose import exits is `stopped` and the next checked."""
+    codes = [code for code, _ in CASES[:3]] + [
+        "import unittest.__main__\n",
+        "import nosuchpackage_xyz\nimport json\njson.dumps(1)\n",
+    ]
+    path = tmp_path / "check.py"
+    path.write_text(apicheck.script(codes), encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, str(path)], capture_output=True, text=True, timeout=120, check=False
+    )
+    got = apicheck.reports(done.stdout, len(codes))
+    assert got is not None, done.stdout + done.stderr
+    assert got[:3] == [apicheck.check(code) for code in codes[:3]]
+    assert isinstance(got[3], str) and got[3].startswith("its imports raised SystemExit")
+    assert got[4] == apicheck.Report((), ("nosuchpackage_xyz",))
+    assert apicheck.reports(apicheck.RESULT_MARK + apicheck.check_all(codes[:3]), 3) == got[:3]
+
+
+@pytest.mark.parametrize(
+    "output",
+    [
+        "",
+        "no mark here\n",
+        "{mark}not json\n",
+        '{mark}[{{"findings": [[1, 2]], "missing": []}}]\n',
+        '{mark}[{{"missing": []}}]\n',
+        '{mark}[{{"findings": [], "missing": []}}, {{"findings": [], "missing": []}}]\n',
+        "{mark}[1]\n",
+    ],
+    ids=["empty", "no mark", "not JSON", "short finding", "no findings", "two for one", "number"],
+)
+def test_output_without_one_well_formed_result_per_code_is_none(output: str) -> None:
+    assert apicheck.reports(output.format(mark=apicheck.RESULT_MARK), 1) is None
+
+
+def test_the_last_result_printed_is_the_one_read() -> None:
+    first = apicheck.RESULT_MARK + '[{"findings": [[1, 1, "old"]], "missing": []}]'
+    last = apicheck.RESULT_MARK + '[{"findings": [[2, 3, "x"]], "missing": ["torch"]}]'
+    assert apicheck.reports(f"noise\n{first}\n{last}\n", 1) == [
+        apicheck.Report((apicheck.Finding(2, 3, "x"),), ("torch",))
+    ]
