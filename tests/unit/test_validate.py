@@ -3,6 +3,14 @@ is about."""
 
 from __future__ import annotations
 
+import ast
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from nanopedia.content.validate import _parses
+
 from .conftest import Checker
 
 CAUSE = """  - id: cast
@@ -220,3 +228,49 @@ def test_a_fix_step_that_names_an_unknown_cause_is_refused_with_a_suggestion(
             "did you mean 'cast'?",
         )
     ]
+
+
+#: Code, and whether reading it line by line vouches that it parses (`validate._parses`); where
+#: it does not, the whole code goes to `ast.parse`.
+LINE_BY_LINE = [
+    ("x = 1\ny = f(x)\n", True),
+    ("def f(x):\n    return x\n", True),
+    ("class A:\n    def f(self):\n        pass\n    y = 1\nz = 2\n", True),
+    ("if a: b\nc = 1\n", True),  # a header with its body on its line is a statement
+    ("def f():\n    # note\n\n    return 1\n", True),  # comments and blanks keep the level
+    ("for i in x:\n    if i:\n        break\n    continue\n", True),
+    ("# only a comment\n\n", True),
+    ("def f():\n", False),  # a header last
+    ("x = 1\n    y = 2\n", False),  # deeper without a header
+    ("def f():\nreturn 1\n", False),  # not deeper after a header
+    ("if a:\n    b\n  c\n", False),  # back to a level that encloses nothing
+    ("x = = 1\n", False),
+    ("\tx = 1\n", False),
+    ("x = (1,\n     2)\n", False),  # a bracket across lines: left to ast.parse
+    ("s = '''a\nb'''\n", False),
+    ("x = 1 + \\\n    2\n", False),
+    ("if a:\n    b\nelse:\n    c\n", False),  # `else:` alone parses neither way
+    ("@dec\ndef f():\n    pass\n", False),
+    ("x = 1\r\n", False),
+    ("from __future__ import annotations\n", False),
+]
+
+
+@pytest.mark.parametrize(("code", "vouched"), LINE_BY_LINE)
+def test_code_examples_are_read_line_by_line_where_that_is_sure(code: str, vouched: bool) -> None:
+    """The fast path of the code-example check says yes only for code that parses, and for the
+    common shapes of code (statements, nested blocks, one-line bodies, comments)."""
+    assert _parses(code) is vouched
+    if vouched:
+        ast.parse(code)
+
+
+LINES = ["x = 1", "f(x)", "def f(a):", "class A:", "if a: b", "return", "else:", "pass", ")", "# c"]
+
+
+@given(st.lists(st.tuples(st.sampled_from(LINES), st.integers(0, 3)), max_size=12))
+@settings(max_examples=400, deadline=None)
+def test_what_the_line_by_line_reading_vouches_for_parses(lines: list[tuple[str, int]]) -> None:
+    code = "".join(f"{'    ' * depth}{text}\n" for text, depth in lines)
+    if _parses(code):
+        ast.parse(code)
