@@ -104,3 +104,73 @@ def test_the_last_result_printed_is_the_one_read() -> None:
     assert apicheck.reports(f"noise\n{first}\n{last}\n", 1) == [
         apicheck.Report((apicheck.Finding(2, 3, "x"),), ("torch",))
     ]
+
+
+F = apicheck.Finding
+
+#: Code, and every finding of the check (line and column of the name, sorted), each message
+#: naming the library it was checked against.
+FOUND = [
+    ("import json\n\nx = json.dumpz(1)\n", [F(3, 5, "'json' has no attribute 'dumpz' in json")]),
+    (
+        "import os\nos.nope()\nimport json\njson.dumpz(1)\n",
+        [
+            F(2, 1, "'os' has no attribute 'nope' in os"),
+            F(4, 1, "'json' has no attribute 'dumpz' in json"),
+        ],
+    ),
+    (
+        "import json\njson.dumpz(1); json.loadz(2)\n",
+        [
+            F(2, 1, "'json' has no attribute 'dumpz' in json"),
+            F(2, 16, "'json' has no attribute 'loadz' in json"),
+        ],
+    ),
+    (
+        "from os.path import *\nfrom json import dumpz\n",
+        [F(2, 1, "'json' has no name 'dumpz' in json")],
+    ),
+    (
+        "import os\nfrom os import path as p\np.joinn(1)\n",
+        [F(3, 1, "'os.path' has no attribute 'joinn' in os")],
+    ),
+    (
+        "import collections.abc\ncollections.abc.Mappingg\n",
+        [F(2, 1, "'collections.abc' has no attribute 'Mappingg' in collections")],
+    ),
+    (
+        "import argparse\np = argparse.ArgumentParser(progg='x')\n",
+        [F(2, 5, "argparse.ArgumentParser() has no keyword argument 'progg' in argparse")],
+    ),
+    (  # a class whose __new__ is Python's and __init__ object's
+        "import fractions\nfractions.Fraction(1, denominatorr=2)\nfractions.Fraction(1, 2, 3, 4)\n",
+        [
+            F(2, 1, "fractions.Fraction() has no keyword argument 'denominatorr' in fractions"),
+            F(3, 1, "fractions.Fraction() too many positional arguments in fractions"),
+        ],
+    ),
+    (  # keywords are checked with *args too; the count is not
+        "import shutil\nshutil.copyfile(*args, follow_symlink=False)\nshutil.copyfile(*args)\n",
+        [F(2, 1, "shutil.copyfile() has no keyword argument 'follow_symlink' in shutil")],
+    ),
+    (
+        "from shutil import copyfile\ncopyfile('a', 'b', follow_symlink=1)\n",
+        [F(2, 1, "shutil.copyfile() has no keyword argument 'follow_symlink' in shutil")],
+    ),
+    (  # a positional-only parameter named as a keyword
+        "import dataclasses\ndataclasses.replace(obj=1)\n",
+        [F(2, 1, "dataclasses.replace() has no keyword argument 'obj' in dataclasses")],
+    ),
+    # not judged: **spread, a compiled class, keywords a **kwargs takes, names rebound
+    ("import shutil\nshutil.copyfile('a', **kw)\n", []),
+    ("import datetime\ndatetime.datetime(2020, 1, 1, tzinf=None)\n", []),
+    ("import json\njson.dumps(1, indentt=2)\n", []),
+    ("def json():\n    pass\njson.dumpz()\n", []),
+    ("import json\nfor json in []:\n    json.dumpz()\n", []),
+    ("import json\nclass J:\n    pass\nJ.x\njson.dumps(1).nope\n", []),
+]
+
+
+@pytest.mark.parametrize(("code", "found"), FOUND)
+def test_each_finding_is_at_its_name_in_order(code: str, found: list[apicheck.Finding]) -> None:
+    assert apicheck.check(code) == apicheck.Report(tuple(found), ())
