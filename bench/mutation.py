@@ -173,6 +173,63 @@ GROUPS: dict[str, Group] = {
             "tests/integration/test_mkdocs_markdown.py",
         ),
     ),
+    # What a contributor sees first: an entry read, checked against the schema and the rules,
+    # each problem at its line with a hint, its fingerprints proven (examples, slowness), the
+    # PR check's gates, the portable export.
+    "content": Group(
+        ("content/*.py", "model.py", "errors.py"),
+        (
+            "tests/unit/test_validate.py",
+            "tests/unit/test_schema.py",
+            "tests/unit/test_load.py",
+            "tests/unit/test_catalog.py",
+            "tests/unit/test_portable.py",
+            "tests/unit/test_advice.py",
+            "tests/unit/test_files.py",
+            "tests/unit/test_errors.py",
+            "tests/integration/test_load.py",
+            "tests/integration/test_apicheck.py",
+            "tests/integration/test_hostile_entries.py",
+            "tests/integration/test_check_golden.py",
+            "tests/integration/test_check_cli.py",
+            "tests/integration/test_fingerprint_guard.py",
+            "tests/integration/test_reviews.py",
+            "tests/integration/test_suggestions.py",
+        ),
+        exclude=("content/links.py",),
+    ),
+    # What a reader sees of an entry: markdown made safe, code highlighted, the page views, the
+    # search index and its shards, the feed, the terminal page, the site's settings.
+    "site": Group(
+        ("site/*.py", "config.py"),
+        (
+            "tests/unit/test_config.py",
+            "tests/unit/test_render.py",
+            "tests/unit/test_plan.py",
+            "tests/unit/test_joined.py",
+            "tests/unit/test_views.py",
+            "tests/integration/test_markdown_plain.py",
+            "tests/integration/test_mkdocs_markdown.py",
+            "tests/integration/test_highlight.py",
+            "tests/integration/test_search.py",
+            "tests/integration/test_feed.py",
+            "tests/integration/test_hostile_entries.py",
+        ),
+    ),
+    # The build that reuses the last one: its cache, state, plan of what to render again, the
+    # writing of the new site beside the old, git dates (the lock has a group of its own).
+    "incremental": Group(
+        ("incremental/*.py",),
+        (
+            "tests/unit/test_cache.py",
+            "tests/unit/test_context.py",
+            "tests/unit/test_state.py",
+            "tests/unit/test_write.py",
+            "tests/integration/test_gitdates.py",
+            "tests/integration/test_incremental.py",
+        ),
+        exclude=("incremental/lock.py",),
+    ),
 }
 """Each group's tests are in-process and quick: a test that compiles the catalogue or starts
 processes costs seconds of CPU for every mutant and trips mutmut's CPU limit, so the CLI and
