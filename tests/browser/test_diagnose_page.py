@@ -164,7 +164,9 @@ def test_page_gives_the_cli_answer_on_every_case(site, matcher, logs, watched_pa
             wrong.append((case.name, "label", got["matches"][:1], case.top))
         if len(paths) == 1 and not case.bury:
             text = paths[0].read_text()
-            page.fill("#log-text", text)  # left there: chosen files are read whatever it holds
+            watched_page.paste(
+                "#log-text", text
+            )  # left there: chosen files are read whatever it holds
             # A real click, without Playwright's wait for the button to hold still over two
             # frames (15 of its 58 s, measured); an idle page's button never moves.
             page.click("#run", force=True)
@@ -184,7 +186,7 @@ def test_every_fingerprint_example_gives_the_cli_answer(site, matcher, watched_p
     lines = [line for fp in examples for line in (*fp.must_match, *fp.must_not_match)]
     text = "\n".join(lines) + "\n"
     page = open_page(watched_page, site)
-    page.fill("#log-text", text)
+    watched_page.paste("#log-text", text)
     page.click("#run")
     got = shown(page)
     want = expected(matcher, [("pasted log", text.encode())])
@@ -217,7 +219,7 @@ def test_hostile_log_text_and_names_stay_text(site, logs, watched_page) -> None:
     log = logs / "<img src=x onerror=alert(1)>.log"
     log.write_text(f"step 1\n{hostile}\n")
     page = open_page(watched_page, site)
-    page.fill("#log-text", f"{hostile}\n")
+    watched_page.paste("#log-text", f"{hostile}\n")
     page.click("#run")
     first = shown(page)
     page.set_input_files("#log-files", str(log))
@@ -244,7 +246,7 @@ def test_csp_forbids_connections_and_the_page_says_so(site, watched_page) -> Non
 def test_time_budget_names_the_slowest_fingerprint(site, watched_page) -> None:
     page = open_page(watched_page, site)
     page.fill("#budget", "0.001")
-    page.fill("#log-text", f"step 1 loss 2.0\n{ERROR}\n")
+    watched_page.paste("#log-text", f"step 1 loss 2.0\n{ERROR}\n")
     page.click("#run")
     page.wait_for_selector("#status[data-state=error]", state="attached")
     message = page.text_content("#status-text") or ""
@@ -277,7 +279,9 @@ def test_cancel_stops_the_worker(site, matcher, logs, watched_page) -> None:
     page.click("#cancel")
     assert page.locator("#status").get_attribute("data-state") == "cancelled"
     assert page.locator("#run").is_enabled() and page.locator("#results").is_hidden()
-    page.fill("#log-text", f"{ERROR}\n")  # the stopped worker is replaced: the next run answers
+    watched_page.paste(
+        "#log-text", f"{ERROR}\n"
+    )  # the stopped worker is replaced: the next run answers
     page.click("#run")
     assert shown(page) == expected(matcher, [("pasted log", f"{ERROR}\n".encode())])
     watched_page.assert_clean()
@@ -307,7 +311,7 @@ def test_a_stuck_fingerprint_is_left_out_of_its_run_only(site, matcher, watched_
     page = open_page(watched_page, site)
     text = f"{'a' * 40}b\n{ERROR}\n"
     for _ in range(2):
-        page.fill("#log-text", text)
+        watched_page.paste("#log-text", text)
         page.click("#run")
         assert shown(page) == expected(matcher, [("pasted log", text.encode())])
         status = page.locator("#status")
