@@ -148,12 +148,22 @@ def open_page(watch: Any, site: Path) -> Any:
     return page
 
 
+def pasted_too(index: int, text: str) -> bool:
+    """Whether the every-case test pastes a single unburied log as well as choosing it as a file:
+    each log the text box may hold otherwise than the file's bytes read (a CR, a tab, anything
+    not ASCII), and one plain log in four. The engine is the same on both ways in; the plain
+    logs pasted check the way in, and the page's own work on each (a third of the test's CPU)
+    adds nothing the file path does not check on every case."""
+    return index % 4 == 0 or not text.isascii() or "\r" in text or "\t" in text
+
+
 def test_page_gives_the_cli_answer_on_every_case(site, matcher, logs, watched_page) -> None:
-    """Each case as files on the input and, for a single unburied log, pasted; all mismatches are
-    reported together."""
+    """Each case as files on the input and, for a single unburied log, pasted (`pasted_too`); all
+    mismatches are reported together."""
     page = open_page(watched_page, site)
     wrong = []
-    for case in CASES:
+    pasted = 0
+    for index, case in enumerate(CASES):
         paths = materialise(case, logs)
         page.set_input_files("#log-files", [str(p) for p in paths])
         want = expected(matcher, [(p.name, p.read_bytes()) for p in paths])
@@ -162,11 +172,11 @@ def test_page_gives_the_cli_answer_on_every_case(site, matcher, logs, watched_pa
             wrong.append((case.name, "files", got, want))
         if case.top is not None and [m["id"] for m in got["matches"][:1]] != [case.top]:
             wrong.append((case.name, "label", got["matches"][:1], case.top))
-        if len(paths) == 1 and not case.bury:
+        if len(paths) == 1 and not case.bury and pasted_too(index, paths[0].read_text()):
             text = paths[0].read_text()
-            watched_page.paste(
-                "#log-text", text
-            )  # left there: chosen files are read whatever it holds
+            pasted += 1
+            # left in the box: chosen files are read whatever it holds
+            watched_page.paste("#log-text", text)
             # A real click, without Playwright's wait for the button to hold still over two
             # frames (15 of its 58 s, measured); an idle page's button never moves.
             page.click("#run", force=True)
@@ -175,6 +185,7 @@ def test_page_gives_the_cli_answer_on_every_case(site, matcher, logs, watched_pa
             if got != want:
                 wrong.append((case.name, "pasted", got, want))
     assert wrong == []
+    assert pasted >= 100
     watched_page.assert_clean()
 
 
