@@ -1,4 +1,5 @@
-"""`nanopedia/content/load.py`: the size and nesting limits hold at exactly their boundary."""
+"""`nanopedia/content/load.py`: the size and nesting limits hold at exactly their boundary, and a
+hidden character is reported where it is typed."""
 
 from __future__ import annotations
 
@@ -66,3 +67,30 @@ def test_block_nesting_counts_the_same_as_flow_nesting() -> None:
     assert parse(block(MAX_DEPTH), "e.yaml").data
     with pytest.raises(NanopediaError, match=f"nesting deeper than {MAX_DEPTH} levels"):
         parse(block(MAX_DEPTH + 1), "e.yaml")
+
+
+#: YAML, and where each hidden character is reported: where it is typed when it is typed raw
+#: (a block's later line, a folded line, the second of two values on a line), else the value's
+#: start (an escape in double quotes).
+HIDDEN_AT = {
+    "plain value": ("a: ok\nb: xy\u202ez\n", ["2:6 'b'"]),
+    "third line of a block": ("a: |\n  one\n  two\n  th\u202eree\n", ["4:5 'a'"]),
+    "first of two in a block": ("a: |\n  \u202eone\n  t\u202ewo\n", ["2:3 'a'"]),
+    "folded plain line": ("a: one\n  tw\u2067o\n", ["2:5 'a'"]),
+    "folded quoted line at its start": ('a: "x\n\u202ey"\n', ["2:1 'a'"]),
+    "two values on a line": ("b: [x\u202e, y\u202e]\n", ["1:6 'b[0]'", "1:10 'b[1]'"]),
+    "nested value": ("a:\n  - b: c\n  - d: e\u2066f\n", ["3:9 'a[1].d'"]),
+    "an escape in double quotes": ('a: "x\\x1by"\n', ["1:4 'a'"]),
+    "a nested key": ("a:\n  b\u202d: 1\n", ["2:4 the key 'b\\u202d'"]),
+}
+
+
+@pytest.mark.parametrize("name", list(HIDDEN_AT))
+def test_a_hidden_character_is_reported_where_it_is_typed(name: str) -> None:
+    text, said = HIDDEN_AT[name]
+    with pytest.raises(NanopediaError) as err:
+        parse(text, "x.yaml")
+    found = [str(p).split("\n")[0] for p in err.value.problems]
+    assert [f.removeprefix("x.yaml:").split(" holds ")[0] for f in found] == [
+        s.replace(" ", ": error[E018]: ", 1) for s in said
+    ]
