@@ -3,6 +3,7 @@ entry's `reviewed` date to its record's `- Date:` line, at the entry's line."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -71,3 +72,56 @@ def test_entries_copied_without_their_records_keep_their_dates(
     _reviewed(tmp_corpus, "2026-12-05")  # no reviews/ folder at all: a team's copy
     monkeypatch.chdir(tmp_corpus.parent)
     assert cli("check", "entries").code == 0
+
+
+def test_every_entry_and_record_is_held_to_the_other_with_its_hint(
+    tmp_corpus: Path, cli, monkeypatch
+) -> None:
+    """The first entry has no date and the second names a missing record; a record without an
+    entry's date and without a date of its own gets the placeholder in its hint."""
+    (tmp_corpus.parent / "reviews").mkdir()
+    (tmp_corpus.parent / "reviews" / "alpha-failure.md").write_text(
+        "# Review: alpha-failure\n\nno date\n", encoding="utf-8"
+    )
+    beta = tmp_corpus / "beta-failure.yaml"
+    text = beta.read_text(encoding="utf-8")
+    beta.write_text(text + 'reviewed: "2026-12-05"\n', encoding="utf-8")
+    monkeypatch.chdir(tmp_corpus.parent)
+    run = cli("check", "entries", "--format", "json")
+    found = [
+        (p["path"], p["line"], p["column"], p["severity"], p["message"], p["hint"])
+        for p in json.loads(run.out)
+        if p["code"] == "E029"
+    ]
+    assert found == [
+        (
+            "entries/beta-failure.yaml",
+            text.count("\n") + 1,
+            11,
+            "error",
+            "'reviewed' names a review but reviews/beta-failure.md does not exist",
+            "the second engineer writes the record (CONTRIBUTING, reviews)",
+        ),
+        (
+            "reviews/alpha-failure.md",
+            1,
+            1,
+            "warning",
+            "review record of 'alpha-failure' is not shown: its entry has no 'reviewed' date "
+            "(or does not exist)",
+            "add 'reviewed: YYYY-MM-DD' to the entry",
+        ),
+    ]
+    assert run.code == 1
+
+
+def test_a_date_that_differs_names_the_line_to_copy(tmp_corpus: Path, cli, monkeypatch) -> None:
+    (tmp_corpus.parent / "reviews").mkdir()
+    (tmp_corpus.parent / "reviews" / "alpha-failure.md").write_text(
+        RECORD.replace("2026-12-05", "2026-12-01"), encoding="utf-8"
+    )
+    _reviewed(tmp_corpus, "2026-12-05")
+    monkeypatch.chdir(tmp_corpus.parent)
+    run = cli("check", "entries", "--format", "json")
+    (found,) = [p for p in json.loads(run.out) if p["code"] == "E029"]
+    assert found["hint"] == "give the date of the record's '- Date:' line"

@@ -55,3 +55,19 @@ def test_an_entry_that_does_not_say_what_it_was_checked_with_is_a_warning_at_its
 ) -> None:
     text = alpha_text.replace("checked_with:\n  torch: 2.13.0\n", "")
     assert advice(text, check_text) == [("E061", line_of(text, "id: alpha-failure"), 5, "warning")]
+
+
+def test_an_entry_without_checked_with_is_told_what_to_add_at_its_id(
+    alpha_text: str, check_text: Checker
+) -> None:
+    text = alpha_text.replace("checked_with:\n  torch: 2.13.0\n", "")
+    source, _ = check_text(text)
+    assert source is not None
+    (found,) = advice_problems(source)
+    assert (str(found.location), found.code, found.severity) == (
+        "alpha-failure.yaml:2:5",
+        "E061",
+        "warning",
+    )
+    assert found.message == "the entry does not say which releases its claims were checked against"
+    assert found.hint == "add 'checked_with:' with library: version lines, e.g. 'torch: 2.13.0'"
