@@ -174,3 +174,12 @@ FOUND = [
 @pytest.mark.parametrize(("code", "found"), FOUND)
 def test_each_finding_is_at_its_name_in_order(code: str, found: list[apicheck.Finding]) -> None:
     assert apicheck.check(code) == apicheck.Report(tuple(found), ())
+
+
+def test_the_packages_an_example_imports_are_its_top_level_absolute_imports() -> None:
+    code = (
+        "import torch.nn as nn, numpy\nfrom transformers.models import x\nfrom . import y\n"
+        "from .a import z\nimport os.path\nx = 1\n"
+    )
+    assert apicheck.imported_packages(code) == {"torch", "numpy", "transformers", "os"}
+    assert apicheck.imported_packages("x = 1\n") == set()

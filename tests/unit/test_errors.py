@@ -138,3 +138,25 @@ def test_times_are_written_in_utc_as_atom_asks(monkeypatch: pytest.MonkeyPatch) 
     finally:
         monkeypatch.undo()
         time.tzset()
+
+
+def test_json_and_github_output_keep_text_as_written_one_problem_per_line() -> None:
+    """Non-ASCII text stays itself in JSON (a reader's editor shows it), indented two spaces; the
+    GitHub format is one workflow command per line."""
+    found = [
+        problem("b.yaml", "E012", "'title' is empty", at=(3, 8)),
+        problem("a.yaml", "E016", "lien « javascript: »", at=(1, 2)),
+    ]
+    assert format_problems(found, "json") == (
+        "[\n"
+        "  {\n"
+        '    "path": "a.yaml",\n    "line": 1,\n    "column": 2,\n    "code": "E016",\n'
+        '    "severity": "error",\n    "message": "lien « javascript: »",\n    "hint": null\n'
+        "  },\n"
+        "  {\n"
+        '    "path": "b.yaml",\n    "line": 3,\n    "column": 8,\n    "code": "E012",\n'
+        '    "severity": "error",\n    "message": "\'title\' is empty",\n    "hint": null\n'
+        "  }\n"
+        "]"
+    )
+    assert format_problems(found, "github").split("\n") == [p.github() for p in found[::-1]]

@@ -9,6 +9,8 @@ from nanopedia.content.portable import (
     class_end,
     class_members,
     fold_ascii,
+    is_count,
+    is_open_count,
     literal_length,
     portable_error,
 )
@@ -146,3 +148,28 @@ def test_ascii_letters_fold_to_both_cases(pattern: str, folded: str) -> None:
 )
 def test_the_literal_length_counts_fixed_text_only(pattern: str, length: int) -> None:
     assert literal_length(pattern) == length
+
+
+@pytest.mark.parametrize(
+    ("pattern", "at", "count", "open_count"),
+    [
+        ("a{2}", 1, True, False),
+        ("a{2,}", 1, True, True),
+        ("a{12,}", 1, True, True),
+        ("a{2,5}", 1, True, False),
+        ("a{,5}", 1, False, False),  # RE2 reads it as text
+        ("a{x}", 1, False, False),
+        ("a{2,x}", 1, False, False),
+        ("a{2x,}", 1, False, False),
+        ("a{}", 1, False, False),
+        ("a{2", 1, False, False),  # never closed
+        ("{x}a{3,}", 4, True, True),  # its own `}`, not an earlier one
+        ("a{2}x{y}", 1, True, False),  # and not a later one
+        ("a{y}x{2}", 1, False, False),
+    ],
+)
+def test_a_brace_opens_a_count_only_with_digits_before_its_comma(
+    pattern: str, at: int, count: bool, open_count: bool
+) -> None:
+    assert pattern[at] == "{"
+    assert (is_count(pattern, at), is_open_count(pattern, at)) == (count, open_count)
