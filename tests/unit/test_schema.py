@@ -190,6 +190,37 @@ CASES: dict[str, tuple[str, str, list[tuple[str, int, int, str, str | None]]]] =
         "    indicates: decisive\n    ignore_case: maybe\n",
         [("E012", 55, 18, "'fingerprints[0].ignore_case' must be true or false, not text", None)],
     ),
+    "mapping null": (
+        "checked_with:\n  torch: 2.13.0\n",
+        "checked_with:\n",
+        [
+            (
+                "E012",
+                60,
+                14,
+                "'checked_with' is empty",
+                "give 'checked_with' a value or remove the line",
+            )
+        ],
+    ),
+    "mapping given a list": (
+        "checked_with:\n  torch: 2.13.0\n",
+        "checked_with: [torch]\n",
+        [("E012", 60, 15, "'checked_with' must be a mapping, not a list", None)],
+    ),
+    "unknown field two levels down": (
+        '      - introduced: "1.12"\n',
+        '      - introduced: "1.12"\n        fixd: "2.0"\n',
+        [
+            (
+                "E010",
+                27,
+                9,
+                "unknown field 'affected_systems[0].affected[0].fixd'",
+                "did you mean 'fixed'?",
+            )
+        ],
+    ),
 }
 
 
