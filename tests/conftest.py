@@ -48,8 +48,8 @@ CHROMIUM_ARGS = [
 
 @functools.cache
 def gathered_entries() -> tuple[Catalog, list[Problem]]:
-    """`gathered_entries()` once per test process: the repository's entries loaded,
-    validated (their fingerprints' slowness checks included) and linked take 2 s of CPU, and a
+    """`gather(ROOT / "entries")` once per test process: loading, validating (the fingerprints'
+    slowness checks included) and linking the repository's entries take 2 s of CPU, and a
     dozen modules read them. The models are frozen; a test that changes entries copies them."""
     return gather(ROOT / "entries")
 

@@ -105,7 +105,7 @@ STATE = (
 }"""
 )
 #: `STATE` once the run started last (the status's `data-run` now) is done or failed, in one
-#: round trip: the every-case test waits for 700 runs.
+#: round trip: the every-case test waits for hundreds of runs.
 WHEN_DONE = (
     """async () => {
   const status = document.querySelector('#status');
@@ -172,8 +172,8 @@ def test_page_gives_the_cli_answer_on_every_case(site, matcher, logs, watched_pa
             wrong.append((case.name, "files", got, want))
         if case.top is not None and [m["id"] for m in got["matches"][:1]] != [case.top]:
             wrong.append((case.name, "label", got["matches"][:1], case.top))
-        if len(paths) == 1 and not case.bury and pasted_too(index, paths[0].read_text()):
-            text = paths[0].read_text()
+        single = len(paths) == 1 and not case.bury
+        if single and pasted_too(index, text := paths[0].read_text()):
             pasted += 1
             # left in the box: chosen files are read whatever it holds
             watched_page.paste("#log-text", text)
@@ -290,9 +290,8 @@ def test_cancel_stops_the_worker(site, matcher, logs, watched_page) -> None:
     page.click("#cancel")
     assert page.locator("#status").get_attribute("data-state") == "cancelled"
     assert page.locator("#run").is_enabled() and page.locator("#results").is_hidden()
-    watched_page.paste(
-        "#log-text", f"{ERROR}\n"
-    )  # the stopped worker is replaced: the next run answers
+    # the stopped worker is replaced: the next run answers
+    watched_page.paste("#log-text", f"{ERROR}\n")
     page.click("#run")
     assert shown(page) == expected(matcher, [("pasted log", f"{ERROR}\n".encode())])
     watched_page.assert_clean()
