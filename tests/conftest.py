@@ -14,6 +14,7 @@ import os
 import shutil
 import subprocess
 import sys
+import zipfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,7 +22,9 @@ from typing import Any
 
 import pytest
 
+from nanopedia import __version__
 from nanopedia.cli import main
+from nanopedia.commands.bundle import single_file, zip_bundle
 from nanopedia.content.catalog import Catalog
 from nanopedia.content.corpus import gather
 from nanopedia.errors import Problem
@@ -117,28 +120,57 @@ def bwrap() -> None:
         pytest.skip("bwrap not found: apt-get install bubblewrap to run the repro tests")
 
 
-@pytest.fixture(scope="session")
-def repo_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The repository's entries built into a site, once per test run: the first xdist worker
-    that needs it builds it under a lock into the run's shared folder, and each worker gets a
-    copy of its own (8 MB, milliseconds), so a page a test adds (`tools.held`) is seen by no
-    other. Defined here only: a fixture imported into several modules is set up once per
-    module."""
-    mine = tmp_path_factory.mktemp("repo-site") / "site"
-    base = tmp_path_factory.getbasetemp()
+def built_once(factory: pytest.TempPathFactory, name: str, make: Callable[[Path], None]) -> Path:
+    """What `make` writes into a new folder, made once per test run and copied for this worker:
+    the first xdist worker that needs it makes it under a lock in the run's shared folder, and
+    each worker gets a copy of its own (a few MB, milliseconds), so a file a test adds is seen by
+    no other. For the fixtures below, defined here only: a fixture imported into several modules
+    is set up once per module and per worker."""
+    base = factory.getbasetemp()
     shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
-    built = shared / "repo-site-built"
-    with (shared / "repo-site.lock").open("w") as lock:
+    built = shared / f"{name}-built"
+    with (shared / f"{name}.lock").open("w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if not built.exists():
-            fresh = shared / "repo-site-building"
+            fresh = shared / f"{name}-making"
             shutil.rmtree(fresh, ignore_errors=True)
-            build(
-                Request(ROOT / "entries", fresh, ROOT / "nanopedia.toml", use_cache=False, jobs=1)
-            )
+            make(fresh)
             fresh.rename(built)
+    mine = factory.mktemp(name) / name
     shutil.copytree(built, mine)
     return mine
+
+
+@pytest.fixture(scope="session")
+def repo_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The repository's entries built into a site (a page a test adds: `tools.held`)."""
+
+    def make(out: Path) -> None:
+        build(Request(ROOT / "entries", out, ROOT / "nanopedia.toml", use_cache=False, jobs=1))
+
+    return built_once(tmp_path_factory, "repo-site", make)
+
+
+@pytest.fixture(scope="session")
+def repo_zip(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The repository's zip bundle, unpacked: the one folder it holds, with its `index.html`."""
+
+    def make(out: Path) -> None:
+        made = zip_bundle(ROOT / "entries", out.parent / f"{out.name}-dist", use_cache=False)
+        with zipfile.ZipFile(made.path) as archive:
+            archive.extractall(out)
+
+    return built_once(tmp_path_factory, "repo-zip", make) / f"nanopedia-{__version__}"
+
+
+@pytest.fixture(scope="session")
+def repo_single(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The repository's single-file bundle: one HTML file that carries the whole site."""
+
+    def make(out: Path) -> None:
+        single_file(ROOT / "entries", out, use_cache=False)
+
+    return built_once(tmp_path_factory, "repo-single", make) / f"nanopedia-{__version__}.html"
 
 
 @pytest.fixture(scope="session")

@@ -15,7 +15,6 @@ import os
 import re
 import sys
 import time
-import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -331,18 +330,13 @@ def test_a_stuck_fingerprint_is_left_out_of_its_run_only(site, matcher, watched_
 
 
 @pytest.mark.parametrize("kind", ["zip", "single-file"])
-def test_bundles_carry_the_page(kind: str, tmp_path: Path, matcher, watched_page) -> None:
+def test_bundles_carry_the_page(kind: str, request, matcher, watched_page) -> None:
     """The zip (unpacked) and the single-file bundle, both from file://, give the CLI's answer."""
-    bundle = pytest.importorskip("nanopedia.commands.bundle")
     log = LOGS / "fsdp-mp-torchrun.log"
     if kind == "zip":
-        made = bundle.zip_bundle(ROOT / "entries", tmp_path / "dist", use_cache=False)
-        with zipfile.ZipFile(made.path) as archive:
-            archive.extractall(tmp_path / "unpacked")
-        url = next((tmp_path / "unpacked").glob("*/diagnose.html")).as_uri()
+        url = (request.getfixturevalue("repo_zip") / "diagnose.html").as_uri()
     else:
-        made = bundle.single_file(ROOT / "entries", tmp_path / "dist", use_cache=False)
-        url = made.path.as_uri() + "#/diagnose.html"
+        url = request.getfixturevalue("repo_single").as_uri() + "#/diagnose.html"
     page = watched_page.page
     page.goto(url)
     page.wait_for_selector("#status[data-state=idle]", state="attached")

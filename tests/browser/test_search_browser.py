@@ -9,19 +9,15 @@ from __future__ import annotations
 
 import re
 import shutil
-import zipfile
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
 import pytest
-from conftest import ROOT, gathered_entries
+from conftest import gathered_entries
 
-from nanopedia import __version__
-from nanopedia.commands import bundle
 from nanopedia.site import search
 
-TOP = f"nanopedia-{__version__}"
 BOX = "#search-q"
 RESULTS = f"{BOX} ~ [role=listbox] .search-entry"
 
@@ -90,22 +86,6 @@ def _decisive() -> list[tuple[str, str, list[str]]]:
             if len(quote) >= ERROR_MIN
         ]
     return cases
-
-
-@pytest.fixture(scope="module")
-def repo_zip(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("repo-zip")
-    made = bundle.zip_bundle(ROOT / "entries", out / "dist", use_cache=False)
-    with zipfile.ZipFile(made.path) as z:
-        z.extractall(out / "unzipped")
-    return out / "unzipped" / TOP
-
-
-@pytest.fixture(scope="module")
-def repo_single(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return bundle.single_file(
-        ROOT / "entries", tmp_path_factory.mktemp("repo-single"), use_cache=False
-    ).path
 
 
 def _results(page: Any, text: str) -> Any:

@@ -21,8 +21,6 @@ from urllib.parse import unquote_plus
 import pytest
 from conftest import ROOT
 
-from nanopedia.commands import bundle
-
 LOG = (ROOT / "tests" / "logs" / "first-failure-oom" / "torchrun-4rank.log").read_text()
 LINES = sum(1 for line in LOG.splitlines() if line.strip())
 #: Text of the log that no request or address may carry (its error line, a clock time of it).
@@ -201,10 +199,9 @@ def test_a_pasted_log_is_offered_and_diagnosed_without_the_search_index(
 
 @pytest.mark.parametrize("by", ["click", "Enter"])
 def test_the_single_file_bundles_header_box_carries_the_log_too(
-    by: str, tmp_path: Path, watched_page: Any
+    by: str, repo_single: Path, watched_page: Any
 ) -> None:
-    made = bundle.single_file(ROOT / "entries", tmp_path / "dist", use_cache=False)
-    page = diagnosed(watched_page, made.path.as_uri() + "#/index.html", "#search-q", by)
+    page = diagnosed(watched_page, repo_single.as_uri() + "#/index.html", "#search-q", by)
     assert page.url.endswith("#/diagnose.html")
 
 
