@@ -65,12 +65,20 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
 
 
+def shared_folder(factory: pytest.TempPathFactory) -> Path:
+    """The temporary folder of the whole run, which every xdist worker's own folder is in."""
+    base = factory.getbasetemp()
+    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+
+
 @pytest.fixture(scope="session", autouse=True)
 def catalogue_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     """The compiled catalogues `diagnose` keeps (`incremental/catalogue.py`) go to a folder of
-    the test session, for the commands run in-process and in subprocesses alike, never to the
-    user's cache."""
-    folder = tmp_path_factory.mktemp("catalogue-cache")
+    the test run, for the commands run in-process and in subprocesses alike, never to the
+    user's cache. The xdist workers share it, as processes on one machine share the user's
+    (the store replaces a file in one rename): the repository's entries are compiled once."""
+    folder = shared_folder(tmp_path_factory) / "catalogue-cache"
+    folder.mkdir(exist_ok=True)
     before = os.environ.get("NANOPEDIA_CACHE")
     os.environ["NANOPEDIA_CACHE"] = str(folder)
     yield folder
@@ -126,8 +134,7 @@ def built_once(factory: pytest.TempPathFactory, name: str, make: Callable[[Path]
     each worker gets a copy of its own (a few MB, milliseconds), so a file a test adds is seen by
     no other. For the fixtures below, defined here only: a fixture imported into several modules
     is set up once per module and per worker."""
-    base = factory.getbasetemp()
-    shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    shared = shared_folder(factory)
     built = shared / f"{name}-built"
     with (shared / f"{name}.lock").open("w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)

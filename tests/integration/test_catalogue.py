@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 from conftest import ROOT, gathered_entries
 
+from nanopedia.content.catalog import Catalog
 from nanopedia.content.corpus import gather
 from nanopedia.diagnosis import (
     catalogue,
@@ -37,11 +38,13 @@ ENTRIES = ROOT / "entries"
 ERROR = "[rank3]: RuntimeError: expected scalar type BFloat16 but found Float\n"
 
 
-def reference(root: Path) -> tuple[list[catalogue.EntryView], list[Problem]]:
+def reference(
+    gathered: tuple[Catalog, list[Problem]],
+) -> tuple[list[catalogue.EntryView], list[Problem]]:
     """What diagnosis used before the catalogue (`scan.usable_entries` of issue 31): the whole
     folder gathered, the files that did not load or hold an unusable pattern left out, each
     with its first error."""
-    found, problems = gather(root)
+    found, problems = gathered
     loaded = {s.doc.path for s in found.sources}
     left_out = {
         p.location.path: p
@@ -58,7 +61,7 @@ def reference(root: Path) -> tuple[list[catalogue.EntryView], list[Problem]]:
 
 @pytest.fixture(scope="module")
 def full() -> tuple[list[catalogue.EntryView], list[Problem]]:
-    return reference(ENTRIES)
+    return reference(gathered_entries())
 
 
 @pytest.fixture(scope="module")
@@ -282,7 +285,7 @@ def test_a_changed_entry_is_compiled_again_and_no_other(
     assert compiled == ["fsdp-uniform-dtype.yaml"]
     by_id = {e.id: e for e in changed.entries}
     assert by_id["fsdp-uniform-dtype"].title == "Renamed for a test of the cache"
-    assert changed == catalogue.Catalogue(*map(tuple, reference(corpus)))
+    assert changed == catalogue.Catalogue(*map(tuple, reference(gather(corpus))))
     path.write_text(text, encoding="utf-8")  # back as it was: the old record is not kept
     assert catalogue.load(corpus, store) == first
     assert compiled == ["fsdp-uniform-dtype.yaml"] * 2
@@ -352,7 +355,7 @@ def test_an_invalid_entry_is_left_out_with_its_located_warning(
     corpus: Path, tmp_path: Path, monkeypatch
 ) -> None:
     _break(corpus)
-    views, skipped = reference(corpus)
+    views, skipped = reference(gather(corpus))
     assert [p.code for p in skipped] == ["E002", "E030"]
     store = FolderStore(tmp_path / "cache")
     for _ in range(2):  # compiled, then read from the store
@@ -391,7 +394,7 @@ def test_the_cli_warns_the_same_from_the_cache(
     ]
     assert warnings[0] == warnings[1]
     assert [w.split(": entry left out")[0] for w in warnings[0]] == [
-        f"nanopedia: warning: {p.location}" for p in reference(corpus)[1]
+        f"nanopedia: warning: {p.location}" for p in reference(gather(corpus))[1]
     ]
     assert runs[0].stdout == runs[1].stdout and runs[1].returncode == 0
 

@@ -18,6 +18,7 @@ import pytest
 from conftest import ROOT
 
 from nanopedia.diagnosis import triage
+from nanopedia.incremental.catalogue import user_store
 
 ELASTIC = ROOT / "tests" / "logs" / "elastic"
 FLIGHT = ROOT / "tests" / "logs" / "flight"
@@ -60,7 +61,7 @@ def test_the_error_files_timestamps_decide_the_first_failure(cli: Any) -> None:
 
 def test_triage_of_the_issues_run_is_no_longer_clean(tmp_path: Path) -> None:
     run = _copy(ELASTIC / "one-error", tmp_path / "run")
-    (job,) = triage.triage([run]).jobs
+    (job,) = triage.triage([run]).jobs  # as a user calls it; the others read the run's cache
     assert (job["status"], job["verdict"], job["initiating_rank"]) == (
         "matched",
         "shape-mismatch",
@@ -86,7 +87,7 @@ def test_an_unknown_error_in_an_error_file_is_a_gap_not_a_clean_job(tmp_path: Pa
             }
         )
     )
-    (job,) = triage.triage([tmp_path / "run"]).jobs
+    (job,) = triage.triage([tmp_path / "run"], store=user_store()).jobs
     assert (job["status"], job["verdict"]) == ("unmatched", None)
     assert any("FrobnicatorError" in row["text"] for row in job["error_lines"])
 
@@ -98,7 +99,7 @@ def test_an_error_file_with_no_python_exception_makes_its_job_unmatched(
     folder = tmp_path / "run" / "attempt_0" / "5"
     folder.mkdir(parents=True)
     (folder / "error.json").write_text('{"message": "worker crashed", "timestamp": 1796483106}')
-    (job,) = triage.triage([tmp_path / "run"]).jobs
+    (job,) = triage.triage([tmp_path / "run"], store=user_store()).jobs
     assert (job["status"], job["verdict"], job["error_files"][0]["rank"]) == (
         "unmatched",
         None,
@@ -146,7 +147,7 @@ def test_triage_records_validate_with_the_readers_fields(tmp_path: Path) -> None
 
     _copy(ELASTIC / "two-errors", tmp_path / "a")
     _copy(FLIGHT / "size", tmp_path / "b")
-    out = triage.triage([tmp_path]).as_json()
+    out = triage.triage([tmp_path], store=user_store()).as_json()
     schema = json.loads(triage.SCHEMA.read_text())
     assert _validate(out, schema, schema["$defs"], "$") == []
     by_job = {Path(j["job"]).name: j for j in out["jobs"]}
@@ -276,7 +277,7 @@ def test_triage_skips_a_damaged_error_file_by_name(tmp_path: Path) -> None:
     bad.parent.mkdir(parents=True)
     bad.write_bytes(b"\x00" * 100)
     (tmp_path / "run" / "attempt_0" / "1" / "stderr.log").write_text("step 1\n")
-    (job,) = triage.triage([tmp_path / "run"]).jobs
+    (job,) = triage.triage([tmp_path / "run"], store=user_store()).jobs
     (skip,) = job["skipped"]
     assert (skip["path"], skip["reason"]) == (str(bad), "unreadable")
     assert "not valid JSON" in skip["detail"]

@@ -300,20 +300,18 @@ def test_the_fast_answer_in_two_processes_equals_one_pass_of_the_set(
     assert one.evidence and one.root_ranks
 
 
-def test_the_cli_keeps_the_compiled_database_for_a_large_log(
-    tmp_path, cli, catalogue_cache
-) -> None:
-    for old in catalogue_cache.glob("hyperscan-*.db"):
-        old.unlink()
+def test_the_cli_keeps_the_compiled_database_for_a_large_log(tmp_path, cli, monkeypatch) -> None:
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("NANOPEDIA_CACHE", str(cache))
     path = tmp_path / "big.log"
     failure = (ROOT / "tests" / "logs" / "fsdp-mp-torchrun.log").read_bytes()
     line = b"2024-05-01 10:00:00,123 step 1 loss 2.31 lr 3e-4\n"
     with path.open("wb") as out:
         out.write(line * (presence.ACCELERATE_BYTES // len(line) + 1) + failure)
     first = cli("diagnose", "--json", str(path))
-    assert first.code == 0 and len(list(catalogue_cache.glob("hyperscan-*.db"))) == 1
-    stored = next(catalogue_cache.glob("hyperscan-*.db")).stat().st_mtime_ns
+    assert first.code == 0 and len(list(cache.glob("hyperscan-*.db"))) == 1
+    stored = next(cache.glob("hyperscan-*.db")).stat().st_mtime_ns
     again = cli("diagnose", "--json", str(path))
     assert again.out == first.out
     assert json.loads(first.out)["matches"][0]["id"] == "fsdp-mixed-precision-error"
-    assert next(catalogue_cache.glob("hyperscan-*.db")).stat().st_mtime_ns == stored
+    assert next(cache.glob("hyperscan-*.db")).stat().st_mtime_ns == stored

@@ -20,7 +20,7 @@ from conftest import ROOT
 from nanopedia.diagnosis import catalogue, report, result, scan, text_report
 from nanopedia.diagnosis.catalogue import EntryView
 from nanopedia.diagnosis.rank import Diagnosis
-from nanopedia.incremental.catalogue import FolderStore
+from nanopedia.incremental.catalogue import user_store
 from nanopedia.site.markdown import title_parts
 
 sys.path.insert(0, str(ROOT / "bench"))
@@ -34,8 +34,9 @@ CASES = cases()
 
 
 @pytest.fixture(scope="module")
-def compiled(tmp_path_factory: pytest.TempPathFactory) -> tuple[scan.Matcher, dict[str, EntryView]]:
-    views = catalogue.load(ENTRIES, FolderStore(tmp_path_factory.mktemp("store"))).entries
+def compiled() -> tuple[scan.Matcher, dict[str, EntryView]]:
+    """The entries as `diagnose` reads them, from the run's catalogue cache (conftest)."""
+    views = catalogue.load(ENTRIES, user_store()).entries
     return scan.Matcher(views), {e.id: e for e in views}
 
 
