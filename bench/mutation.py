@@ -19,7 +19,19 @@ mutants stay killed: tests are only added), `--fresh` starts the group over. Cha
 modules or tests changes its `[tool.mutmut]`, and mutmut then tests every mutant again.
 
 The score is killed / (mutants - equivalent): a mutant whose tests time out counts as killed (the
-bug hangs the code), an unchecked one (a run stopped by `--budget`) as not killed. Equivalent
+bug hangs the code), an unchecked one (a run stopped by `--budget`) as not killed.
+
+A whole group takes hours on two cores, so `--sample N` tests a random sample instead, the
+classic way to estimate a mutation score (Wong & Mathur; each mutant stands for its stratum):
+
+    nice -n 10 /tmp/mutvenv/bin/python bench/mutation.py site --sample 200 --seed 1
+
+The mutants not yet tested whose function some test reaches are the population; N of them,
+chosen with the seed, are tested, and `sample.json` in the workspace keeps both lists (a later
+`--sample` adds to the sample). The group's estimate is then the mutants tested before (counted
+as they are), those no test reaches (not killed: mutmut would mark them so without a run), and
+the population's share killed in the sample, with its 95 % interval; the report sums the groups
+into an estimate for the whole package, and names any module no group holds. Equivalent
 mutants (the code means the same) are listed with the reason in `bench/mutation-equivalent.md`;
 one listed there that a test kills is named, to be taken off the list.
 """
@@ -27,9 +39,12 @@ one listed there that a test kills is named, to be taken off the list.
 from __future__ import annotations
 
 import argparse
+import ast
 import fnmatch
 import json
+import math
 import os
+import random
 import re
 import shutil
 import signal
@@ -44,6 +59,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 WORK = ROOT / ".cache" / "mutation"
 EQUIVALENT = ROOT / "bench" / "mutation-equivalent.md"
+PACKAGE = ROOT / "generator" / "nanopedia"
+SAMPLE = "sample.json"
+#: A name no mutant has: a run given it generates the mutants and maps the tests, then stops.
+NOTHING = "nanopedia.no_such_function__mutmut_*"
 #: What the tests read beside the package: linked into each workspace, copied by mutmut.
 LINKED = ("theme", "entries", "reviews", "tests", "bench")
 
@@ -230,6 +249,45 @@ GROUPS: dict[str, Group] = {
         ),
         exclude=("incremental/lock.py",),
     ),
+    # What a user runs: the command line and each command (the bundle and verify have groups of
+    # their own), the launcher wrapper's and the frameworks' hooks, the MkDocs plugin, the
+    # package's root (its API).
+    "cli": Group(
+        (
+            "cli.py",
+            "commands/*.py",
+            "hooks/*.py",
+            "mkdocs/*.py",
+            "pins.py",
+            "theme_dir.py",
+            "__init__.py",
+            "__main__.py",
+        ),
+        (
+            "tests/unit/test_api.py",
+            "tests/unit/test_files.py",
+            "tests/unit/test_repro_launch.py",
+            "tests/unit/test_sandbox.py",
+            "tests/unit/test_slurm.py",
+            "tests/integration/test_build.py",
+            "tests/integration/test_check_cli.py",
+            "tests/integration/test_diagnose.py",
+            "tests/integration/test_diagnose_view.py",
+            "tests/integration/test_diff.py",
+            "tests/integration/test_export_cli.py",
+            "tests/integration/test_github_cli.py",
+            "tests/integration/test_hooks.py",
+            "tests/integration/test_listing.py",
+            "tests/integration/test_mkdocs_plugin.py",
+            "tests/integration/test_new.py",
+            "tests/integration/test_readers_cli.py",
+            "tests/integration/test_run_wrapper.py",
+            "tests/integration/test_serve.py",
+            "tests/integration/test_show.py",
+            "tests/integration/test_triage.py",
+        ),
+        exclude=("commands/bundle.py", "commands/verify.py", "mkdocs/markdown.py"),
+    ),
 }
 """Each group's tests are in-process and quick: a test that compiles the catalogue or starts
 processes costs seconds of CPU for every mutant and trips mutmut's CPU limit, so the CLI and
@@ -314,45 +372,155 @@ def in_group(module: str, group: Group) -> bool:
     )
 
 
-def report(name: str, group: Group, show_survivors: bool) -> tuple[int, int]:
-    """Print each module's score; returns (killed, total less equivalent) for the group."""
+@dataclass(frozen=True)
+class Score:
+    """Mutants killed (an estimate where a sample stands for its population) of those scored
+    (all less the equivalent), and the variance of `killed` (0 where every mutant was tested)."""
+
+    killed: float
+    scored: int
+    variance: float = 0.0
+
+    def __add__(self, other: Score) -> Score:
+        return Score(
+            self.killed + other.killed,
+            self.scored + other.scored,
+            self.variance + other.variance,
+        )
+
+    def __str__(self) -> str:
+        if not self.scored:
+            return "100.0 %"
+        score = 100.0 * self.killed / self.scored
+        if not self.variance:
+            return f"{score:5.1f} %"
+        half = 196.0 * math.sqrt(self.variance) / self.scored
+        return f"{score:5.1f} % ± {half:.1f} (95 %, sampled)"
+
+
+def classify(code: int | None) -> str:
+    if code in KILLED:
+        return "killed"
+    if code in TIMEOUT:
+        return "timeout"
+    if code in SURVIVED:
+        return "survived"
+    if code in NO_TESTS:
+        return "no tests"
+    return "unchecked" if code is None else "other"
+
+
+def tests_by_function(work: Path) -> dict[str, list[str]]:
+    """mutmut's map of each function (its mangled name) to the tests that reach it."""
+    path = work / "mutants" / "mutmut-stats.json"
+    if not path.exists():
+        return {}
+    found: dict[str, list[str]] = json.loads(path.read_text("utf-8"))[
+        "tests_by_mangled_function_name"
+    ]
+    return found
+
+
+def reached(mutant: str, tests: dict[str, list[str]]) -> bool:
+    """Whether a test reaches the mutant's function (mutmut marks the others "no tests" unrun)."""
+    return bool(tests.get(mutant.replace("__init__.", "").partition("__mutmut_")[0]))
+
+
+def group_codes(work: Path, group: Group) -> dict[str, int | None]:
+    """Each mutant of the group's modules with its exit code (None: not tested yet)."""
+    return {
+        m: c
+        for module, codes in results(work).items()
+        if in_group(module, group)
+        for m, c in codes.items()
+    }
+
+
+def draw(work: Path, group: Group, n: int, seed: int) -> list[str]:
+    """Adds `n` mutants to the group's sample (`sample.json`) and returns the sample's mutants
+    not tested yet. The population is fixed by the first draw: the mutants then untested, not
+    listed as equivalent, whose function a test reaches."""
+    path = work / SAMPLE
+    codes = group_codes(work, group)
+    if path.exists():
+        kept = json.loads(path.read_text("utf-8"))
+        population, chosen = kept["population"], kept["chosen"]
+    else:
+        known, tests = equivalent(), tests_by_function(work)
+        population = sorted(
+            m for m, c in codes.items() if c is None and m not in known and reached(m, tests)
+        )
+        chosen = []
+    rest = sorted(set(population) - set(chosen))
+    chosen += random.Random(f"{seed}:{len(chosen)}").sample(rest, min(n, len(rest)))
+    path.write_text(
+        json.dumps({"seed": seed, "population": population, "chosen": chosen}, indent=1) + "\n",
+        encoding="utf-8",
+    )
+    return [m for m in chosen if codes.get(m) is None]
+
+
+def estimate(work: Path, group: Group, scored: int) -> Score | None:
+    """The group's score with its sample standing for its population, or None without one."""
+    path = work / SAMPLE
+    if not path.exists():
+        return None
+    population = set(json.loads(path.read_text("utf-8"))["population"])
+    codes = group_codes(work, group)
+    tried = [codes[m] for m in population if codes.get(m) is not None]
+    outside = sum(1 for m, c in codes.items() if m not in population and c in KILLED | TIMEOUT)
+    if not tried:
+        return Score(outside, scored, 0.0)
+    share = sum(1 for c in tried if c in KILLED | TIMEOUT) / len(tried)
+    size, n = len(population), len(tried)
+    variance = size * size * share * (1 - share) / n * (1 - n / size)
+    return Score(outside + size * share, scored, variance)
+
+
+def report(name: str, group: Group, show_survivors: bool) -> Score:
+    """Print each module's score; returns the group's (estimated where it was sampled)."""
     work = WORK / name
     known = equivalent()
-    group_killed = group_scored = 0
+    total = Score(0, 0)
     for module, codes in results(work).items():
         if not in_group(module, group):
             continue
-        count = Counter(
-            "killed"
-            if c in KILLED
-            else "timeout"
-            if c in TIMEOUT
-            else "survived"
-            if c in SURVIVED
-            else "no tests"
-            if c in NO_TESTS
-            else "unchecked"
-            if c is None
-            else "other"
-            for c in codes.values()
-        )
+        count = Counter(classify(c) for c in codes.values())
         eq = sum(1 for m, c in codes.items() if m in known and c in SURVIVED | NO_TESTS)
         for mutant in sorted(m for m, c in codes.items() if m in known and c in KILLED | TIMEOUT):
             print(f"    {mutant} is listed as equivalent but a test kills it: take it off the list")
         killed = count["killed"] + count["timeout"]
-        scored = len(codes) - eq
-        group_killed += killed
-        group_scored += scored
-        score = 100.0 * killed / scored if scored else 100.0
+        scored = Score(killed, len(codes) - eq)
+        total += scored
         print(
             f"{module:44} {len(codes):5} {killed:6} {count['survived']:8} {count['no tests']:8}"
-            f" {count['unchecked'] + count['other']:9} {eq:5} {score:6.1f} %"
+            f" {count['unchecked'] + count['other']:9} {eq:5} {scored}"
         )
         if show_survivors:
             for mutant, code in sorted(codes.items()):
                 if mutant not in known and (code in SURVIVED or code in NO_TESTS):
                     print(f"    {'survived' if code in SURVIVED else 'no tests'}  {mutant}")
-    return group_killed, group_scored
+    return estimate(work, group, total.scored) or total
+
+
+def has_code(path: Path) -> bool:
+    """Whether a module holds more than its docstring (something to mutate)."""
+    body = ast.parse(path.read_bytes()).body
+    return len(body) > 1 or (len(body) == 1 and ast.get_docstring(ast.Module(body, [])) is None)
+
+
+def ungrouped() -> list[str]:
+    """The package's modules with code that no group mutates."""
+    return [
+        path
+        for path in sorted(p.relative_to(PACKAGE).as_posix() for p in PACKAGE.rglob("*.py"))
+        if has_code(PACKAGE / path)
+        and not any(
+            any(fnmatch.fnmatch(path, m) for m in g.modules)
+            and not any(fnmatch.fnmatch(path, m) for m in g.exclude)
+            for g in GROUPS.values()
+        )
+    ]
 
 
 HEADER = (
@@ -361,21 +529,10 @@ HEADER = (
 )
 
 
-def run(name: str, work: Path, children: int, budget: float | None, rerun: bool) -> float:
-    """One mutmut run in the workspace, stopped (its records kept) after `budget` seconds."""
+def run(work: Path, children: int, budget: float | None, names: list[str]) -> float:
+    """One mutmut run in the workspace (of `names` only, if given), stopped (its records kept)
+    after `budget` seconds."""
     mutmut = Path(sys.executable).parent / "mutmut"
-    names: list[str] = []
-    if rerun:
-        known = equivalent()
-        names = [
-            m
-            for codes in results(work).values()
-            for m, c in codes.items()
-            if (c in SURVIVED or c in NO_TESTS) and m not in known
-        ]
-        if not names:
-            print(f"{name}: no survivors to test again")
-            return 0.0
     env = {**os.environ, "TMPDIR": str(work / "tmp"), "NANOPEDIA_CACHE": str(work / "tmp")}
     start = time.monotonic()
     log = (work / "mutmut.log").open("w", encoding="utf-8")
@@ -390,7 +547,7 @@ def run(name: str, work: Path, children: int, budget: float | None, rerun: bool)
     try:
         proc.wait(timeout=budget)
     except subprocess.TimeoutExpired:
-        print(f"{name}: stopped after the budget of {budget:.0f} s; the rest stays unchecked")
+        print(f"{work.name}: stopped after the budget of {budget:.0f} s; the rest stays unchecked")
         os.killpg(proc.pid, signal.SIGTERM)
         try:
             proc.wait(timeout=30)
@@ -398,9 +555,41 @@ def run(name: str, work: Path, children: int, budget: float | None, rerun: bool)
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
     log.close()
-    if proc.returncode not in (0, -signal.SIGTERM, -signal.SIGKILL):
-        print(f"{name}: mutmut exited {proc.returncode}; see {work / 'mutmut.log'}")
+    if proc.returncode not in (0, -signal.SIGTERM, -signal.SIGKILL) and names != [NOTHING]:
+        print(f"{work.name}: mutmut exited {proc.returncode}; see {work / 'mutmut.log'}")
     return time.monotonic() - start
+
+
+def survivors(work: Path) -> list[str]:
+    """The mutants to test again: not killed and not listed as equivalent."""
+    known = equivalent()
+    return [
+        m
+        for codes in results(work).values()
+        for m, c in codes.items()
+        if (c in SURVIVED or c in NO_TESTS) and m not in known
+    ]
+
+
+def test_group(name: str, args: argparse.Namespace) -> float:
+    """Runs a group as asked (all, its survivors again, or a sample); returns the seconds."""
+    group = GROUPS[name]
+    work = prepare(name, group, args.fresh)
+    if args.rerun:
+        names = survivors(work)
+        if not names:
+            print(f"{name}: no survivors to test again")
+            return 0.0
+        return run(work, args.max_children, args.budget, names)
+    if args.sample is None:
+        return run(work, args.max_children, args.budget, [])
+    took = 0.0
+    if not tests_by_function(work):  # mutants generated and tests mapped, nothing tested
+        took += run(work, args.max_children, None, [NOTHING])
+    names = draw(work, group, args.sample, args.seed)
+    if names:
+        took += run(work, args.max_children, args.budget, names)
+    return took
 
 
 def main() -> int:
@@ -412,36 +601,28 @@ def main() -> int:
     parser.add_argument("--fresh", action="store_true", help="start the groups over")
     parser.add_argument("--budget", type=float, help="seconds per group before it is stopped")
     parser.add_argument("--max-children", type=int, default=1, help="mutants tested at once")
+    parser.add_argument("--sample", type=int, help="test this many more of a random sample")
+    parser.add_argument("--seed", type=int, default=0, help="the sample's seed")
     args = parser.parse_args()
     unknown = [g for g in args.groups if g not in GROUPS]
     if unknown:
         parser.error(f"unknown group {', '.join(unknown)}; groups: {', '.join(GROUPS)}")
     chosen = args.groups or list(GROUPS)
-    timings: dict[str, float] = {}
-    if not args.report:
-        for name in chosen:
-            work = prepare(name, GROUPS[name], args.fresh)
-            timings[name] = run(name, work, args.max_children, args.budget, args.rerun)
+    timings = {} if args.report else {name: test_group(name, args) for name in chosen}
     print(HEADER)
-    total_killed = total_scored = 0
+    whole = Score(0, 0)
     for name in chosen:
         if not (WORK / name / "mutants").exists():
             print(f"{name}: not run yet")
             continue
-        killed, scored = report(name, GROUPS[name], args.survivors)
-        total_killed += killed
-        total_scored += scored
+        score = report(name, GROUPS[name], args.survivors)
+        whole += score
         took = f", {timings[name]:.0f} s" if name in timings else ""
-        score = 100.0 * killed / scored if scored else 100.0
-        print(
-            f"{'= ' + name:44} {'':5} {killed:6} {'':>8} {'':>8} {'':>9} {'':>5} {score:6.1f} %"
-            f"{took}"
-        )
-    if total_scored:
-        print(
-            f"all groups run: {total_killed} / {total_scored} = "
-            f"{100.0 * total_killed / total_scored:.1f} %"
-        )
+        print(f"{'= ' + name:44} {'':5} {score.killed:6.0f} {'':>42} {score}{took}")
+    if whole.scored:
+        print(f"groups run: {whole.killed:.0f} / {whole.scored} = {whole}")
+    if not args.groups and (missing := ungrouped()):
+        print(f"in no group: {', '.join(missing)}")
     return 0
 
 
