@@ -58,7 +58,8 @@ def test_a_draw_returns_only_the_samples_mutants_still_untested(tmp_path: Path) 
 
 def test_the_sample_stands_for_its_population(tmp_path: Path) -> None:
     """10 in the population, 4 of them tested (3 killed); outside it 5 of 6 killed, and one
-    mutant no test reaches: 5 + 10 * 3/4 killed of 17, with the finite-population variance."""
+    mutant no test reaches: 5 + 10 * 3/4 killed of 17, with the variance of the Agresti-Coull
+    share (3 + 2) / (4 + 4) and the finite-population correction."""
     codes: dict[str, int | None] = {f"x_f__mutmut_{i}": None for i in range(1, 11)}
     work = workspace(tmp_path, codes | {"x_g__mutmut_1": None}, {"x_f"})
     (work / mutation.SAMPLE).write_text(
@@ -72,15 +73,29 @@ def test_the_sample_stands_for_its_population(tmp_path: Path) -> None:
     score = mutation.estimate(work, GROUP, 17)
     assert score is not None
     assert score.killed == pytest.approx(5 + 10 * 0.75)
-    assert score.variance == pytest.approx(100 * 0.75 * 0.25 / 4 * (1 - 4 / 10))
-    assert str(score) == f"{100 * 12.5 / 17:5.1f} % ± {196 * 2.8125**0.5 / 17:.1f} (95 %, sampled)"
+    variance = 100 * 0.625 * 0.375 / 8 * (1 - 4 / 10)
+    assert score.variance == pytest.approx(variance)
+    half = 196 * variance**0.5 / 17
+    assert str(score) == f"{100 * 12.5 / 17:5.1f} % ± {half:.1f} (95 %, sampled)"
+
+
+def test_a_sample_with_no_survivor_still_has_an_interval(tmp_path: Path) -> None:
+    codes: dict[str, int | None] = {f"x_f__mutmut_{i}": None for i in range(1, 101)}
+    work = workspace(tmp_path, codes, {"x_f"})
+    chosen = mutation.draw(work, GROUP, 20, seed=0)
+    meta = work / "mutants" / "src" / "nanopedia" / "site" / "page.py.meta"
+    killed = {PREFIX + m: c for m, c in codes.items()} | dict.fromkeys(chosen, 1)
+    meta.write_text(json.dumps({"exit_code_by_key": killed}))
+    score = mutation.estimate(work, GROUP, 100)
+    assert score is not None and score.killed == 100 and score.variance > 0
+    assert str(score).startswith("100.0 % ± ")
 
 
 def test_without_a_sample_there_is_no_estimate_and_a_full_count_is_exact(tmp_path: Path) -> None:
     work = workspace(tmp_path, {"x_f__mutmut_1": 1}, {"x_f"})
     assert mutation.estimate(work, GROUP, 1) is None
     assert str(mutation.Score(3, 4)) == " 75.0 %"
-    assert str(mutation.Score(3, 4) + mutation.Score(1, 1, 0.5)).endswith("(95 %, sampled)")
+    assert str(mutation.Score(3, 4) + mutation.Score(1, 1, 0.5, True)).endswith("(95 %, sampled)")
 
 
 def test_every_module_with_code_is_in_a_group() -> None:
