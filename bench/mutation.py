@@ -358,14 +358,6 @@ def prepare(name: str, group: Group, fresh: bool) -> Path:
     config["also_copy"] = [*LINKED, *config.get("also_copy", [])]  # type: ignore[misc]
     project = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
     project = re.sub(r"(?ms)^\[tool\.mutmut\]\n.*?(?=^\[|\Z)", "", project)
-    # mutmut runs pytest in its own process again and again, and from a second session on pytest
-    # escapes an escaped test id twice: an id with a backslash or a non-ASCII letter (a pattern, a
-    # bidi mark) is then "not found" and the run stops. Unescaped ids are found every time.
-    project = project.replace(
-        "[tool.pytest.ini_options]\n",
-        "[tool.pytest.ini_options]\n"
-        "disable_test_id_escaping_and_forfeit_all_rights_to_community_support = true\n",
-    )
     section = "".join(f"{k} = {_toml(v)}\n" for k, v in config.items())
     (work / "pyproject.toml").write_text(f"{project}\n[tool.mutmut]\n{section}", encoding="utf-8")
     (work / "tmp").mkdir(exist_ok=True)
