@@ -45,6 +45,24 @@ CASES: dict[str, tuple[str, str, list[tuple[str, int, int, str, str | None]]]] =
         "tags:\n",
         [("E012", 7, 6, "'tags' is empty", "give 'tags' a value or remove the line")],
     ),
+    "tags item null": (
+        "tags: [fsdp, bf16]\n",
+        "tags:\n  - fsdp\n  -\n",
+        [
+            (
+                "E012",
+                9,
+                4,
+                "'tags[1]' is empty",
+                "give item 2 of 'tags' a value or remove the line",
+            )
+        ],
+    ),
+    "confirm step blank": (
+        "  - Print the dtype of inputs and weights.\n",
+        "  - Print the dtype of inputs and weights.\n  - '  '\n",
+        [("E012", 29, 5, "'confirm[1]' is empty", "give item 2 of 'confirm' a value")],
+    ),
     "tags too many": (
         "tags: [fsdp, bf16]\n",
         "tags: [t0, t1, t2, t3, t4, t5, t6, t7, t8, t9, t10, t11, t12]\n",

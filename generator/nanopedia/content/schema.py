@@ -129,6 +129,14 @@ def placeholder_problems(doc: Document) -> dict[Path_, Problem]:
     return found
 
 
+def _named(loc: Path_) -> str:
+    """A value as a hint names it: by its key, or, for a list item (which has none), by its
+    place in its list."""
+    if isinstance(loc[-1], int):
+        return f"item {loc[-1] + 1} of '{dotted(loc[:-1])}'"
+    return f"'{loc[-1]}'"
+
+
 def _translate(doc: Document, model: type[BaseModel], prefix: Path_, err: Any) -> Problem:
     """One pydantic error as a located problem with a message a contributor can act on."""
     rel: Path_ = tuple(err["loc"])
@@ -160,7 +168,7 @@ def _translate(doc: Document, model: type[BaseModel], prefix: Path_, err: Any) -
             at=(line, col),
         )
     if value is None and kind in ("string_type", "list_type", "model_type", "dict_type"):
-        return fail("E012", f"'{name}' is empty", f"give '{loc[-1]}' a value or remove the line")
+        return fail("E012", f"'{name}' is empty", f"give {_named(loc)} a value or remove the line")
     if kind in _KIND:
         shown = (
             "text"
@@ -170,7 +178,7 @@ def _translate(doc: Document, model: type[BaseModel], prefix: Path_, err: Any) -
         return fail("E012", f"'{name}' must be {_KIND[kind]}, not {shown}", None)
     if kind == "string_too_short":
         if not str(value).strip():
-            return fail("E012", f"'{name}' is empty", f"give '{loc[-1]}' a value")
+            return fail("E012", f"'{name}' is empty", f"give {_named(loc)} a value")
         return fail("E013", f"'{name}' is too short (at least {ctx.get('min_length')} characters)")
     if kind == "string_too_long":
         return fail(
