@@ -1,20 +1,18 @@
 """The MkDocs plugin, tested as a team would use it: a small MkDocs project in a temp dir, built by
-the real `mkdocs` command with the default theme and with Material, then read back (pages, links,
+MkDocs's own `build` command with the default theme and with Material, then read back (pages, links,
 anchors, nav, search index) and opened in Chromium.
 """
 
 from __future__ import annotations
 
-import fcntl
 import functools
 import http.server
 import json
 import os
 import re
 import shutil
-import subprocess
-import sys
 import threading
+import traceback
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from html.parser import HTMLParser
@@ -23,7 +21,9 @@ from typing import Any
 from urllib.parse import unquote, urlsplit
 
 import pytest
-from conftest import FIXTURES
+from click.testing import CliRunner
+from conftest import FIXTURES, built_once
+from mkdocs.__main__ import cli as mkdocs_cli
 
 from nanopedia.content.corpus import gather
 from nanopedia.site.views import ACTION_TITLES, DOMAIN_TITLES
@@ -105,40 +105,36 @@ def make_project(root: Path, entries: Path, config: str) -> Path:
 
 
 def build(root: Path, *args: str) -> Built:
-    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
-    run = subprocess.run(
-        [sys.executable, "-m", "mkdocs", "build", *args],
-        cwd=root,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    return Built(root, run.returncode, run.stdout + run.stderr)
+    """`mkdocs build` run in this process through MkDocs's own command (click's runner, as
+    MkDocs tests its CLI), so the plugin runs where coverage and mutation testing see it; the
+    installed command runs in a process of its own in test_packaging.py."""
+    old = Path.cwd()
+    os.chdir(root)
+    try:
+        run = CliRunner().invoke(mkdocs_cli, ["build", *args], env={"NO_MKDOCS_2_WARNING": "1"})
+    finally:
+        os.chdir(old)
+    # A crash prints its traceback, as Python does where the command runs alone.
+    crash = run.exception
+    if isinstance(crash, SystemExit | None):
+        return Built(root, run.exit_code, run.output)
+    return Built(root, run.exit_code, run.output + "".join(traceback.format_exception(crash)))
 
 
 def shared_build(
     factory: pytest.TempPathFactory, name: str, setup: Callable[[Path], Path], *args: str
 ) -> Built:
-    """Build a project once per test session, even with several xdist workers.
+    """Build a project once per test run, even with several xdist workers (conftest's
+    `built_once`), and read its result back."""
 
-    The workers share the parent of their temp dirs; the first to take the lock builds, the
-    others read its result (the recipe in pytest-xdist's documentation, with `flock`).
-    """
-    # Under xdist each worker's base temp is a child of the session's; without it the parent is
-    # shared by every session of the user, and a build of older code would be read back.
-    base = factory.getbasetemp()
-    session = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
-    shared = session / "mkdocs-plugin" / name
-    shared.mkdir(parents=True, exist_ok=True)
-    with open(shared / "lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        record = shared / "result.json"
-        if not record.exists():
-            result = build(setup(shared / "project"), *args)
-            record.write_text(json.dumps([result.code, result.log]), encoding="utf-8")
-        code, log = json.loads(record.read_text(encoding="utf-8"))
-    return Built(shared / "project", code, log)
+    def make(out: Path) -> None:
+        out.mkdir()
+        result = build(setup(out / "project"), *args)
+        (out / "result.json").write_text(json.dumps([result.code, result.log]), encoding="utf-8")
+
+    made = built_once(factory, f"mkdocs-plugin-{name}", make)
+    code, log = json.loads((made / "result.json").read_text(encoding="utf-8"))
+    return Built(made / "project", code, log)
 
 
 @pytest.fixture(scope="module", params=sorted(THEMES))
