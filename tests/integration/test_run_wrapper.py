@@ -11,9 +11,14 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+
+from nanopedia.cli import main
+from nanopedia.commands import wrap
 
 ROOT = Path(__file__).resolve().parents[2]
 ENV = {**os.environ, "PYTHONPATH": str(ROOT / "generator")}
@@ -62,25 +67,39 @@ while True:
 """
 
 
+@dataclass
+class Done:
+    returncode: int
+    stdout: bytes
+    stderr: bytes
+
+
+@pytest.fixture
 def wrapped(
-    tmp_path: Path, script: str, *extra: str, env: dict[str, str] | None = None
-) -> subprocess.CompletedProcess[bytes]:
-    (tmp_path / "job.py").write_text(script)
-    return subprocess.run(
-        [*WRAP, *extra, "--", sys.executable, "job.py"],
-        cwd=tmp_path,
-        env=env or ENV,
-        capture_output=True,
-        timeout=120,
-        check=False,
-    )
+    tmp_path: Path, capfdbinary: pytest.CaptureFixture[bytes], monkeypatch: pytest.MonkeyPatch
+) -> Callable[..., Done]:
+    """`nanopedia run [EXTRA] -- python job.py` in the test's folder, run in this process (the
+    wrapper's code where mutation testing sees it) with its file descriptors captured: the
+    command is a real process, its bytes go through the wrapper's pumps to fds 1 and 2. The
+    signal test below runs the wrapper in a process of its own, as a scheduler signals it."""
+    monkeypatch.chdir(tmp_path)
+
+    def run(script: str, *extra: str) -> Done:
+        (tmp_path / "job.py").write_text(script)
+        code = main(["run", *extra, "--", sys.executable, "job.py"])
+        out, err = capfdbinary.readouterr()
+        return Done(code, out, err)
+
+    return run
 
 
-def test_a_failing_command_keeps_its_code_and_gets_the_verdict_at_the_end(tmp_path: Path) -> None:
+def test_a_failing_command_keeps_its_code_and_gets_the_verdict_at_the_end(
+    tmp_path: Path, wrapped: Callable[..., Done]
+) -> None:
     direct = subprocess.run(
         [sys.executable, "-c", FAILS], capture_output=True, timeout=60, check=False
     )
-    done = wrapped(tmp_path, FAILS)
+    done = wrapped(FAILS)
     assert done.returncode == direct.returncode == 3
     assert done.stdout == direct.stdout
     err = done.stderr.decode()
@@ -96,8 +115,10 @@ def test_a_failing_command_keeps_its_code_and_gets_the_verdict_at_the_end(tmp_pa
     assert not list(tmp_path.glob("nanopedia-run-*"))  # the run left no evidence: removed
 
 
-def test_the_verdict_agrees_with_diagnose_on_the_same_text(tmp_path: Path) -> None:
-    done = wrapped(tmp_path, FAILS, "--json", "v.json")
+def test_the_verdict_agrees_with_diagnose_on_the_same_text(
+    tmp_path: Path, wrapped: Callable[..., Done]
+) -> None:
+    done = wrapped(FAILS, "--json", "v.json")
     log = tmp_path / "out.log"
     log.write_bytes(done.stdout + done.stderr[: done.stderr.index(b"\nnanopedia: ")] + b"\n")
     direct = subprocess.run(
@@ -139,10 +160,12 @@ sys.exit(6)
 """
 
 
-def test_the_verdict_reads_the_error_files_the_run_left(tmp_path: Path) -> None:
+def test_the_verdict_reads_the_error_files_the_run_left(
+    tmp_path: Path, wrapped: Callable[..., Done]
+) -> None:
     """The output shows no error: the ranks' error files give the verdict, their timestamps
     the first failure, and torchrun's copy of rank 1's file is not a third failure."""
-    done = wrapped(tmp_path, LEAVES_ERROR_FILES)
+    done = wrapped(LEAVES_ERROR_FILES)
     assert done.returncode == 1 and done.stdout == b"step 1 loss 2.31\n"
     err = done.stderr.decode()
     assert "the verdict on the last 17 bytes of its output and 2 torchelastic error files:" in err
@@ -157,9 +180,9 @@ def test_the_verdict_reads_the_error_files_the_run_left(tmp_path: Path) -> None:
 
 
 def test_the_verdict_reads_the_dumps_and_names_a_pickle_it_would_not_load(
-    tmp_path: Path,
+    tmp_path: Path, wrapped: Callable[..., Done]
 ) -> None:
-    done = wrapped(tmp_path, LEAVES_DUMPS)
+    done = wrapped(LEAVES_DUMPS)
     assert done.returncode == 6
     err = done.stderr.decode()
     assert "and 2 Flight Recorder dumps:\nverdict: training-hang-no-error: " in err
@@ -174,11 +197,13 @@ def test_the_verdict_reads_the_dumps_and_names_a_pickle_it_would_not_load(
     assert "never unpickles" in unread["message"]
 
 
-def test_a_succeeding_command_passes_every_byte_and_leaves_nothing(tmp_path: Path) -> None:
+def test_a_succeeding_command_passes_every_byte_and_leaves_nothing(
+    tmp_path: Path, wrapped: Callable[..., Done]
+) -> None:
     direct = subprocess.run(
         [sys.executable, "-c", SUCCEEDS], capture_output=True, timeout=60, check=True
     )
-    done = wrapped(tmp_path, SUCCEEDS)
+    done = wrapped(SUCCEEDS)
     assert done.returncode == 0
     assert done.stdout == direct.stdout and len(done.stdout) > 1_000_000
     assert done.stderr == direct.stderr
@@ -219,43 +244,50 @@ def test_sigterm_and_sigusr1_reach_the_command_and_its_children(tmp_path: Path) 
         pytest.fail("the command's own child did not get the SIGTERM")
 
 
-def test_a_command_killed_by_a_signal_exits_128_plus_it(tmp_path: Path) -> None:
-    done = wrapped(tmp_path, "import os, signal\nos.kill(os.getpid(), signal.SIGKILL)\n")
+def test_a_command_killed_by_a_signal_exits_128_plus_it(
+    tmp_path: Path, wrapped: Callable[..., Done]
+) -> None:
+    done = wrapped("import os, signal\nos.kill(os.getpid(), signal.SIGKILL)\n")
     assert done.returncode == 137
     assert b"the command was killed by SIGKILL" in done.stderr
 
 
-def test_variables_are_set_only_where_unset(tmp_path: Path) -> None:
+def test_variables_are_set_only_where_unset(
+    tmp_path: Path, wrapped: Callable[..., Done], monkeypatch: pytest.MonkeyPatch
+) -> None:
     show = (
         "import os, sys\nfor k in ('PET_LOG_DIR', 'TORCHELASTIC_ERROR_FILE', "
         "'TORCH_FR_BUFFER_SIZE', 'PYTHONUNBUFFERED'):\n    print(k, os.environ.get(k))\n"
         "sys.exit(1)\n"
     )
-    mine = {**ENV, "TORCH_FR_BUFFER_SIZE": "7"}
-    mine.pop("PYTHONUNBUFFERED", None)
-    out = dict(
-        line.split(" ", 1)
-        for line in wrapped(tmp_path, show, env=mine).stdout.decode().splitlines()
-    )
+    monkeypatch.setenv("TORCH_FR_BUFFER_SIZE", "7")
+    monkeypatch.delenv("PYTHONUNBUFFERED", raising=False)
+    done = wrapped(show)
+    out = dict(line.split(" ", 1) for line in done.stdout.decode().splitlines())
     assert out["TORCH_FR_BUFFER_SIZE"] == "7" and out["PYTHONUNBUFFERED"] == "1"
     folder = Path(out["TORCHELASTIC_ERROR_FILE"]).parent
     assert folder.parent == tmp_path and folder.name.startswith("nanopedia-run-")
     assert out["PET_LOG_DIR"] == str(folder / "torchelastic")
-    plain = wrapped(tmp_path, show, "--no-env", env=mine).stdout.decode()
+    run = json.loads((tmp_path / "nanopedia-verdict.json").read_text())["run"]
+    assert run["environment_set"] == sorted(set(wrap.switches(folder)) - {"TORCH_FR_BUFFER_SIZE"})
+    assert run["evidence_folder"] is None  # the command left nothing there: removed
+    assert not folder.exists()
+    plain = wrapped(show, "--no-env").stdout.decode()
     assert "TORCHELASTIC_ERROR_FILE None" in plain and "PYTHONUNBUFFERED None" in plain
+    run = json.loads((tmp_path / "nanopedia-verdict.json").read_text())["run"]
+    assert run["environment_set"] == [] and run["evidence_folder"] is None
 
 
-def test_a_missing_command_exits_127_and_no_command_is_a_usage_error(tmp_path: Path) -> None:
-    done = subprocess.run(
-        [*WRAP, "--", "no-such-command-xyz"],
-        cwd=tmp_path,
-        env=ENV,
-        capture_output=True,
-        timeout=60,
-        check=False,
-    )
-    assert done.returncode == 127 and b"cannot run 'no-such-command-xyz'" in done.stderr
-    usage = subprocess.run(
-        [*WRAP], cwd=tmp_path, env=ENV, capture_output=True, timeout=60, check=False
-    )
-    assert usage.returncode == 2 and b"no command to run" in usage.stderr
+def test_a_missing_command_exits_127_and_no_command_is_a_usage_error(
+    tmp_path: Path, capfd: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert main(["run", "--", "no-such-command-xyz"]) == 127
+    assert "nanopedia: cannot run 'no-such-command-xyz'" in capfd.readouterr().err
+    assert main(["run", "--"]) == 2
+    err = capfd.readouterr().err
+    assert "no command to run" in err and "put it after '--'" in err
+    assert main(["run", "--json", "no-such-folder/v.json", "--", "true"]) == 2
+    assert "the folder for the verdict JSON does not exist" in capfd.readouterr().err
+    # the command that did not start has its verdict JSON (on no output); no folder is left
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["nanopedia-verdict.json"]
