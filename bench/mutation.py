@@ -281,6 +281,7 @@ GROUPS: dict[str, Group] = {
         ),
         (
             "tests/unit/test_api.py",
+            "tests/unit/test_cli_surface.py",
             "tests/unit/test_files.py",
             "tests/unit/test_repro_launch.py",
             "tests/unit/test_sandbox.py",
