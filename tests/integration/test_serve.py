@@ -242,7 +242,9 @@ class Site:
 
 
 @pytest.fixture(scope="module")
-def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
+def planted(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The fixture corpus as serve builds it, with symlinks, a FIFO and a file outside it
+    planted."""
     from nanopedia.commands import serve
 
     root = tmp_path_factory.mktemp("served")
@@ -254,6 +256,7 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
     with pytest.MonkeyPatch.context() as mp:
         mp.chdir(root)  # the build cache goes there
         server.rebuild("first build")
+    server.close()
     assert (out / "index.html").is_file()
     (out / "passwd").symlink_to("/etc/passwd")
     (out / "secret.txt").symlink_to(outside / "secret.txt")
@@ -261,8 +264,20 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
     (out / "entries" / "same.html").symlink_to(out / "index.html")  # a link inside, too
     (out / "docs").symlink_to(out / "tags")
     os.mkfifo(out / "pipe.html")
+    return out
+
+
+@pytest.fixture
+def site(planted: Path) -> Iterator[Site]:
+    """A server of its own for each test over the planted site, in the state of one good build
+    (what `rebuild` publishes): connections a test leaves open or limits it lowers reach no
+    other test."""
+    from nanopedia.commands import serve
+
+    server = serve.Server(FIXTURES / "corpus", planted, None, 0, lambda message: None)
+    server.state.publish([])
     server.start(watching=False)
-    yield Site(server, out)
+    yield Site(server, planted)
     server.close()
 
 
