@@ -288,6 +288,7 @@ GROUPS: dict[str, Group] = {
             "tests/unit/test_slurm.py",
             "tests/integration/test_build.py",
             "tests/integration/test_check_cli.py",
+            "tests/integration/test_cli_messages.py",
             "tests/integration/test_diagnose.py",
             "tests/integration/test_diagnose_view.py",
             "tests/integration/test_diff.py",
