@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+import io
 import os
 import subprocess
 import sys
+import threading
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 ENV = {**os.environ, "PYTHONPATH": str(ROOT / "generator")}
@@ -79,3 +85,98 @@ def test_a_diagnosis_that_fails_never_hides_the_exception(tmp_path: Path) -> Non
     )
     assert done.returncode == 1 and f"RuntimeError: {INPLACE}" in done.stderr
     assert done.stderr.rstrip().endswith("nanopedia: no verdict (OSError: catalogue unreadable)")
+
+
+# The same hooks called in this process, where each branch of `report` and of the wrapping is
+# seen (by mutation testing too); the cases above run them as a dying interpreter does.
+
+
+@pytest.fixture
+def hooks(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
+    """`nanopedia.hooks` with the hooks of this process put back after the test."""
+    import nanopedia.hooks
+
+    monkeypatch.setattr(sys, "excepthook", sys.excepthook)
+    monkeypatch.setattr(threading, "excepthook", threading.excepthook)
+    yield nanopedia.hooks
+    nanopedia.hooks.uninstall()
+
+
+def test_report_prints_the_verdict_with_the_rank_or_says_nothing_matched(
+    hooks: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("RANK", "3")
+    out = io.StringIO()
+    hooks.report(RuntimeError(INPLACE), out)
+    text = out.getvalue()
+    assert text.startswith("\nnanopedia: the verdict on RuntimeError:\nverdict: ")
+    assert "autograd-inplace-modified" in text and "<exception rank3>" in text
+    out = io.StringIO()
+    hooks.report(ValueError("nothing any entry knows about"), out)
+    assert out.getvalue() == "\nnanopedia: no known failure matched ValueError\n"
+
+
+def test_report_is_once_per_exception_and_never_for_an_ending_on_purpose(hooks: Any) -> None:
+    out = io.StringIO()
+    error = RuntimeError(INPLACE)
+    hooks.report(error, out)
+    hooks.report(error, out)
+    assert out.getvalue().count("nanopedia: the verdict on RuntimeError") == 1
+    for quiet in (KeyboardInterrupt(), SystemExit(1), GeneratorExit()):
+        hooks.report(quiet, out)
+    assert out.getvalue().count("nanopedia:") == 1
+
+    class Slotted(Exception):  # no attribute can be set on it: diagnosed, not hidden
+        __slots__ = ()
+
+        def __setattr__(self, name: str, value: object) -> None:
+            raise AttributeError(name)
+
+    hooks.report(Slotted(INPLACE), out)
+    assert out.getvalue().count("nanopedia: the verdict on Slotted") == 1
+
+
+def test_a_diagnosis_that_fails_says_so_in_one_line(
+    hooks: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import nanopedia
+
+    def broken(*args: Any, **kwargs: Any) -> None:
+        raise OSError("the cache is gone")
+
+    monkeypatch.setattr(nanopedia, "diagnose", broken)
+    out = io.StringIO()
+    hooks.report(RuntimeError(INPLACE), out)
+    assert out.getvalue() == "nanopedia: no verdict (OSError: the cache is gone)\n"
+
+
+def test_install_wraps_both_hooks_once_and_uninstall_puts_back_only_its_own(
+    hooks: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    seen: list[str] = []
+    sys.excepthook = lambda kind, value, tb: seen.append(f"sys {value}")
+    threading.excepthook = lambda args: seen.append(f"thread {args.exc_value}")
+    hooks.install()
+    ours = sys.excepthook
+    hooks.install()
+    assert sys.excepthook is ours  # a second install changes nothing
+    sys.excepthook(RuntimeError, RuntimeError(INPLACE), None)
+    assert seen == [f"sys {INPLACE}"]  # the hook that was there ran first
+    assert "nanopedia: the verdict on RuntimeError:" in capsys.readouterr().err
+
+    def dies() -> None:
+        raise RuntimeError(INPLACE)
+
+    worker = threading.Thread(target=dies)
+    worker.start()
+    worker.join()
+    assert seen[-1] == f"thread {INPLACE}"
+    assert "nanopedia: the verdict on RuntimeError:" in capsys.readouterr().err
+    hooks.uninstall()
+    assert seen[-1] == f"thread {INPLACE}" and sys.excepthook is not ours
+    sys.excepthook(RuntimeError, RuntimeError(INPLACE), None)
+    assert capsys.readouterr().err == ""  # back to the hook that was there
+    hooks.install()
+    mine = sys.excepthook = lambda kind, value, tb: None  # someone replaced ours since
+    hooks.uninstall()
+    assert sys.excepthook is mine
