@@ -22,6 +22,7 @@ NO_ENTRIES = "nope: error[E050]: no such entries directory\n    hint: pass --ent
 REFUSALS: dict[str, tuple[list[str], int, str]] = {
     "diagnose without its entries": (["diagnose", "--entries", "nope", LOG], 2, NO_ENTRIES),
     "build without its entries": (["build", "--entries", "nope", "--out", "s"], 2, NO_ENTRIES),
+    "show without its entries": (["show", "--entries", "nope", "alpha-failure"], 2, NO_ENTRIES),
     "new outside a repository": (
         ["new", "some-thing", "--title", "Some thing here"],
         2,
@@ -59,6 +60,21 @@ def test_new_suggests_the_registered_spelling_of_an_unknown_tag(
     assert "error[E050]: unknown tag 'bf61'" in run.err
     assert "    hint: did you mean 'bf16'?" in run.err
     assert sorted(p.name for p in (tmp_path / "entries").iterdir()) == ["tags.yaml"]
+    run = cli("new", "some-thing", "--title", "Some thing here", "--tag", "zzzz")
+    assert "error[E050]: unknown tag 'zzzz'" in run.err
+    assert "    hint: add it to entries/tags.yaml first" in run.err
+
+
+def test_a_build_with_nothing_to_do_says_so_on_stderr(
+    cli: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)  # its cache goes there
+    args = ("build", "--entries", str(FIXTURES / "corpus"), "--out", str(tmp_path / "s"))
+    first = cli(*args)
+    assert first.code == 0 and first.out == ""
+    again = cli(*args)
+    assert (again.code, again.out) == (0, "")
+    assert again.err == f"{tmp_path / 's'}/ is up to date\n"
 
 
 @pytest.mark.parametrize(
