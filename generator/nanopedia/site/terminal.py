@@ -30,7 +30,8 @@ def blocks(text: str, width: int, indent: str = "") -> list[str]:
         if token.type == "bullet_list_open":
             lists.append([-1])
         elif token.type == "ordered_list_open":
-            lists.append([int(token.attrGet("start") or 1)])
+            start = token.attrGet("start")  # 0 where the list starts at 0, as on the page
+            lists.append([1 if start is None else int(start)])
         elif token.type in ("bullet_list_close", "ordered_list_close"):
             lists.pop()
         elif token.type == "list_item_open":
