@@ -246,6 +246,7 @@ GROUPS: dict[str, Group] = {
             "tests/integration/test_hostile_entries.py",
             "tests/integration/test_show.py",
             "tests/integration/test_text_report.py",
+            "tests/integration/test_build.py",
         ),
     ),
     # The build that reuses the last one: its cache, state, plan of what to render again, the
