@@ -13,6 +13,7 @@ from tools import page_types
 from nanopedia.errors import NanopediaError
 from nanopedia.incremental.context import Request
 from nanopedia.incremental.pipeline import build
+from nanopedia.site import markdown
 from nanopedia.site.render import render, static_files
 from nanopedia.site.views import Page
 
@@ -144,3 +145,30 @@ def test_static_files_are_the_theme_s_own_in_order(tmp_path: Path) -> None:
     (theme / "static" / "site.css").write_bytes(b"a{}")
     (theme / "static" / "js" / "a.js").write_bytes(b"1;")
     assert list(static_files(theme)) == [("static/js/a.js", b"1;"), ("static/site.css", b"a{}")]
+
+
+#: Entry text: the HTML of the entry page that shows it (one folder below the site's root).
+LINKS = {
+    "an image becomes a link to it": (
+        "![a chart](https://x.example/c.png)",
+        '<p><a href="https://x.example/c.png">a chart</a></p>\n',
+    ),
+    "an entry link with and without its fragment": (
+        "see [beta](entry:beta-failure#fix-1) and [b](entry:beta-failure)",
+        '<p>see <a href="../entries/beta-failure.html#fix-1">beta</a> and '
+        '<a href="../entries/beta-failure.html">b</a></p>\n',
+    ),
+    "an image of an entry keeps its alt text's markup": (
+        "![**bold** alt](entry:beta-failure)",
+        '<p><a href="../entries/beta-failure.html"><strong>bold</strong> alt</a></p>\n',
+    ),
+    "fenced code is highlighted": (
+        "```python\nx = 1\n```",
+        '<pre><code class="language-python">x = <span class="m">1</span>\n</code></pre>\n',
+    ),
+}
+
+
+@pytest.mark.parametrize("text, html", LINKS.values(), ids=LINKS)
+def test_links_images_and_code_render_as_the_page_shows_them(text: str, html: str) -> None:
+    assert markdown.render(text, markdown.PageEnv("../entries/")) == html
