@@ -490,10 +490,14 @@ def estimate(work: Path, group: Group, scored: int) -> Score | None:
     path = work / SAMPLE
     if not path.exists():
         return None
-    population = set(json.loads(path.read_text("utf-8"))["population"])
+    kept = json.loads(path.read_text("utf-8"))
+    population = set(kept["population"])
     codes = group_codes(work, group)
-    tried = [codes[m] for m in population if codes.get(m) is not None]
     outside = sum(1 for m, c in codes.items() if m not in population and c in KILLED | TIMEOUT)
+    if all(codes.get(m) is not None for m in population):  # every one tested: a count
+        return Score(outside + sum(1 for m in population if codes[m] in KILLED | TIMEOUT), scored)
+    # Only the sample's own: mutmut tests the fast ones first, so the tested are no sample.
+    tried = [codes[m] for m in kept["chosen"] if codes.get(m) is not None]
     if not tried:
         return Score(outside, scored)
     killed = sum(1 for c in tried if c in KILLED | TIMEOUT)

@@ -57,26 +57,37 @@ def test_a_draw_returns_only_the_samples_mutants_still_untested(tmp_path: Path) 
 
 
 def test_the_sample_stands_for_its_population(tmp_path: Path) -> None:
-    """10 in the population, 4 of them tested (3 killed); outside it 5 of 6 killed, and one
-    mutant no test reaches: 5 + 10 * 3/4 killed of 17, with the variance of the Agresti-Coull
-    share (3 + 2) / (4 + 4) and the finite-population correction."""
+    """10 in the population, 4 of its sample of 6 tested (3 killed) and one tested outside the
+    sample (not counted: mutmut tests the fast ones first); outside the population 5 of 6
+    killed, and one mutant no test reaches: 5 + 10 * 3/4 killed of 18, with the variance of
+    the Agresti-Coull share (3 + 2) / (4 + 4) and the finite-population correction."""
     codes: dict[str, int | None] = {f"x_f__mutmut_{i}": None for i in range(1, 11)}
     work = workspace(tmp_path, codes | {"x_g__mutmut_1": None}, {"x_f"})
+    chosen = [f"x_f__mutmut_{i}" for i in (1, 2, 3, 4, 5, 6)]
     (work / mutation.SAMPLE).write_text(
-        json.dumps({"seed": 0, "population": [PREFIX + m for m in codes], "chosen": []})
+        json.dumps(
+            {
+                "seed": 0,
+                "population": [PREFIX + m for m in codes],
+                "chosen": [PREFIX + m for m in chosen],
+            }
+        )
     )
     tested = {"x_f__mutmut_1": 1, "x_f__mutmut_2": 3, "x_f__mutmut_3": 24, "x_f__mutmut_4": 0}
     outside = {f"x_h__mutmut_{i}": 1 for i in range(1, 6)} | {"x_h__mutmut_6": 0}
     meta = work / "mutants" / "src" / "nanopedia" / "site" / "page.py.meta"
-    all_codes = codes | tested | outside | {"x_g__mutmut_1": None}
+    all_codes = codes | tested | {"x_f__mutmut_9": 0} | outside | {"x_g__mutmut_1": None}
     meta.write_text(json.dumps({"exit_code_by_key": {PREFIX + m: c for m, c in all_codes.items()}}))
-    score = mutation.estimate(work, GROUP, 17)
+    score = mutation.estimate(work, GROUP, 18)
     assert score is not None
     assert score.killed == pytest.approx(5 + 10 * 0.75)
     variance = 100 * 0.625 * 0.375 / 8 * (1 - 4 / 10)
     assert score.variance == pytest.approx(variance)
-    half = 196 * variance**0.5 / 17
-    assert str(score) == f"{100 * 12.5 / 17:5.1f} % ± {half:.1f} (95 %, sampled)"
+    half = 196 * variance**0.5 / 18
+    assert str(score) == f"{100 * 12.5 / 18:5.1f} % ± {half:.1f} (95 %, sampled)"
+    every = {PREFIX + m: 1 for m in codes} | {PREFIX + "x_f__mutmut_2": 0}
+    meta.write_text(json.dumps({"exit_code_by_key": every}))
+    assert mutation.estimate(work, GROUP, 10) == mutation.Score(9, 10)  # all tested: a count
 
 
 def test_a_sample_with_no_survivor_still_has_an_interval(tmp_path: Path) -> None:
