@@ -7,6 +7,8 @@ from __future__ import annotations
 import itertools
 from pathlib import Path
 
+import pytest
+
 from nanopedia.content.catalog import Node, link
 from nanopedia.content.corpus import gather, load_entry
 from nanopedia.content.load import parse
@@ -109,7 +111,30 @@ def test_an_unused_tag_is_reported_at_its_key_in_the_registry() -> None:
         "tags.yaml",
     )
     _, found = link([node("eta", tags=("nccl", "bf16"))], TAGS, registry)
-    assert [(str(p.location), p.code) for p in found] == [("tags.yaml:4:1", "E024")]
+    assert [(str(p.location), p.code, p.message, p.hint) for p in found] == [
+        (
+            "tags.yaml:4:1",
+            "E024",
+            "tag 'fsdp' is used by no entry",
+            "remove it from the registry or tag an entry with it",
+        )
+    ]
+
+
+@pytest.mark.parametrize(
+    "target, hint",
+    [
+        ("thetta", "did you mean 'theta'?"),
+        ("nothing-like-it", "check the spelling against entries/*.yaml"),
+    ],
+)
+def test_a_related_entry_that_does_not_exist_gets_the_close_id_or_where_to_look(
+    target: str, hint: str
+) -> None:
+    _, found = link([node("eta", related=(target,)), node("theta")], TAGS, None)
+    assert [(p.code, p.message, p.hint) for p in found] == [
+        ("E021", f"related entry '{target}' does not exist", hint)
+    ]
 
 
 def test_an_unknown_tag_suggests_the_registered_spelling() -> None:
