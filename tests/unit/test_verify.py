@@ -10,7 +10,17 @@ from dataclasses import replace
 import pytest
 from conftest import FIXTURES
 
-from nanopedia.commands.verify import Run, _codes, judge, matched_lines, script_env
+from nanopedia.commands.verify import (
+    ExampleCheck,
+    FailedRun,
+    Outcome,
+    Run,
+    _codes,
+    as_json,
+    judge,
+    matched_lines,
+    script_env,
+)
 from nanopedia.content.corpus import gather
 from nanopedia.model import Entry, Repro
 
@@ -138,3 +148,43 @@ def test_a_script_sees_none_of_the_callers_variables(monkeypatch: pytest.MonkeyP
         "2",
     )
     assert env["MASTER_ADDR"] == "127.0.0.1" and env["MASTER_PORT"].isdigit()
+
+
+def test_the_json_report_names_each_repro_run_and_example_count(alpha: Entry) -> None:
+    """`verify --format json` as CI jobs read it: every field by its name, times to the
+    hundredth, a repro stopped before its fix with `fixed: null`, the examples' counts."""
+    passed = Outcome("alpha-failure", repro(alpha), (), Run(1, "x\n" * 3, 1.234), FIXED)
+    stopped = Outcome("beta-failure", repro(alpha), ("it exited 0",), Run(None, "", 9.999), None)
+    examples = ExampleCheck((), 3, 1, {"deepspeed": 2}, [FailedRun("alpha-failure/example-2", "1")])
+    report = as_json([passed, stopped], examples, [], 12.345)
+    assert set(report) == {"environment", "seconds", "repros", "examples", "passed"}
+    assert (report["seconds"], report["passed"]) == (12.35, False)
+    assert report["repros"] == [
+        {
+            "entry": "alpha-failure",
+            "id": repro(alpha).id,
+            "ranks": repro(alpha).ranks,
+            "passed": True,
+            "failures": [],
+            "broken": {"exit": 1, "timed_out": False, "seconds": 1.23, "output_tail": "x\nx\nx"},
+            "fixed": {"exit": 0, "timed_out": False, "seconds": 1.0, "output_tail": "ok"},
+        },
+        {
+            "entry": "beta-failure",
+            "id": repro(alpha).id,
+            "ranks": repro(alpha).ranks,
+            "passed": False,
+            "failures": ["it exited 0"],
+            "broken": {"exit": None, "timed_out": True, "seconds": 10.0, "output_tail": ""},
+            "fixed": None,
+        },
+    ]
+    assert report["examples"] == {
+        "checked": 3,
+        "ran": 1,
+        "not_installed": {"deepspeed": 2},
+        "problems": [],
+        "failed_runs": [{"name": "alpha-failure/example-2", "reason": "1"}],
+    }
+    clean = as_json([passed], ExampleCheck((), 0, 0, {}, []), [], 0.0)
+    assert clean["passed"] is True
