@@ -10,30 +10,32 @@ function). Run it from the repository root in a venv with the test extra and the
     nice -n 10 /tmp/mutvenv/bin/python bench/mutation.py --report          # scores so far
     nice -n 10 /tmp/mutvenv/bin/python bench/mutation.py triage --rerun    # after new tests
 
-mutmut reads `[tool.mutmut]` in pyproject.toml. It imports mutants from `src/`, so each group
-runs in a workspace, `.cache/mutation/<group>/`, that links the package in as
-`src/nanopedia` beside the theme, entries and tests, with that section plus the group's modules
-(`only_mutate`) and tests (`pytest_add_cli_args_test_selection`). Results stay there: a later run
-tests only mutants not yet tested, `--rerun` tests the survivors and the untested again (killed
-mutants stay killed: tests are only added), `--fresh` starts the group over. Changing a group's
-modules or tests changes its `[tool.mutmut]`, and mutmut then tests every mutant again.
+mutmut reads `[tool.mutmut]` in pyproject.toml. It imports mutants from `src/`, so each group runs
+in a workspace, `.cache/mutation/<group>/`, that links the package in as `src/nanopedia` beside the
+theme, entries and tests, with that section plus the group's modules (`only_mutate`) and tests
+(`pytest_add_cli_args_test_selection`). Results stay there: a later run tests only mutants not yet
+tested, `--rerun` tests again the survivors and those no test reached (killed mutants stay killed:
+tests are only added), `--fresh` starts the group over. Changing a group's modules or tests changes
+its `[tool.mutmut]`, and mutmut then tests every mutant again.
 
 The score is killed / (mutants - equivalent): a mutant whose tests time out counts as killed (the
 bug hangs the code), an unchecked one (a run stopped by `--budget`) as not killed.
 
-A whole group takes hours on two cores, so `--sample N` tests a random sample instead, the
-classic way to estimate a mutation score (Wong & Mathur; each mutant stands for its stratum):
+A whole group takes hours on two cores, so `--sample N` tests a random sample of it instead, the
+classic way to estimate a mutation score (random mutant selection, Wong & Mathur 1995):
 
     nice -n 10 /tmp/mutvenv/bin/python bench/mutation.py site --sample 200 --seed 1
 
-The mutants not yet tested whose function some test reaches are the population; N of them,
-chosen with the seed, are tested, and `sample.json` in the workspace keeps both lists (a later
-`--sample` adds to the sample). The group's estimate is then the mutants tested before (counted
-as they are), those no test reaches (not killed: mutmut would mark them so without a run), and
-the population's share killed in the sample, with its 95 % interval; the report sums the groups
-into an estimate for the whole package, and names any module no group holds. Equivalent
-mutants (the code means the same) are listed with the reason in `bench/mutation-equivalent.md`;
-one listed there that a test kills is named, to be taken off the list.
+The mutants not yet tested whose function some test reaches are the population; N of them, chosen
+with the seed, are tested, and `sample.json` in the workspace keeps both lists (a later `--sample`
+adds to the sample; `--rerun` tests its survivors again after new tests). The group's score is then
+the mutants tested before the draw (counted as they are), those no test reaches (not killed: mutmut
+would mark them so without a run), and the population's share killed in the sample (only the
+sample's own: mutmut tests the fast mutants first, so a stopped run's are no sample), with its 95 %
+interval (the Agresti–Coull share, corrected for the finite population); the report sums the groups
+into the whole package, and names any module no group holds. Equivalent mutants (the code means the
+same) are listed with the reason in `bench/mutation-equivalent.md`; one listed there that a test
+kills is named, to be taken off the list.
 """
 
 from __future__ import annotations
