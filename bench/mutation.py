@@ -536,6 +536,11 @@ def report(name: str, group: Group, show_survivors: bool) -> Score:
             for mutant, code in sorted(codes.items()):
                 if mutant not in known and (code in SURVIVED or code in NO_TESTS):
                     print(f"    {'survived' if code in SURVIVED else 'no tests'}  {mutant}")
+    if (work / SAMPLE).exists():
+        chosen = json.loads((work / SAMPLE).read_text("utf-8"))["chosen"]
+        codes = group_codes(work, group)
+        if untested := sum(1 for m in chosen if codes.get(m) is None):
+            print(f"    {untested} of the sample untested: the estimate leans to fast mutants")
     return estimate(work, group, total.scored) or total
 
 
