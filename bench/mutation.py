@@ -306,8 +306,6 @@ GROUPS: dict[str, Group] = {
             "tests/integration/test_serve.py",
             "tests/integration/test_show.py",
             "tests/integration/test_triage.py",
-            "tests/integration/test_verify.py",
-            "tests/integration/test_verify_sandbox.py",
         ),
         exclude=("commands/bundle.py", "commands/verify.py", "mkdocs/markdown.py"),
     ),
