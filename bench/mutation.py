@@ -57,6 +57,7 @@ import tomllib
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 WORK = ROOT / ".cache" / "mutation"
@@ -463,14 +464,18 @@ def group_codes(work: Path, group: Group) -> dict[str, int | None]:
     }
 
 
+def sample_of(work: Path) -> dict[str, Any] | None:
+    """The group's sample as `draw` keeps it (`population`, `chosen`, `seed`), or None."""
+    path = work / SAMPLE
+    return json.loads(path.read_text("utf-8")) if path.exists() else None
+
+
 def draw(work: Path, group: Group, n: int, seed: int) -> list[str]:
     """Adds `n` mutants to the group's sample (`sample.json`) and returns the sample's mutants
     not tested yet. The population is fixed by the first draw: the mutants then untested, not
     listed as equivalent, whose function a test reaches."""
-    path = work / SAMPLE
     codes = group_codes(work, group)
-    if path.exists():
-        kept = json.loads(path.read_text("utf-8"))
+    if kept := sample_of(work):
         population, chosen = kept["population"], kept["chosen"]
     else:
         known, tests = equivalent(), tests_by_function(work)
@@ -480,7 +485,7 @@ def draw(work: Path, group: Group, n: int, seed: int) -> list[str]:
         chosen = []
     rest = sorted(set(population) - set(chosen))
     chosen += random.Random(f"{seed}:{len(chosen)}").sample(rest, min(n, len(rest)))
-    path.write_text(
+    (work / SAMPLE).write_text(
         json.dumps({"seed": seed, "population": population, "chosen": chosen}, indent=1) + "\n",
         encoding="utf-8",
     )
@@ -489,10 +494,8 @@ def draw(work: Path, group: Group, n: int, seed: int) -> list[str]:
 
 def estimate(work: Path, group: Group, scored: int) -> Score | None:
     """The group's score with its sample standing for its population, or None without one."""
-    path = work / SAMPLE
-    if not path.exists():
+    if (kept := sample_of(work)) is None:
         return None
-    kept = json.loads(path.read_text("utf-8"))
     population = set(kept["population"])
     codes = group_codes(work, group)
     outside = sum(1 for m, c in codes.items() if m not in population and c in KILLED | TIMEOUT)
@@ -534,10 +537,9 @@ def report(name: str, group: Group, show_survivors: bool) -> Score:
             for mutant, code in sorted(codes.items()):
                 if mutant not in known and (code in SURVIVED or code in NO_TESTS):
                     print(f"    {'survived' if code in SURVIVED else 'no tests'}  {mutant}")
-    if (work / SAMPLE).exists():
-        chosen = json.loads((work / SAMPLE).read_text("utf-8"))["chosen"]
+    if kept := sample_of(work):
         codes = group_codes(work, group)
-        if untested := sum(1 for m in chosen if codes.get(m) is None):
+        if untested := sum(1 for m in kept["chosen"] if codes.get(m) is None):
             print(f"    {untested} of the sample untested: the estimate leans to fast mutants")
     return estimate(work, group, total.scored) or total
 
