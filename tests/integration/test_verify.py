@@ -6,11 +6,8 @@ hang, a crash or a fixed script that still fails is seen the way CI would see it
 
 from __future__ import annotations
 
-import json
-import shutil
 import textwrap
 import time
-from pathlib import Path
 
 import pytest
 from conftest import FIXTURES
@@ -152,78 +149,3 @@ def test_output_is_capped_at_its_tail() -> None:
     run = verify.run_script(script, timeout=30)
     assert len(run.output) <= verify.OUTPUT_CAP
     assert run.output.endswith("last line\n")
-
-
-def _corpus_with_example(tmp_path: Path, code: str) -> Path:
-    dest = tmp_path / "entries"
-    shutil.copytree(FIXTURES / "corpus", dest)
-    path = dest / "beta-failure.yaml"
-    body = textwrap.indent(code, " " * 6)
-    path.write_text(
-        path.read_text() + "code_examples:\n  - title: Dump it\n    stack: generic\n"
-        f"    language: python\n    code: |\n{body}    why: It works.\n"
-    )
-    return dest
-
-
-def test_verify_locates_a_wrong_keyword_in_an_example(tmp_path: Path, cli, monkeypatch) -> None:
-    code = "import shutil\nshutil.copyfile('a', 'b', follow_symlink=False)\n"
-    entries = _corpus_with_example(tmp_path, code)
-    monkeypatch.chdir(tmp_path)
-    ran = cli("verify", "beta-failure", "--entries", "entries")
-    assert ran.code == 1
-    text = (entries / "beta-failure.yaml").read_text().splitlines()
-    line = next(i for i, t in enumerate(text, 1) if "follow_symlink=" in t)
-    col = text[line - 1].index("shutil.copyfile") + 1
-    assert (
-        f"entries/beta-failure.yaml:{line}:{col}: error[E070]: shutil.copyfile() has no "
-        "keyword argument 'follow_symlink' in shutil"
-    ) in ran.out
-
-
-def test_verify_runs_an_example_marked_runs_on_cpu(tmp_path: Path, cli, monkeypatch) -> None:
-    entries = _corpus_with_example(tmp_path, "raise SystemExit('it broke')\n")
-    path = entries / "beta-failure.yaml"
-    path.write_text(
-        path.read_text().replace("    why: It works.", "    why: It works.\n    runs_on_cpu: true")
-    )
-    monkeypatch.chdir(tmp_path)
-    ran = cli("verify", "beta-failure", "--entries", "entries", "--format", "json")
-    assert ran.code == 1
-    report = json.loads(ran.out)
-    assert report["examples"]["failed_runs"] == [
-        {"name": "beta-failure/example-1", "reason": "the example exited 1: it broke"}
-    ]
-
-
-def test_verify_without_torch_is_an_environment_error(tmp_path: Path, cli, monkeypatch) -> None:
-    import importlib.util
-
-    dest = tmp_path / "entries"
-    shutil.copytree(FIXTURES / "corpus", dest)
-    alpha = dest / "alpha-failure.yaml"
-    alpha.write_text(
-        alpha.read_text().replace("      import sys\n", "      import sys\n      import torch\n")
-    )
-    real = importlib.util.find_spec
-    monkeypatch.setattr(
-        importlib.util, "find_spec", lambda name, *a: None if name == "torch" else real(name, *a)
-    )
-    ran = cli("verify", "--entries", str(dest))
-    assert ran.code == 2
-    assert "torch is not installed" in ran.err and "make verify" in ran.err
-
-
-def test_verify_json_reports_each_repro(cli) -> None:
-    ran = cli("verify", "alpha-failure", "--entries", str(FIXTURES / "corpus"), "--format", "json")
-    report = json.loads(ran.out)
-    assert ran.code == (0 if report["passed"] else 1)
-    assert [(r["entry"], r["id"], r["passed"]) for r in report["repros"]] == [
-        ("alpha-failure", "float-input", True)
-    ]
-
-
-@pytest.mark.parametrize("name", ["nope", "alpha-failur"])
-def test_verify_unknown_entry_is_a_usage_error(cli, name: str) -> None:
-    ran = cli("verify", name, "--entries", str(FIXTURES / "corpus"))
-    assert ran.code == 2 and name in ran.err
