@@ -564,3 +564,90 @@ def test_a_silent_connection_is_closed(site: Site, monkeypatch: pytest.MonkeyPat
         start = time.monotonic()
         assert conn.recv(100) == b""  # closed by the server, without an answer
         assert time.monotonic() - start < 5
+
+
+def _until(found: Any, what: str, timeout: float = 60) -> Any:
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if value := found():
+            return value
+        time.sleep(0.05)
+    raise AssertionError(f"never saw {what}")
+
+
+def test_serve_in_process_rebuilds_an_edited_entry_and_a_theme_change_until_sigterm(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """`nanopedia serve` as a user runs it, in this process: the first build in a temporary
+    folder, an entry edited and a theme file touched while it serves (each rebuilt, the theme
+    with fresh templates), then SIGTERM, which ends it as Ctrl-C does (exit 130, the temporary
+    site deleted). SIGTERM is delivered with `interrupt_main`, to this thread only."""
+    import _thread
+    import tempfile
+
+    from nanopedia.cli import main
+    from nanopedia.commands import serve  # noqa: F401 - its own files found before THEME is set
+    from nanopedia.site import render
+
+    entries = tmp_path / "entries"
+    shutil.copytree(FIXTURES / "corpus", entries)
+    theme = tmp_path / "theme"  # watched in place of the real one, which the test must not touch
+    (theme / "templates").mkdir(parents=True)
+    (theme / "templates" / "extra.html").write_text("<p>one</p>\n")
+    monkeypatch.setattr(render, "THEME", theme)
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+    monkeypatch.chdir(tmp_path)  # the build cache goes there
+    failed: list[BaseException] = []
+    printed: list[str] = []  # stderr, as the driving thread read it
+
+    def drive() -> None:
+        try:
+            page = _until(
+                lambda: next(scratch.glob("nanopedia-serve-*/site/entries/alpha-failure.html"), 0),
+                "the first build",
+            )
+            alpha = entries / "alpha-failure.yaml"
+            text = alpha.read_text()
+            for n in range(20):  # the watcher may not be watching yet: edit until it sees one
+                title = f"Edited while served {n}"
+                alpha.write_text(text.replace("Alpha failure under FSDP", title))
+                try:
+                    _until(lambda t=title: t in page.read_text(), "the edit", timeout=3)  # type: ignore[misc]
+                    break
+                except AssertionError:
+                    continue
+            (entries / "notes.txt").write_text("not an entry")  # not watched
+            (theme / "templates" / "extra.html").write_text("<p>two</p>\n")
+            _until(
+                lambda: (
+                    printed.append(capfd.readouterr().err) or "changed extra" in "".join(printed)
+                ),
+                "the theme",
+            )
+        except BaseException as err:  # noqa: BLE001 - reported by the test's own thread
+            failed.append(err)
+        finally:
+            _thread.interrupt_main(signal.SIGTERM)
+
+    driver = threading.Thread(target=drive, daemon=True)
+    driver.start()
+    code = main(["serve", "--entries", str(entries), "--port", "0"])
+    driver.join(30)
+    assert not failed, failed
+    assert code == 130
+    assert list(scratch.iterdir()) == []  # the temporary site is gone
+    err = "".join(printed) + capfd.readouterr().err
+    said = [line for line in err.splitlines() if line]
+    assert re.fullmatch(
+        r"serving http://127\.0\.0\.1:\d+/ \(watching .*/entries/ and theme/; Ctrl-C stops\)",
+        said[1],
+    )
+    rebuilt = r": rebuilt 2 entries in \d+\.\d\ds \(\d+ from cache\)"
+    assert re.fullmatch("first build" + rebuilt, said[0])
+    assert any(re.fullmatch("changed alpha-failure.yaml" + rebuilt, line) for line in said)
+    # the build's own theme is the real one, unchanged: nothing to render again
+    assert re.fullmatch("changed extra.html" + rebuilt.replace(" 2 ", r" \d+ "), said[-2])
+    assert said[-1] == "nanopedia: interrupted"
+    assert "notes.txt" not in err
