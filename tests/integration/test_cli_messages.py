@@ -117,3 +117,36 @@ def test_diagnose_json_is_indented_by_two_with_sorted_keys(cli: Any) -> None:
     data = json.loads(run.out)
     assert run.out == json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
     assert run.out.startswith('{\n  "error_files": [],\n')
+
+
+def test_bundle_says_what_it_wrote_with_its_size_and_digest(cli: Any, tmp_path: Path) -> None:
+    import hashlib
+
+    run = cli(
+        "bundle",
+        "--entries",
+        str(FIXTURES / "corpus"),
+        "--out",
+        str(tmp_path),
+        "--single-file",
+        "--no-cache",
+    )
+    assert run.code == 0 and run.out == ""
+    (made,) = tmp_path.glob("*.html")
+    data = made.read_bytes()
+    assert run.err == (
+        f"wrote {made} ({len(data):,} bytes, sha256 {hashlib.sha256(data).hexdigest()})\n"
+    )
+
+
+def test_a_bundle_of_broken_entries_lists_the_problems_and_writes_nothing(
+    cli: Any, tmp_path: Path
+) -> None:
+    entries = tmp_path / "entries"
+    entries.mkdir()
+    (entries / "broken.yaml").write_text("id: [unclosed\n")
+    run = cli("bundle", "--entries", str(entries), "--out", str(tmp_path / "dist"))
+    assert run.code == 1
+    assert run.out.startswith(f"{entries / 'broken.yaml'}:")  # the problems, where tools read
+    assert run.err.endswith("problem(s) found; nothing was written\n")
+    assert not (tmp_path / "dist").exists() or not any((tmp_path / "dist").iterdir())

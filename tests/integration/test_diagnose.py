@@ -6,6 +6,7 @@ import gzip
 import io
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -48,6 +49,39 @@ def test_gzip_and_stdin(cli, tmp_path: Path, monkeypatch) -> None:
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BufferedReader(io.BytesIO(ERROR))))
     run = cli("diagnose", "-")
     assert run.code == 0 and "rank 3: " in run.out and "evidence (lines of <stdin>):" in run.out
+
+
+def test_on_a_terminal_a_big_log_shows_a_progress_bar_that_ends_full(
+    cli, tmp_path: Path, monkeypatch
+) -> None:
+    from nanopedia.commands import log_cli
+
+    log = tmp_path / "big.log"
+    log.write_bytes(b"ok\n" * 100_000 + ERROR)  # over what is read whole before the scan
+    monkeypatch.setattr(log_cli, "PROGRESS_BYTES", 10_000)  # "big": 300 kB here, 64 MB for real
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
+    run = cli("diagnose", str(log))
+    assert run.code == 0 and "rank 3: " in run.out
+    bars = run.err.split("\r")[1:]
+    assert bars, run.err
+    assert re.fullmatch(rf"{re.escape(str(log))} \[#{{30}}\] 100% \d+ MB/s", bars[-1].strip())
+    for bar in bars:  # one line redrawn: 30 places filled from the left, the share beside
+        filled = re.fullmatch(rf"{re.escape(str(log))} \[(#*)(\.*)\] +\d+% \d+ MB/s\s*", bar)
+        assert filled and len(filled[1]) + len(filled[2]) == 30, bar
+
+
+def test_not_on_a_terminal_or_for_a_small_log_no_progress_bar(
+    cli, tmp_path: Path, monkeypatch
+) -> None:
+    from nanopedia.commands import log_cli
+
+    log = tmp_path / "small.log"
+    log.write_bytes(b"ok\n" * 100_000 + ERROR)
+    monkeypatch.setattr(log_cli, "PROGRESS_BYTES", 10_000)
+    assert "\r" not in cli("diagnose", str(log)).err  # not a terminal
+    monkeypatch.setattr(log_cli, "PROGRESS_BYTES", 1 << 20)
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
+    assert "\r" not in cli("diagnose", str(log)).err  # a terminal, a small log
 
 
 def test_exit_codes(cli, tmp_path: Path) -> None:

@@ -9,7 +9,9 @@ import io
 import json
 import os
 import pickle
+import re
 import shutil
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -288,3 +290,20 @@ def test_a_folder_without_anything_to_read_is_a_usage_error(cli: Any, tmp_path: 
     got = cli("diagnose", str(tmp_path / "empty"))
     assert got.code == 2 and "no logs, torchelastic error files or Flight Recorder" in got.err
     assert os.listdir(tmp_path / "empty") == []
+
+
+def test_on_a_terminal_triage_ends_with_its_progress_line(
+    cli: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name in ("a", "b"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "train.log").write_bytes(b"step 1\n" * 10)
+    quiet = cli("triage", "--jobs", "1", str(tmp_path))
+    assert "triage: " not in quiet.err  # not a terminal
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
+    run = cli("triage", "--jobs", "1", str(tmp_path))
+    assert run.out == quiet.out  # the report itself is the same
+    last = run.err.split("\r")[-1]
+    assert re.fullmatch(r"triage: 2 jobs, 2 files, 140 B \(\d+ jobs/s, \d+\.\d MB/s\)\n", last), (
+        run.err
+    )
