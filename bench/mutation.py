@@ -233,6 +233,7 @@ GROUPS: dict[str, Group] = {
             "tests/integration/test_fingerprint_guard.py",
             "tests/integration/test_reviews.py",
             "tests/integration/test_suggestions.py",
+            "tests/unit/test_gates.py",
         ),
         exclude=("content/links.py",),
     ),

@@ -79,6 +79,9 @@ ADJACENT = [
     ("\\w+\\w+ died", True),  # nothing before the run: every start of the line is a factor
     ("a|\\s*\\s*x", True),
     ("x(?:\\d+\\d*\\d+)y", True),
+    # the run that goes on is the one of the last two: [c-e] [d-f] [e-g] all hold 'e'
+    ("x[a-c]+[c-e]+[d-f]+[e-g]+y", True),
+    ("x[a-c]+[c-e]+[d-f]+y", False),
     ("\\bloss['\"]?\\s*[:=]?\\s*nan\\b", False),
     ("its \\d+\\w* output", False),
     ("(?:\\d+\\.)?\\d+ms", False),
@@ -171,6 +174,15 @@ def test_adversarial_lines_repeat_the_pattern_pieces() -> None:
     assert "ab" * 32 in lines and "a" * 64 in lines
     assert all(len(line) <= 64 for line in lines)
     assert fingerprints.pattern_pieces("(?:.*,){12}X") == ([",", "X"], ",X")
+    assert fingerprints.pattern_pieces("ver\\.sion (?:x|y)") == (
+        ["ver.sion ", "x", "y"],
+        "ver.sion xy",
+    )
+
+
+def test_the_adversarial_log_is_written_in_log_characters_and_the_examples_own() -> None:
+    log = fingerprints.adversarial_log(supporting("zzz \\d+ Q", "zzz 12 Q"))
+    assert set(log.decode()) == set("abcdefghijklmnopqrstuvwxyz0123456789 ._:-\nQ")
 
 
 @node
@@ -328,3 +340,11 @@ def test_export_gives_the_browser_the_folded_program() -> None:
         "[Kk][eE][rR][nN][eE][lL] [iI][mM][aA][gG][eE]",
         "Kernel image",
     ]
+
+
+def test_a_pattern_re2_refuses_is_a_reason_not_noise_on_stderr(
+    capfd: pytest.CaptureFixture[str],
+) -> None:
+    reason = fingerprints.pattern_error(supporting("x{2000}{2000}", "x"))
+    assert reason is not None and "invalid repetition size" in reason
+    assert capfd.readouterr().err == ""  # RE2's own log lines would go to stderr

@@ -77,6 +77,26 @@ def test_hostile_input_is_refused_with_location(
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted([*before, "x.yaml"])
 
 
+#: What a contributor reads for the refusals of the file itself, word for word.
+SAID = {
+    "too large": f"x.yaml: error[E001]: file is over the {MAX_BYTES} byte limit\n"
+    "    hint: split long text or move large logs out of the entry",
+    "invalid utf-8": "x.yaml:1:8: error[E001]: invalid UTF-8\n    hint: save the file as UTF-8",
+    "nul byte": "x.yaml:1:6: error[E001]: NUL byte in file",
+    "empty": "x.yaml: error[E006]: the file is empty\n    hint: an entry is a YAML mapping",
+    "only comments": "x.yaml: error[E006]: the file has no content\n"
+    "    hint: an entry is a YAML mapping",
+}
+
+
+@pytest.mark.parametrize("name", sorted(SAID))
+def test_a_file_refused_whole_is_told_why_and_what_to_do(
+    name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert load_bytes(tmp_path, HOSTILE[name][0]) == [SAID[name]]
+
+
 def test_symlink_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
     (tmp_path / "real.yaml").write_text("id: a\n")

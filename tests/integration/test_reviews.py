@@ -125,3 +125,19 @@ def test_a_date_that_differs_names_the_line_to_copy(tmp_corpus: Path, cli, monke
     run = cli("check", "entries", "--format", "json")
     (found,) = [p for p in json.loads(run.out) if p["code"] == "E029"]
     assert found["hint"] == "give the date of the record's '- Date:' line"
+
+
+def test_records_are_read_past_folders_links_and_other_files(tmp_path: Path) -> None:
+    from nanopedia.content.corpus import load_reviews
+
+    (tmp_path / "entries").mkdir()
+    assert load_reviews(tmp_path / "entries") is None  # no records folder: dates as given
+    reviews = tmp_path / "reviews"
+    reviews.mkdir()
+    (reviews / "a.md").mkdir()  # sorted first: not a record, and the rest are still read
+    (reviews / "b.md").symlink_to(tmp_path / "elsewhere.md")
+    (tmp_path / "elsewhere.md").write_text("- Date: 2026-01-01\n")
+    (reviews / "c.md").write_text("# Review\n\n- Date: 2026-02-03 (second read)\n")
+    (reviews / "d.md").write_text("# Review\n\nno date line\n")
+    (reviews / "e.txt").write_text("- Date: 2026-04-05\n")
+    assert load_reviews(tmp_path / "entries") == {"c": "2026-02-03", "d": None}

@@ -76,6 +76,25 @@ def test_ids_and_aliases_are_unique_compared_case_insensitively() -> None:
     assert found[0].hint is not None and found[0].hint.startswith("see alpha.yaml:1:5;")
 
 
+def test_an_id_taken_by_an_earlier_entrys_alias_is_reported_at_the_id() -> None:
+    _, found = link([node("alpha", aliases=("beta",)), node("beta")], TAGS, None)
+    assert [(str(p.location), p.code, p.message) for p in found] == [
+        ("beta.yaml:1:5", "E020", "id 'beta' is already used by entry 'alpha'")
+    ]
+
+
+def test_ids_and_aliases_are_compared_after_unicode_case_folding() -> None:
+    _, found = link([node("strasse"), node("street", aliases=("STRAẞE",))], TAGS, None)
+    assert [(p.code, p.message) for p in found] == [
+        ("E020", "alias 'STRAẞE' is already used by entry 'strasse'")
+    ]
+
+
+def test_after_a_link_to_an_invalid_entry_the_next_links_are_still_checked() -> None:
+    _, found = link([node("user", related=("broken", "nope"))], TAGS, None, frozenset({"broken"}))
+    assert [(p.code, p.message) for p in found] == [("E021", "related entry 'nope' does not exist")]
+
+
 def test_a_link_to_a_former_id_names_the_current_one() -> None:
     linked, found = link(
         [node("new", aliases=("old",)), node("user", related=("old",))], TAGS, None

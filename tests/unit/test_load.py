@@ -76,6 +76,7 @@ HIDDEN_AT = {
     "plain value": ("a: ok\nb: xy\u202ez\n", ["2:6 'b'"]),
     "third line of a block": ("a: |\n  one\n  two\n  th\u202eree\n", ["4:5 'a'"]),
     "first of two in a block": ("a: |\n  \u202eone\n  t\u202ewo\n", ["2:3 'a'"]),
+    "a block whose header's comment holds one too": ("a: |  # \u202e\n  one\u202e\n", ["2:6 'a'"]),
     "folded plain line": ("a: one\n  tw\u2067o\n", ["2:5 'a'"]),
     "folded quoted line at its start": ('a: "x\n\u202ey"\n', ["2:1 'a'"]),
     "two values on a line": ("b: [x\u202e, y\u202e]\n", ["1:6 'b[0]'", "1:10 'b[1]'"]),

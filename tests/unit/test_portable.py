@@ -62,6 +62,7 @@ def test_a_start_anchor_is_refused_and_the_escaped_caret_is_not() -> None:
         r"\x41\x7e \d+\s\w \t\.",
         r"[\[:alpha:]]",  # an escaped '[' is a character, not a POSIX class
         r"[]a]",  # a ']' first in a class is a character
+        r"x[]^]y",  # ... so the class goes on past it: this '^' is in the class, no anchor
         r"[^]a]+",
         r"[a-z:]+ \(rank \d+\) ends$",
     ],
