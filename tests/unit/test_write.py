@@ -233,6 +233,76 @@ def test_keeping_a_file_the_old_site_lacks_says_so(tmp_path: Path) -> None:
         assert writer.files == {"entries/gone.html"}
 
 
+def test_a_file_that_cannot_be_written_is_named_with_the_reason(tmp_path: Path) -> None:
+    out = tmp_path / "site"
+
+    def parts():  # noqa: ANN202 - a large page, written in parts, that runs out of space
+        yield b"first part"
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    with SiteWriter(out) as writer, pytest.raises(NanopediaError) as caught:
+        writer.write("search/big.js", parts())
+    assert [str(p) for p in caught.value.problems] == [
+        f"{out.as_posix()}: error[E041]: cannot write search/big.js: No space left on device"
+    ]
+    assert list(tmp_path.iterdir()) == []  # the new folder removed
+
+
+def test_a_folder_that_cannot_be_made_is_named_with_the_reason(tmp_path: Path) -> None:
+    out = tmp_path / "site"
+    with SiteWriter(out) as writer:
+        writer.write("entries", b"a file where a folder must go")
+        with pytest.raises(NanopediaError) as caught:
+            writer.write("entries/a.html", b"page")
+    assert [str(p) for p in caught.value.problems] == [
+        f"{out.as_posix()}: error[E041]: cannot write entries/a.html: File exists"
+    ]
+
+
+def test_where_links_are_refused_a_kept_file_is_copied_with_its_time(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    out = tmp_path / "site"
+    make_site(out, OLD)
+    before = os.stat(out / "entries" / "a.html")
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise OSError(errno.EXDEV, os.strerror(errno.EXDEV))  # another file system
+
+    monkeypatch.setattr(os, "link", refuse)
+    with SiteWriter(out) as writer:
+        assert writer.keep("entries/a.html")
+        writer.commit()
+    after = os.stat(out / "entries" / "a.html")
+    assert (out / "entries" / "a.html").read_bytes() == b"old a"
+    assert (after.st_mtime_ns, after.st_size) == (before.st_mtime_ns, before.st_size)
+    assert after.st_ino != before.st_ino  # a copy, not a link
+
+
+def test_a_kept_file_that_cannot_be_copied_either_is_named(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import shutil
+
+    out = tmp_path / "site"
+    make_site(out, OLD)
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise OSError(errno.EXDEV, os.strerror(errno.EXDEV))
+
+    def full(*args: object, **kwargs: object) -> None:
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(os, "link", refuse)
+    monkeypatch.setattr(shutil, "copy2", full)
+    with SiteWriter(out) as writer, pytest.raises(NanopediaError) as caught:
+        writer.keep("entries/a.html")
+    assert [str(p) for p in caught.value.problems] == [
+        f"{out.as_posix()}: error[E041]: cannot write entries/a.html: No space left on device"
+    ]
+    assert tree(out) == {**OLD, MARKER: b""}  # the old site as it was
+
+
 def test_a_folder_that_is_not_a_site_is_never_replaced(tmp_path: Path) -> None:
     precious = tmp_path / "precious"
     precious.mkdir()
