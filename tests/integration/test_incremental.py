@@ -187,6 +187,67 @@ def test_a_broken_edit_leaves_the_site_alone(corpus: Corpus) -> None:
     corpus.check()
 
 
+def _small(tmp_path: Path) -> tuple[Path, Callable[[], Report]]:
+    """The two-entry corpus copied, and a warm build of it."""
+    entries = tmp_path / "entries"
+    shutil.copytree(SMALL, entries)
+    return entries, lambda: build(
+        Request(entries, tmp_path / "site", None, cache_root=tmp_path / "cache", jobs=1, dates={})
+    )
+
+
+def test_an_entry_added_first_in_order_loads_only_itself(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from nanopedia.incremental import per_entry
+
+    entries, warm = _small(tmp_path)
+    warm()
+    text = (entries / "beta-failure.yaml").read_text()
+    (entries / "aaa-failure.yaml").write_text(text.replace("id: beta-failure", "id: aaa-failure"))
+    loaded = []
+    real = per_entry.load_one
+    monkeypatch.setattr(
+        per_entry, "load_one", lambda context, job: loaded.append(job[0].name) or real(context, job)
+    )
+    report = warm()
+    assert loaded == ["aaa-failure.yaml"]  # the entries after it in order are kept, not loaded
+    assert (report.entries, report.reused) == (3, 2)
+
+
+def test_a_link_to_an_entry_that_does_not_load_is_not_reported_beside_its_error(
+    tmp_path: Path,
+) -> None:
+    entries, warm = _small(tmp_path)
+    warm()
+    beta = entries / "beta-failure.yaml"
+    beta.write_text(beta.read_text().replace("title: Beta failure", "title: [Beta failure"))
+    with pytest.raises(NanopediaError) as caught:  # alpha lists beta as related, and links it
+        warm()
+    assert [(p.location.path, p.code) for p in caught.value.problems] == [
+        (f"{entries.as_posix()}/beta-failure.yaml", "E002")
+    ]
+
+
+def test_a_yml_file_among_the_entries_is_warned_of_at_each_build_up_to_date_or_not(
+    tmp_path: Path,
+) -> None:
+    entries, warm = _small(tmp_path)
+    (entries / "gamma-failure.yml").write_text("id: gamma-failure\n")
+    for _ in range(2):  # the first build and a warm one alike
+        [warning] = warm().warnings
+        assert warning.code == "E007" and warning.severity == "warning"
+        assert warning.location.path.endswith("entries/gamma-failure.yml")
+        assert warning.hint == "rename it to 'gamma-failure.yaml'"
+    (entries / "delta.yml").write_text("id: delta\n")  # no input: the site stays up to date
+    report = warm()
+    assert report.up_to_date
+    assert [w.location.path.rsplit("/", 1)[1] for w in report.warnings] == [
+        "delta.yml",
+        "gamma-failure.yml",
+    ]
+
+
 def _entry(
     ident: str, title: str, tags: list[str], causes: list[str], related: list[str], link: str | None
 ) -> str:
@@ -274,7 +335,7 @@ def test_random_changes_rebuild_like_a_cold_build(tmp_path: Path) -> None:
 def test_each_input_of_each_page_kind_rebuilds_like_a_cold_build(tmp_path: Path) -> None:
     """The changes `tests/unit/test_plan.py` proves reach each page's key, made one after another
     to a warm site (tag title and description, entry title, summary, category, tags, alias, an
-    entry added, new dates): after each, the site is the cold build's."""
+    entry added, new dates, the site's settings): after each, the site is the cold build's."""
     entries, site, cache = tmp_path / "entries", tmp_path / "site", tmp_path / "cache"
     shutil.copytree(SMALL, entries)
     day = datetime(2026, 1, 5, tzinfo=UTC)
@@ -307,6 +368,9 @@ def test_each_input_of_each_page_kind_rebuilds_like_a_cold_build(tmp_path: Path)
         "alias": edit("alpha-failure.yaml", "aliases: [alpha-old]", "aliases: [alpha-older]"),
         "entry added": add,
         "dates": redate,
+        "site settings": lambda: config.write_text(
+            '[site]\ntitle = "Other"\nbase_url = "https://y.example/"\n'
+        ),
     }
     config = tmp_path / "nanopedia.toml"
     config.write_text('[site]\nbase_url = "https://x.example/"\n')

@@ -128,6 +128,8 @@ def _build(request: Request, context: Context) -> Report:
             seen = _inputs(request, context)
         if seen is None:
             report.up_to_date = True
+            # a '.yml' file is no input (it is not read), so it is said again here
+            report.warnings = misnamed_files(request.entries)
             return report
         with ExitStack() as stack:
             if seen.walking is not None:
