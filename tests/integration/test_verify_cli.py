@@ -287,3 +287,44 @@ def test_verify_without_torch_is_an_environment_error(tmp_path: Path, cli, monke
     ran = cli("verify", "--entries", str(dest))
     assert ran.code == 2
     assert "torch is not installed" in ran.err and "make verify" in ran.err
+
+
+def test_examples_are_counted_checked_run_and_not_checked_with_what_is_missing(
+    tmp_path: Path, cli, monkeypatch
+) -> None:
+    entries = _corpus(tmp_path)
+    path = entries / "beta-failure.yaml"
+    examples = [
+        ("import no_such_package_here\nno_such_package_here.go()\n", False),
+        ("import no_such_package_here as p\np.stop()\n", False),
+        ("print('on the CPU')\n", True),
+    ]
+    text = path.read_text() + "code_examples:\n"
+    for n, (code, runs) in enumerate(examples, 1):
+        body = textwrap.indent(code, " " * 6)
+        text += (
+            f"  - title: Example {n}\n    stack: generic\n    language: python\n"
+            f"    code: |\n{body}    why: It works.\n" + ("    runs_on_cpu: true\n" if runs else "")
+        )
+    path.write_text(text)
+    monkeypatch.chdir(tmp_path)
+    ran = cli("verify", "beta-failure", "--entries", "entries")
+    assert ran.code == 0, ran.out + ran.err
+    assert ran.out.splitlines()[0] == (
+        "examples: 3 checked, 1 run on CPU, not checked (no_such_package_here not installed: 2)"
+    )
+
+
+def test_an_example_whose_imports_end_the_checker_is_located_and_said_why(
+    tmp_path: Path, cli, monkeypatch
+) -> None:
+    entries = _corpus_with_example(tmp_path, "import unittest.__main__\n")  # runs a test program
+    monkeypatch.chdir(tmp_path)
+    ran = cli("verify", "beta-failure", "--entries", "entries")
+    assert ran.code == 1
+    text = (entries / "beta-failure.yaml").read_text().splitlines()
+    line = next(i for i, t in enumerate(text, 1) if "import unittest.__main__" in t)
+    assert ran.out.splitlines()[0] == (
+        f"entries/beta-failure.yaml:{line}:7: error[E070]: the example cannot be checked: "
+        "its imports raised SystemExit: False"
+    )

@@ -148,6 +148,28 @@ def test_a_script_sees_none_of_the_callers_variables(monkeypatch: pytest.MonkeyP
         "2",
     )
     assert env["MASTER_ADDR"] == "127.0.0.1" and env["MASTER_PORT"].isdigit()
+    port = env.pop("MASTER_PORT")
+    assert 0 < int(port) < 65536
+    assert env == {  # the whole environment a repro gets (RANK and LOCAL_RANK per rank)
+        "CUDA_VISIBLE_DEVICES": "",
+        "HF_HUB_OFFLINE": "1",
+        "TRANSFORMERS_OFFLINE": "1",
+        "OMP_NUM_THREADS": "1",
+        "MKL_NUM_THREADS": "1",
+        "PYTHONHASHSEED": "0",
+        "PYTHONUNBUFFERED": "1",
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "PYTHONWARNINGS": "default",
+        "PATH": "/venv/bin:/usr/local/bin:/usr/bin:/bin",
+        "HOME": "/tmp/home",
+        "TMPDIR": "/tmp/home",
+        "LANG": "C.UTF-8",
+        "USER": "nobody",
+        "LOGNAME": "nobody",
+        "WORLD_SIZE": "2",
+        "LOCAL_WORLD_SIZE": "2",
+        "MASTER_ADDR": "127.0.0.1",
+    }
 
 
 def test_the_json_report_names_each_repro_run_and_example_count(alpha: Entry) -> None:
@@ -188,3 +210,36 @@ def test_the_json_report_names_each_repro_run_and_example_count(alpha: Entry) ->
     }
     clean = as_json([passed], ExampleCheck((), 0, 0, {}, []), [], 0.0)
     assert clean["passed"] is True
+
+
+def test_when_the_batch_check_gives_no_answer_each_example_is_checked_alone(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from nanopedia.commands import verify
+    from nanopedia.content import apicheck
+
+    calls = []
+    answers = [
+        verify.Run(-9, "killed mid-way", 1.0),  # the batch: an example's module killed it
+        verify.Run(0, apicheck.RESULT_MARK + '[{"findings": [[2, 1, "no"]], "missing": []}]', 1.0),
+        verify.Run(None, "first\nlast words\n", 30.0),  # this one's check never answers
+        verify.Run(3, "", 1.0),
+    ]
+
+    def run_script(script: str, ranks: int, timeout: float, sandboxed: bool) -> verify.Run:
+        calls.append((ranks, timeout, sandboxed))
+        return answers[len(calls) - 1]
+
+    monkeypatch.setattr(verify, "run_script", run_script)
+    found = verify._api_reports(["a = 1", "b = 2", "c = 3"], 30.0, False)
+    assert found == [
+        apicheck.Report((apicheck.Finding(2, 1, "no"),), ()),
+        "checking it ran past its timeout: last words",
+        "checking it exited 3: ",
+    ]
+    assert calls == [
+        (1, verify.API_TIMEOUT, False),
+        (1, 30.0, False),
+        (1, 30.0, False),
+        (1, 30.0, False),
+    ]
