@@ -150,3 +150,11 @@ def test_a_bundle_of_broken_entries_lists_the_problems_and_writes_nothing(
     assert run.out.startswith(f"{entries / 'broken.yaml'}:")  # the problems, where tools read
     assert run.err.endswith("problem(s) found; nothing was written\n")
     assert not (tmp_path / "dist").exists() or not any((tmp_path / "dist").iterdir())
+
+
+def test_bundle_makes_the_folders_of_its_out_path(cli: Any, tmp_path: Path) -> None:
+    out = tmp_path / "not" / "yet" / "dist"
+    run = cli("bundle", "--entries", str(FIXTURES / "corpus"), "--out", str(out), "--no-cache")
+    assert run.code == 0, run.err
+    (made,) = out.glob("*.zip")
+    assert run.err.startswith(f"wrote {made} (")

@@ -167,3 +167,88 @@ def test_scratch_folders_of_dead_runs_are_swept_and_live_ones_kept(tmp_path: Pat
     bundle._sweep(tmp_path)
     assert not folders["dead"].exists()
     assert folders["live"].is_dir() and folders["odd"].is_dir() and link.is_symlink()
+
+
+def test_sweeping_only_asks_whether_a_run_lives_and_goes_on_past_live_ones(tmp_path: Path) -> None:
+    """A live run's process is only probed (signal 0): it keeps running; and every dead run's
+    folder is swept wherever the live ones come in the folder's order."""
+    live = [subprocess.Popen(["sleep", "30"]) for _ in range(3)]
+    dead = []
+    for _ in range(3):
+        done = subprocess.Popen(["true"])
+        done.wait()
+        dead.append(done.pid)
+    try:
+        for pid in [p.pid for p in live] + dead:
+            (tmp_path / f"{bundle.SCRATCH_PREFIX}{pid}-abc" / "site").mkdir(parents=True)
+        bundle._sweep(tmp_path)
+        left = sorted(int(p.name.split("-")[2]) for p in tmp_path.iterdir())
+        assert left == sorted(p.pid for p in live)
+        assert all(p.poll() is None for p in live)  # not signalled
+    finally:
+        for p in live:
+            p.kill()
+            p.wait()
+
+
+@pytest.mark.parametrize(
+    ("text", "element"),
+    [
+        ("a = '</script>'", "script"),
+        ("a = '</SCRIPT '", "script"),
+        ("/* <!-- */", "script"),
+        ("b = '<script>'", "style"),
+        ("p { } </style>", "style"),
+    ],
+)
+def test_text_that_would_end_its_inline_element_is_refused_by_name(text: str, element: str) -> None:
+    with pytest.raises(NanopediaError) as caught:
+        bundle._inline(text, element, "static/app.js")
+    assert [str(p) for p in caught.value.problems] == [
+        f"static/app.js: error[E041]: cannot inline static/app.js: it contains markup that "
+        f"ends a <{element}>"
+    ]
+
+
+def test_a_site_script_or_the_themes_that_would_end_its_element_is_named(tmp_path: Path) -> None:
+    import shutil
+
+    from nanopedia import config as site_config
+    from nanopedia.site.render import THEME
+
+    theme = tmp_path / "theme"
+    shutil.copytree(THEME, theme)
+    site = tmp_path / "site"
+    for rel in (bundle.LIBRARY, bundle.INDEX_FILE, *bundle.SCRIPTS, *bundle.STYLES):
+        (site / rel).parent.mkdir(parents=True, exist_ok=True)
+        (site / rel).write_text("x = 1;\n")
+    (site / "index.html").write_text("<p>home</p>")
+    cfg = site_config.read(None)
+    assert "<p>home</p>" in bundle._assemble(site, theme, cfg)
+    (theme / "single" / "single.js").write_text("document.write('</script>');\n")
+    with pytest.raises(NanopediaError, match=r"^single.js: error\[E041\]: cannot inline single.js"):
+        bundle._assemble(site, theme, cfg)
+    (site / bundle.SCRIPTS[0]).write_text("// <!-- old browsers\n")
+    with pytest.raises(NanopediaError) as caught:
+        bundle._assemble(site, theme, cfg)
+    assert str(caught.value.problems[0]).startswith(f"{bundle.SCRIPTS[0]}: error[E041]")
+
+
+def test_a_symlink_is_refused_with_its_code_and_hint(tmp_path: Path) -> None:
+    site = make_site(tmp_path / "s")
+    (site / "entries" / "link.html").symlink_to(site / "index.html")
+    with pytest.raises(NanopediaError) as caught:
+        list(bundle.site_files(site))
+    assert [str(p) for p in caught.value.problems] == [
+        f"{site / 'entries' / 'link.html'}: error[E041]: the site contains a symlink: "
+        "entries/link.html\n    hint: bundles hold files only"
+    ]
+
+
+def test_folders_in_the_zip_are_empty_entries(tmp_path: Path) -> None:
+    site = make_site(tmp_path / "s")
+    target = tmp_path / "b.zip"
+    bundle.write_zip(site, target, "top", bundle.DEFAULT_EPOCH)
+    with zipfile.ZipFile(target) as z:
+        folders = [i for i in z.infolist() if i.filename.endswith("/")]
+        assert folders and all(i.file_size == 0 and z.read(i) == b"" for i in folders)
