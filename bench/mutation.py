@@ -270,6 +270,7 @@ GROUPS: dict[str, Group] = {
             "tests/unit/test_joined.py",
             "tests/unit/test_inputs.py",
             "tests/unit/test_folder_store.py",
+            "tests/unit/test_per_entry.py",
             "tests/integration/test_gitdates.py",
             "tests/integration/test_incremental.py",
         ),

@@ -4,14 +4,11 @@ all, nothing is written outside it, and nothing is left beside it."""
 from __future__ import annotations
 
 import errno
-import json
 import os
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from conftest import ROOT
 
 from nanopedia.errors import NanopediaError
 from nanopedia.incremental.lock import SiteLock, recover, sweep
@@ -98,87 +95,85 @@ def test_a_failed_final_rename_leaves_no_site_and_nothing_beside_it(
     assert list(tmp_path.iterdir()) == []
 
 
-# The exchange is one call into libc, looked up once per process: each case runs in a fresh
-# interpreter with `ctypes` answering for libc, as a system whose renameat2 fails would.
-EXCHANGE = r"""
-import ctypes, errno, json, os, sys
-from pathlib import Path
-from nanopedia.errors import NanopediaError
-from nanopedia.incremental.write import SiteWriter
+def exchange(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, answer: int, rename_fails: bool
+) -> dict[str, object]:
+    """A site replaced where libc's `renameat2` fails with `answer` (as a system without it, or a
+    file system that cannot exchange, would), and, with `rename_fails`, where the rename of the
+    new folder into place fails too."""
+    import ctypes
 
-out, answer, rename_fails = Path(sys.argv[1]), int(sys.argv[2]), sys.argv[3] == "1"
+    out = tmp_path / "site"
+    make_site(out, {"index.html": b"old"})
 
-def renameat2(*args):
-    return -1
+    class Libc:
+        def __init__(self, *args: object, **kwargs: object) -> None:
+            self.renameat2 = lambda *args: -1
 
-class Libc:
-    def __init__(self, *args, **kwargs):
-        self.renameat2 = renameat2
+    monkeypatch.setattr(ctypes, "CDLL", Libc)
+    monkeypatch.setattr(ctypes, "get_errno", lambda: answer)
+    real = os.rename
 
-with SiteWriter(out) as writer:
-    writer.write("index.html", b"old")
-    writer.commit()
-ctypes.CDLL = Libc
-ctypes.get_errno = lambda: answer
-real = os.rename
+    def rename(src: str, dst: str) -> None:
+        if rename_fails and Path(src).name.startswith(".site.new-"):
+            raise OSError(errno.EIO, os.strerror(errno.EIO))
+        real(src, dst)
 
-def rename(src, dst):
-    if rename_fails and Path(src).name.startswith(".site.new-"):
-        raise OSError(errno.EIO, os.strerror(errno.EIO))
-    real(src, dst)
-
-os.rename = rename
-error = None
-try:
-    with SiteWriter(out) as writer:
-        writer.write("index.html", b"new")
-        writer.commit()
-except NanopediaError as err:
-    error = [p.code for p in err.problems]
-os.rename = real
-print(json.dumps({"error": error, "index": (out / "index.html").read_text(),
-                  "beside": sorted(p.name for p in out.parent.iterdir())}))
-"""
+    monkeypatch.setattr(os, "rename", rename)
+    error = None
+    try:
+        with SiteWriter(out) as writer:
+            writer.write("index.html", b"new")
+            writer.commit()
+    except NanopediaError as err:
+        error = [str(p) for p in err.problems]
+    monkeypatch.setattr(os, "rename", real)
+    return {
+        "error": error,
+        "index": (out / "index.html").read_text(),
+        "beside": sorted(p.name for p in out.parent.iterdir()),
+    }
 
 
-def exchange(tmp_path: Path, answer: int, rename_fails: bool) -> dict[str, object]:
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-c",
-            EXCHANGE,
-            str(tmp_path / "site"),
-            str(answer),
-            "1" if rename_fails else "0",
-        ],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        timeout=60,
-        check=True,
-    )
-    return json.loads(done.stdout)
-
-
-def test_a_failed_exchange_keeps_the_old_site_and_leaves_nothing_beside_it(tmp_path: Path) -> None:
-    assert exchange(tmp_path, errno.EIO, rename_fails=False) == {
-        "error": ["E041"],
+def test_a_failed_exchange_keeps_the_old_site_and_leaves_nothing_beside_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert exchange(tmp_path, monkeypatch, errno.EIO, rename_fails=False) == {
+        "error": [f"{tmp_path / 'site'}: error[E041]: cannot replace the site: Input/output error"],
         "index": "old",
         "beside": ["site"],
     }
 
 
-def test_without_an_exchange_a_failed_second_rename_puts_the_old_site_back(tmp_path: Path) -> None:
-    assert exchange(tmp_path, errno.ENOSYS, rename_fails=True) == {
-        "error": ["E041"],
+@pytest.mark.parametrize("answer", [errno.ENOSYS, errno.EINVAL, errno.ENOTSUP, errno.EOPNOTSUPP])
+def test_without_an_exchange_a_failed_second_rename_puts_the_old_site_back(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, answer: int
+) -> None:
+    assert exchange(tmp_path, monkeypatch, answer, rename_fails=True) == {
+        "error": [f"{tmp_path / 'site'}: error[E041]: cannot replace the site: Input/output error"],
         "index": "old",
         "beside": ["site"],
     }
 
 
-def test_without_an_exchange_two_renames_put_the_new_site_in_place(tmp_path: Path) -> None:
-    result = exchange(tmp_path, errno.ENOSYS, rename_fails=False)
+@pytest.mark.parametrize("answer", [errno.ENOSYS, errno.EINVAL, errno.ENOTSUP, errno.EOPNOTSUPP])
+def test_without_an_exchange_two_renames_put_the_new_site_in_place(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, answer: int
+) -> None:
+    result = exchange(tmp_path, monkeypatch, answer, rename_fails=False)
     assert (result["error"], result["index"]) == (None, "new")
+
+
+def test_off_linux_the_site_is_replaced_in_two_renames(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    out = tmp_path / "site"
+    make_site(out, OLD)
+    monkeypatch.setattr(sys, "platform", "darwin")
+    make_site(out, {"index.html": b"new"})
+    assert tree(out) == {"index.html": b"new", MARKER: b""}
+    (aside,) = [p for p in tmp_path.iterdir() if p.name != "site"]  # the old site, whole, for
+    assert aside.name.startswith(".site.old-") and tree(aside) == {**OLD, MARKER: b""}  # trash
 
 
 @pytest.mark.parametrize(
