@@ -41,14 +41,31 @@ def test_three_files_three_problems_in_one_run(tmp_corpus: Path, cli, monkeypatc
         "gamma-failure.yaml:7:1: error[E004]: duplicate key 'category'",
         "    hint: 'category' is already set at line 6; keep one",
     ]
-    assert "3 problem(s) found" in result.err
+    assert result.err.splitlines()[-1] == "3 problem(s) found"
 
 
 def test_clean_corpus_exits_zero(tmp_corpus: Path, cli, monkeypatch) -> None:
     monkeypatch.chdir(tmp_corpus)
     result = cli("check", ".")
     assert (result.code, result.out) == (0, "")
-    assert "all entries are valid" in result.err
+    assert result.err.splitlines()[-1] == "all entries are valid"
+
+
+def test_warnings_are_counted_beside_the_problems(tmp_corpus: Path, cli, monkeypatch) -> None:
+    # a look-alike title is a warning (for both entries); an unknown tag is an error
+    edit(
+        tmp_corpus / "beta-failure.yaml",
+        "title: Beta failure in NCCL collectives",
+        "title: \u0410lpha failure under FSDP",
+    )
+    monkeypatch.chdir(tmp_corpus)
+    result = cli("check", ".")
+    assert result.code == 0
+    assert result.err.splitlines()[-1] == "all entries are valid, 2 warning(s)"
+    edit(tmp_corpus / "alpha-failure.yaml", "tags: [fsdp, bf16]", "tags: [fsdp, bfl6]")
+    result = cli("check", ".")
+    assert result.code == 1
+    assert result.err.splitlines()[-1] == "1 problem(s) found, 2 warning(s)"
 
 
 def test_repo_entries_pass_check(cli, monkeypatch) -> None:
@@ -77,7 +94,7 @@ def test_a_root_cause_no_fix_step_is_for_is_a_warning_that_check_passes(
         "    hint: add a fix step with 'causes: [upcast]', or add 'upcast' to the 'causes' of a "
         "step that fixes it (a step without 'causes' is for every cause)",
     ]
-    assert "all entries are valid, 1 warning(s)" in result.err
+    assert "all entries are valid, 2 warning(s)" in result.err
 
 
 def test_json_format(tmp_corpus: Path, cli, monkeypatch) -> None:

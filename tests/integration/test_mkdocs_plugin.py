@@ -6,6 +6,7 @@ anchors, nav, search index) and opened in Chromium.
 from __future__ import annotations
 
 import functools
+import html
 import http.server
 import json
 import os
@@ -183,6 +184,22 @@ def test_entry_pages_say_what_to_do_and_how_far_the_entry_was_checked(
         for system in entry.affected_systems:
             for span in system.affected:
                 assert span.words() in page
+
+
+def test_entry_and_tag_pages_show_each_text_of_the_entry(built: Built, catalog: Any) -> None:
+    """The lists a reader acts on (symptoms, confirm, prevention) and each tag page's summary of
+    its entries, as Markdown rendered: `code` as code, no Markdown left over."""
+    alpha = html.unescape(built.page("failures/entries/alpha-failure"))
+    assert "<code>RuntimeError: expected scalar type BFloat16 but found Float</code>" in alpha
+    assert "Print the dtype of inputs and weights." in alpha
+    assert "Run one bf16 step in CI." in alpha
+    for slug in catalog.tags:
+        page = built.page(f"failures/tags/{slug}")
+        for entry in catalog.entries:
+            if slug in entry.tags:
+                first = entry.summary.split(".")[0]
+                assert first in page, (slug, entry.id)
+    assert "weights meet fp32 inputs" in built.page("failures/tags/fsdp")
 
 
 class _Links(HTMLParser):
