@@ -24,6 +24,7 @@ from nanopedia.site.views import (
     fragments,
     neighbours,
     redirect_page,
+    reproduced_with,
     sitemap,
     tag_page,
 )
@@ -79,6 +80,54 @@ def test_an_entry_page_lists_only_the_sections_it_has(catalog: Catalog) -> None:
     assert not {"code-examples", "reproduce", "faq", "related", "also-tagged"} & set(anchors)
     assert page.path == "entries/beta-failure.html" and page.template == "entry.html"
     assert page.context["entry"]["edit_url"] is None  # no repository URL configured
+
+
+@pytest.mark.parametrize(
+    "repo", ["https://git.example/np/entries", "https://git.example/np/entries/"]
+)
+def test_the_edit_link_points_at_the_entry_file_in_the_repository(
+    catalog: Catalog, repo: str
+) -> None:
+    cards = {s.entry.id: card(s.entry) for s in catalog.sources}
+    beta = catalog.by_id["beta-failure"].entry
+    node = catalog.links.nodes["beta-failure"]
+    page = entry_page(
+        beta, neighbours(node, catalog.links, cards, ()), Config(repo_url=repo), fragments(beta)
+    )
+    assert page.context["entry"]["edit_url"] == "https://git.example/np/entries/beta-failure.yaml"
+
+
+def test_affected_notes_and_a_silent_repro_reach_the_page(
+    catalog: Catalog, alpha_text: str, check_text: Checker
+) -> None:
+    text = alpha_text.replace(
+        '    versions: ">= 1.12"\n',
+        '    versions: ">= 1.12"\n    notes: Only with `use_orig_params`.\n',
+    ).replace("    shows: [scalar-type]\n", "    shows: [scalar-type]\n    expect: warning\n")
+    source, found = check_text(text)
+    assert source is not None and found == []
+    e = source.entry
+    cards = {s.entry.id: card(s.entry) for s in catalog.sources}
+    near = neighbours(catalog.links.nodes["alpha-failure"], catalog.links, cards, ())
+    page = entry_page(e, near, Config(), fragments(e))
+    [system] = page.context["entry"]["systems"]
+    assert system["notes"] == "Only with <code>use_orig_params</code>."
+    [repro] = page.context["entry"]["repros"]
+    assert repro["silent"] is True
+
+
+@pytest.mark.parametrize(
+    ("ranks", "pins", "said"),
+    [
+        (1, {"torch": "2.13.0"}, "Reproduced with PyTorch 2.13.0 (CPU, 1 rank)"),
+        (2, {"torch": "2.13.0"}, "Reproduced with PyTorch 2.13.0 (CPU, 2 ranks, gloo)"),
+        (2, {}, "Reproduced with PyTorch (CPU, 2 ranks, gloo)"),
+    ],
+)
+def test_a_repro_says_what_it_was_reproduced_with(
+    ranks: int, pins: dict[str, str], said: str
+) -> None:
+    assert reproduced_with(ranks, pins) == said
 
 
 def test_suggestions_never_repeat_what_the_page_already_links(catalog: Catalog) -> None:
