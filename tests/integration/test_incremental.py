@@ -229,6 +229,21 @@ def test_a_link_to_an_entry_that_does_not_load_is_not_reported_beside_its_error(
     ]
 
 
+def test_a_build_waiting_for_another_says_so_at_the_terminal(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
+) -> None:
+    from nanopedia.incremental.lock import TIMEOUT_VARIABLE, SiteLock
+
+    _, warm = _small(tmp_path)
+    monkeypatch.setenv(TIMEOUT_VARIABLE, "0.05")
+    with SiteLock(tmp_path / "site", 5, lambda message: None), pytest.raises(NanopediaError):
+        warm()  # the other build holds the site past the timeout
+    assert capfd.readouterr().err == (
+        f"nanopedia: waiting for another build of {(tmp_path / 'site').as_posix()}/ "
+        f"(pid {os.getpid()})\n"
+    )
+
+
 def test_a_yml_file_among_the_entries_is_warned_of_at_each_build_up_to_date_or_not(
     tmp_path: Path,
 ) -> None:
