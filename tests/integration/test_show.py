@@ -75,6 +75,12 @@ BLOCKS = {
         ["  See the docs <https://x.example/a>", "  now."],
     ),
     "link to an entry": ("a [link](entry:other) b", ["  a link b"]),
+    "link whose text is its address": (
+        "See <https://x.example/a> now.",
+        ["  See https://x.example/a now."],
+    ),
+    "plain http link": ("a [b](http://x.example/) c", ["  a b <http://x.example/> c"]),
+    "hard line break": ("line one  \nline two\n", ["  line one", "  line two"]),
     "emphasis and code": ("**bold** and *it* and `code`", ["  bold and it and code"]),
     "fenced code": ("```\ncode  here\n  indented\n```\n", ["      code  here", "        indented"]),
     "indented code": ("para\n\n    block code\n", ["  para", "      block code"]),
