@@ -19,7 +19,9 @@ tests are only added), `--fresh` starts the group over. Changing a group's modul
 its `[tool.mutmut]`, and mutmut then tests every mutant again.
 
 The score is killed / (mutants - equivalent): a mutant whose tests time out counts as killed (the
-bug hangs the code), an unchecked one (a run stopped by `--budget`) as not killed.
+bug hangs the code), an unchecked one (a run stopped by `--budget`) as not killed. mutmut times a
+mutant's tests without their fixtures' setup, so a timeout is tested again with a minute more
+(`confirm_timeouts`; `--confirm` does it for results already there) before it counts.
 
 A whole group takes hours on two cores, so `--sample N` tests a random sample of it instead, the
 classic way to estimate a mutation score (random mutant selection, Wong & Mathur 1995):
@@ -354,9 +356,10 @@ def _toml(value: object) -> str:
     raise TypeError(f"no TOML for {value!r}")
 
 
-def prepare(name: str, group: Group, fresh: bool) -> Path:
+def prepare(name: str, group: Group, fresh: bool, setup_seconds: float | None = None) -> Path:
     """The group's workspace: links to the package and what the tests read, and a pyproject
-    whose `[tool.mutmut]` names the group's modules and tests."""
+    whose `[tool.mutmut]` names the group's modules and tests (and, with `setup_seconds`, gives
+    each mutant's tests that much more time: see `confirm_timeouts`)."""
     work = WORK / name
     if fresh and work.exists():
         shutil.rmtree(work)
@@ -377,6 +380,8 @@ def prepare(name: str, group: Group, fresh: bool) -> Path:
         *[arg for test in group.deselect for arg in ("--deselect", test)],
     ]
     config["also_copy"] = [*LINKED, *config.get("also_copy", [])]  # type: ignore[misc]
+    if setup_seconds is not None:
+        config["timeout_constant"] = setup_seconds
     project = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
     project = re.sub(r"(?ms)^\[tool\.mutmut\]\n.*?(?=^\[|\Z)", "", project)
     section = "".join(f"{k} = {_toml(v)}\n" for k, v in config.items())
@@ -627,10 +632,43 @@ def survivors(work: Path) -> list[str]:
     ]
 
 
+#: Seconds added to a timed-out mutant's time limit when it is tested again (`confirm_timeouts`).
+SETUP_SECONDS = 60.0
+
+
+def confirm_timeouts(
+    name: str, group: Group, children: int, budget: float | None, among: set[str] | None
+) -> float:
+    """Test again, with `SETUP_SECONDS` more, the mutants of `among` (None: all) that timed out.
+
+    mutmut limits a mutant's tests to a multiple of their time on the real code, which it
+    measures without the fixtures' setup: tests whose time is mostly setup (a site built once,
+    a browser started) then pass the limit on a harmless mutant, and the timeout would count as
+    a kill. With the setup's time added, only a mutant that really hangs still times out."""
+    work = WORK / name
+    timed = sorted(
+        m
+        for m, c in group_codes(work, group).items()
+        if c in TIMEOUT and (among is None or m in among)
+    )
+    if not timed:
+        return 0.0
+    print(f"{name}: {len(timed)} timed-out mutant(s) tested again with {SETUP_SECONDS:.0f} s more")
+    prepare(name, group, False, SETUP_SECONDS)
+    try:
+        return run(work, children, budget, timed)
+    finally:
+        prepare(name, group, False)
+
+
 def test_group(name: str, args: argparse.Namespace) -> float:
     """Runs a group as asked (all, its survivors again, or a sample); returns the seconds."""
     group = GROUPS[name]
     work = prepare(name, group, args.fresh)
+    if args.confirm:
+        kept = sample_of(work)
+        among = set(kept["chosen"]) if kept else None
+        return confirm_timeouts(name, group, args.max_children, args.budget, among)
     if args.rerun:
         names = survivors(work)
         if not names:
@@ -638,13 +676,15 @@ def test_group(name: str, args: argparse.Namespace) -> float:
             return 0.0
         return run(work, args.max_children, args.budget, names)
     if args.sample is None:
-        return run(work, args.max_children, args.budget, [])
+        took = run(work, args.max_children, args.budget, [])
+        return took + confirm_timeouts(name, group, args.max_children, args.budget, None)
     # Mutants generated (again for changed code, whose results mutmut then drops) and the tests
     # mapped, nothing tested: the population is drawn from what the code is now.
     took = run(work, args.max_children, None, [NOTHING])
     names = draw(work, group, args.sample, args.seed)
     if names:
         took += run(work, args.max_children, args.budget, names)
+        took += confirm_timeouts(name, group, args.max_children, args.budget, set(names))
     return took
 
 
@@ -654,6 +694,9 @@ def main() -> int:
     parser.add_argument("--report", action="store_true", help="only print the scores so far")
     parser.add_argument("--survivors", action="store_true", help="list surviving mutants")
     parser.add_argument("--rerun", action="store_true", help="test survivors and untested again")
+    parser.add_argument(
+        "--confirm", action="store_true", help="test timed-out mutants again, with setup time"
+    )
     parser.add_argument("--fresh", action="store_true", help="start the groups over")
     parser.add_argument("--budget", type=float, help="seconds per group before it is stopped")
     parser.add_argument("--max-children", type=int, default=1, help="mutants tested at once")

@@ -114,3 +114,23 @@ def test_every_module_with_code_is_in_a_group() -> None:
     assert mutation.ungrouped() == []
     assert mutation.has_code(mutation.PACKAGE / "cli.py")
     assert not mutation.has_code(mutation.PACKAGE / "mkdocs" / "__init__.py")
+
+
+def test_a_workspace_gives_more_time_only_when_timeouts_are_confirmed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import tomllib
+
+    monkeypatch.setattr(mutation, "WORK", tmp_path)
+    group = mutation.GROUPS["lock"]
+
+    def section() -> dict[str, object]:
+        with (tmp_path / "lock" / "pyproject.toml").open("rb") as f:
+            return tomllib.load(f)["tool"]["mutmut"]
+
+    mutation.prepare("lock", group, fresh=False)
+    assert "timeout_constant" not in section()
+    assert section()["only_mutate"] == ["src/nanopedia/incremental/lock.py"]
+    mutation.prepare("lock", group, fresh=False, setup_seconds=mutation.SETUP_SECONDS)
+    assert section()["timeout_constant"] == mutation.SETUP_SECONDS
+
