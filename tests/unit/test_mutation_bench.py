@@ -133,4 +133,3 @@ def test_a_workspace_gives_more_time_only_when_timeouts_are_confirmed(
     assert section()["only_mutate"] == ["src/nanopedia/incremental/lock.py"]
     mutation.prepare("lock", group, fresh=False, setup_seconds=mutation.SETUP_SECONDS)
     assert section()["timeout_constant"] == mutation.SETUP_SECONDS
-
