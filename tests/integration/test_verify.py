@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import textwrap
 import time
+from pathlib import Path
 
 import pytest
 from conftest import FIXTURES
@@ -149,3 +150,20 @@ def test_output_is_capped_at_its_tail() -> None:
     run = verify.run_script(script, timeout=30)
     assert len(run.output) <= verify.OUTPUT_CAP
     assert run.output.endswith("last line\n")
+
+
+def test_without_the_sandbox_a_scripts_home_is_its_own_scratch_folder() -> None:
+    script = "import os\nprint(os.environ['HOME'] == os.environ['TMPDIR'] == os.getcwd())\n"
+    run = verify.run_script(script, timeout=30, sandboxed=False)
+    assert (run.code, run.output) == (0, "True\n")
+
+
+def test_a_launcher_that_fails_before_any_rank_says_why(tmp_path: Path) -> None:
+    python = tmp_path / "python"
+    python.write_text("#!/bin/sh\necho 'cannot start: no such interpreter' >&2\nexit 3\n")
+    python.chmod(0o755)
+    run = verify.run_script("print('never')\n", timeout=30, python=str(python), sandboxed=False)
+    assert (run.code, run.output) == (
+        3,
+        "nanopedia: the repro's launcher failed: cannot start: no such interpreter\n",
+    )
