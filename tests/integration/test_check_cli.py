@@ -94,7 +94,7 @@ def test_a_root_cause_no_fix_step_is_for_is_a_warning_that_check_passes(
         "    hint: add a fix step with 'causes: [upcast]', or add 'upcast' to the 'causes' of a "
         "step that fixes it (a step without 'causes' is for every cause)",
     ]
-    assert "all entries are valid, 2 warning(s)" in result.err
+    assert result.err.splitlines()[-1] == "all entries are valid, 1 warning(s)"
 
 
 def test_json_format(tmp_corpus: Path, cli, monkeypatch) -> None:
