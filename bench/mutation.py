@@ -15,8 +15,9 @@ in a workspace, `.cache/mutation/<group>/`, that links the package in as `src/na
 theme, entries and tests, with that section plus the group's modules (`only_mutate`) and tests
 (`pytest_add_cli_args_test_selection`). Results stay there: a later run tests only mutants not yet
 tested, `--rerun` tests again the survivors and those no test reached (killed mutants stay killed:
-tests are only added), `--fresh` starts the group over. Changing a group's modules or tests changes
-its `[tool.mutmut]`, and mutmut then tests every mutant again.
+tests are only added), `--fresh` starts the group over. mutmut keeps a mutant's result until the
+code of its function changes, not when a group's tests change: after new tests, measure the group
+again with `--fresh`.
 
 The score is killed / (mutants - equivalent): a mutant whose tests time out counts as killed (the
 bug hangs the code), an unchecked one (a run stopped by `--budget`) as not killed. mutmut times a
@@ -30,7 +31,8 @@ classic way to estimate a mutation score (random mutant selection, Wong & Mathur
 
 The mutants not yet tested whose function some test reaches are the population; N of them, chosen
 with the seed, are tested, and `sample.json` in the workspace keeps both lists (a later `--sample`
-adds to the sample; `--rerun` tests its survivors again after new tests). The group's score is then
+adds to the sample). Tests written for a sample's survivors make it a biased sample: measure again
+on a new one (`--fresh --sample N --seed S`), not with `--rerun`. The group's score is then
 the mutants tested before the draw (counted as they are), those no test reaches (not killed: mutmut
 would mark them so without a run), and the population's share killed in the sample (only the
 sample's own: mutmut tests the fast mutants first, so a stopped run's are no sample), with its 95 %
@@ -328,9 +330,9 @@ GROUPS: dict[str, Group] = {
         ),
     ),
 }
-"""Each group's tests are in-process and quick: a test that compiles the catalogue or starts
-processes costs seconds of CPU for every mutant and trips mutmut's CPU limit, so the CLI and
-integration suites are left to the default run."""
+"""Each group's tests run the code in-process, where mutmut sees it (a child process's run is out
+of its sight), and are the quickest that reach it: every mutant runs the tests that reach its
+function, so a slow test costs its seconds once per mutant."""
 
 #: mutmut's exit codes for a mutant, by what they mean here.
 KILLED = {1, 3}
