@@ -184,6 +184,16 @@ def _type(page: Any, selector: str, text: str) -> Any:
     return first
 
 
+def _arrive(page: Any, fragment: str) -> None:
+    """Waits until the location is `fragment` and the router has shown that page: the hash
+    changes at once, the page only on the `hashchange` event that follows it."""
+    page.wait_for_function(
+        """f => location.hash === f && document.title ===
+            document.getElementById('page:' + f.slice(2).split(/[?#]/)[0]).dataset.title""",
+        arg=fragment,
+    )
+
+
 # Determinism and layout of the zip -------------------------------------------------------------
 
 
@@ -419,28 +429,28 @@ def test_single_file_pages_tags_and_search(single: Path, watched_page: Any) -> N
     assert first.locator("a").get_attribute("href") == "#/entries/fsdp-uniform-dtype.html"
     page.keyboard.press("ArrowDown")
     page.keyboard.press("Enter")
-    page.wait_for_function("location.hash === '#/entries/fsdp-uniform-dtype.html'")
+    _arrive(page, "#/entries/fsdp-uniform-dtype.html")
     assert page.title().startswith("FSDP refuses to flatten")
     # The pages' own relative links work: a tag, an entry of that tag, the tag list, a tag.
     page.locator("main a[href='../tags/bf16.html']").first.click()
-    page.wait_for_function("location.hash === '#/tags/bf16.html'")
+    _arrive(page, "#/tags/bf16.html")
     assert page.locator("main h1").inner_text() == "#bf16"
     page.locator("main a[href$='alpha-failure.html']").first.click()
-    page.wait_for_function("location.hash === '#/entries/alpha-failure.html'")
+    _arrive(page, "#/entries/alpha-failure.html")
     page.locator("header a[href='#/tags/index.html']").click()
     page.locator("main a[href='fsdp.html']").first.click()
-    page.wait_for_function("location.hash === '#/tags/fsdp.html'")
+    _arrive(page, "#/tags/fsdp.html")
     # A tag, then a title word and the results page.
     _type(page, "#search-q", "nccl")
     tag = page.locator("#search-suggestions .search-tag a").first
     assert tag.get_attribute("href") == "#/tags/nccl.html"
     _type(page, "#search-q", "beta")
     page.keyboard.press("Enter")
-    page.wait_for_function("location.hash === '#/search.html?q=beta'")
+    _arrive(page, "#/search.html?q=beta")
     result = page.locator("#search-results .search-entry a").first
     result.wait_for()
     result.click()
-    page.wait_for_function("location.hash === '#/entries/beta-failure.html'")
+    _arrive(page, "#/entries/beta-failure.html")
     watched_page.assert_clean()
 
 
